@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: BSD-2-Clause
+# ssdlab: thin entry points; the work is in sim/setup/, tests/lib/ and rtl/.
+
+PYTHON  := .venv/bin/python
+T       ?= tests
+JOBS    ?= $(shell nproc)
+# Passed through to the harness (tests/lib/ssdlab_harness.py).
+export WAVES SEED
+# The Verilator the tests use: $(VERILATOR) if given, else the one sim/setup/verilator.sh finds
+# or builds (>= 5.036), resolved after `deps` has run.
+VERILATOR_CMD = $${VERILATOR:-$$(sim/setup/verilator.sh)}
+
+.DEFAULT_GOAL := help
+.PHONY: help deps test test-full lint wave clean lock
+
+help: ## list the targets
+	@echo "ssdlab make targets:"
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+	@echo "variables: T=<test path or node id> SEED=<n> WAVES=1 JOBS=<n> VERILATOR=<path>"
+
+deps: ## install everything: Debian packages, .venv from requirements.lock, Verilator >= 5.036
+	@sim/setup/deps.sh
+
+test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) $(T)
+
+test-full: deps ## every tier, including long sweeps
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m "smoke or full" -n $(JOBS) $(T)
+
+lint: deps ## Verilator lint of every core's generated Verilog, and ruff on the Python
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m rtl.lint
+	$(PYTHON) -m ruff check .
+
+wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test node id>
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) tests/lib/wave.py $(T)
+
+lock: ## refresh requirements.lock from pyproject.toml's ranges (then commit it)
+	rm -rf build/lock-venv && python3 -m venv build/lock-venv
+	build/lock-venv/bin/pip install -q --upgrade pip
+	python3 -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))\
+	    ['project']['dependencies']))" > build/lock-requirements.txt
+	build/lock-venv/bin/pip install -q -r build/lock-requirements.txt
+	(sed -n '1,3p' requirements.lock; build/lock-venv/bin/pip freeze --exclude-editable) \
+	    > requirements.lock.new && mv requirements.lock.new requirements.lock
+
+clean: ## remove build/ (the virtualenv and the Verilator cache stay)
+	rm -rf build
