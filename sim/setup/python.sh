@@ -18,7 +18,10 @@ if ! [ -x "$VENV/bin/python" ]; then
         echo "python.sh: error: '$PYTHON -m venv' failed; install python3-venv" >&2; exit 1; }
 fi
 echo "python.sh: installing requirements.lock into $VENV" >&2
-"$VENV/bin/python" -m pip install -q --upgrade pip >&2
-"$VENV/bin/python" -m pip install -q -r requirements.lock >&2
+if ! "$VENV/bin/python" -m pip install -q -r requirements.lock >&2; then
+    echo "python.sh: error: pip could not install requirements.lock into $VENV" \
+         "(is PyPI reachable? a pip index configured?)" >&2
+    exit 1
+fi
 "$VENV/bin/python" -m pip check >&2
 echo "$lock_hash" > "$stamp"

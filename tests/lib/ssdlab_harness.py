@@ -9,7 +9,8 @@ A test file holds its cocotb tests and its pytest entry points (tests/lib/HARNES
     def test_onfi_sdr_engine(n_ways):
         run(CORE.with_params(n_ways=n_ways), __file__)
 
-Environment: WAVES=1 records build/sim/<test-id>/run/dump.fst; SEED=n replays a seed;
+Environment: WAVES=1 records build/sim/<test-id>/run/<test>/dump.fst; SEED=n replays
+a seed;
 VERILATOR=/path picks the Verilator binary (otherwise sim/setup/verilator.sh finds or builds one).
 """
 
@@ -152,14 +153,16 @@ def run(core: Core, test_file: str, testcase=None, extra_env=None):
     # cocotb's runner hands the simulator this process's sys.path as PYTHONPATH.
     if str(test_path.parent) not in sys.path:
         sys.path.insert(0, str(test_path.parent))
-    run_dir = root / "run"
-    run_dir.mkdir(exist_ok=True)
+    # One run directory per pytest test: tests sharing a build may run at once under xdist.
+    node = os.environ.get("PYTEST_CURRENT_TEST", "manual").rsplit(" ", 1)[0]
+    run_dir = root / "run" / re.sub(r"[^A-Za-z0-9_.=-]+", "_", node.split("::")[-1])
+    run_dir.mkdir(parents=True, exist_ok=True)
     env = {PARAMS_ENV: json.dumps(core.params), **(extra_env or {})}
     print(f"ssdlab: {core.toplevel} params={core.params} seed={seed} waves={waves}")
     try:
         runner.test(test_module=test_path.stem, hdl_toplevel=core.toplevel,
-                    testcase=testcase, seed=seed, waves=waves, extra_env=env,
-                    test_dir=run_dir, build_dir=build_dir,
+                    hdl_toplevel_lang="verilog", testcase=testcase, seed=seed,
+                    waves=waves, extra_env=env, test_dir=run_dir, build_dir=build_dir,
                     log_file=run_dir / "sim.log")
     except SystemExit as e:
         # cocotb's runner exits under pytest when a cocotb test fails or the simulator dies.

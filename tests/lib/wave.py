@@ -27,7 +27,7 @@ def main(argv):
     # One process: the trace must belong to the test just run, not to a parallel worker's.
     result = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-m",
                              "smoke or full", target], cwd=REPO, env=env)
-    traces = sorted((p for p in BUILD_ROOT.glob("*/run/dump.fst")
+    traces = sorted((p for p in BUILD_ROOT.glob("*/run/*/dump.fst")
                      if p.stat().st_mtime >= start), key=lambda p: p.stat().st_mtime)
     if not traces:
         sys.exit(f"wave: {target} wrote no FST trace (exit {result.returncode})")
@@ -36,7 +36,7 @@ def main(argv):
         print(f"wave: {len(traces)} traces written, opening the newest: {trace}")
     test_dir = REPO / target.split("::")[0]
     test_dir = test_dir if test_dir.is_dir() else test_dir.parent
-    core = trace.parent.parent.name.split("-")[0]
+    core = trace.parents[2].name.split("-")[0]
     layout = test_dir / f"{core}.gtkw"
     cmd = ["gtkwave", str(trace)] + ([str(layout)] if layout.exists() else [])
     if not os.environ.get("DISPLAY") or not shutil.which("gtkwave"):
