@@ -9,9 +9,8 @@ A test file holds its cocotb tests and its pytest entry points (tests/lib/HARNES
     def test_onfi_sdr_engine(n_ways):
         run(CORE.with_params(n_ways=n_ways), __file__)
 
-Environment: WAVES=1 records build/sim/<test-id>/run/<test>/dump.fst; SEED=n replays
-a seed;
-VERILATOR=/path picks the Verilator binary (otherwise sim/setup/verilator.sh finds or builds one).
+Environment: WAVES=1 records build/sim/<test-id>/run/<test>/dump.fst; SEED=n replays a seed;
+VERILATOR=/path picks the Verilator binary (else sim/setup/verilator.sh finds or builds one).
 """
 
 import fcntl
