@@ -2,10 +2,11 @@
 """`make lint`: Verilator lint (-Wall) of every catalogued core's generated Verilog.
 
 Each core is elaborated with its default parameters into build/lint/<core>.v and linted on its
-own. A warning fails the run; the only waivers are those in rtl/lint.vlt, each for a pattern
-the generators emit by construction rather than a defect of the core.
+own. A warning fails the run. Waivers: rtl/lint.vlt for patterns the generators emit by
+construction, and a core's own <core>.vlt beside its source for its deliberate exceptions.
 """
 
+import importlib
 import os
 import subprocess
 import sys
@@ -21,8 +22,11 @@ WAIVERS = Path(__file__).with_name("lint.vlt")
 def lint(core, out_dir: Path, verilator: str) -> bool:
     source = out_dir / f"{core.toplevel}.v"
     source.write_text(core.verilog())
+    # A core's own deliberate exceptions live beside it, as <core>.vlt, each with its reason.
+    own = Path(importlib.import_module(core.factory.partition(":")[0]).__file__) \
+        .with_suffix(".vlt")
     cmd = [verilator, "--lint-only", "-Wall", "--top-module", core.toplevel, str(WAIVERS),
-           str(source)]
+           *([str(own)] if own.exists() else []), str(source)]
     result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     status = "clean" if result.returncode == 0 else "FAILED"
     print(f"lint {core.toplevel} {core.params or '(defaults)'}: {status}")
