@@ -1,0 +1,372 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""NAND die geometry, array timing and ONFI address packing, plus ready-made parts.
+
+- `NandGeometry`: page and spare size, pages per block, blocks per plane, planes, LUNs per
+  target (CE), bits per cell. Derived: block/LUN/target sizes, row-address bit fields, address
+  cycle counts, plane of a block, MLC page type.
+- `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS, optionally per MLC page type)
+  and the short busy times of cache, multi-plane, feature and reset operations.
+- `NandPart` and `PARTS`: the IMFT dies of `personas.md` with their ONFI identity.
+
+ONFI row address (LSB first): page bits, then block bits (the plane is the block's low bits),
+then LUN bits; each field is ceil(log2(count)) bits wide. The column address is a byte offset
+into the page register (data then spare). Both go out least-significant byte first.
+
+Every dataclass checks itself on construction and raises ValueError naming the field and its
+legal range, e.g. "NandGeometry.planes = 3: must be one of 1, 2, 4, 8".
+"""
+
+from dataclasses import dataclass, field
+
+__all__ = ["NandGeometry", "NandArrayTiming", "NandPart", "PARTS", "part", "PAGE_TYPES"]
+
+PAGE_TYPES = ("lower", "upper", "extra", "top")  # by page % bits_per_cell (see page_type)
+
+
+def _bits(count):
+    """Address bits needed for `count` values (0 for a single value)."""
+    return (count - 1).bit_length()
+
+
+def _check_int(cls, name, value, lo, hi, *, power_of_two=False, choices=None):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{cls}.{name} = {value!r}: must be an integer")
+    if choices is not None:
+        if value not in choices:
+            legal = ", ".join(str(c) for c in choices)
+            raise ValueError(f"{cls}.{name} = {value}: must be one of {legal}")
+        return
+    if power_of_two and (value <= 0 or value & (value - 1)):
+        raise ValueError(f"{cls}.{name} = {value}: must be a power of two in {lo}..{hi}")
+    if not lo <= value <= hi:
+        kind = "a power of two" if power_of_two else "an integer"
+        raise ValueError(f"{cls}.{name} = {value}: must be {kind} in {lo}..{hi}")
+
+
+@dataclass(frozen=True)
+class NandGeometry:
+    """Geometry of one ONFI target (one CE#): `luns` dies sharing the bus.
+
+    Parameters (legal ranges):
+    - page_bytes: data bytes per page, a power of two in 512..32768.
+    - spare_bytes: spare (OOB) bytes per page, 0..page_bytes // 2.
+    - pages_per_block: 1..4096 (any integer: TLC parts use 384 or 576).
+    - blocks_per_plane: 1..1 048 576.
+    - planes: planes per LUN, 1, 2, 4 or 8 (the plane is the low bits of the block address).
+    - luns: LUNs (dies) per target, 1..16.
+    - bits_per_cell: 1 (SLC) .. 4 (QLC); sets the page types reported by `page_type`.
+    The row address must fit in 40 bits (5 address cycles).
+    """
+
+    page_bytes: int = 8192
+    spare_bytes: int = 512
+    pages_per_block: int = 256
+    blocks_per_plane: int = 2048
+    planes: int = 2
+    luns: int = 1
+    bits_per_cell: int = 2
+
+    def __post_init__(self):
+        c = "NandGeometry"
+        _check_int(c, "page_bytes", self.page_bytes, 512, 32768, power_of_two=True)
+        _check_int(c, "spare_bytes", self.spare_bytes, 0, self.page_bytes // 2)
+        _check_int(c, "pages_per_block", self.pages_per_block, 1, 4096)
+        _check_int(c, "blocks_per_plane", self.blocks_per_plane, 1, 1 << 20)
+        _check_int(c, "planes", self.planes, 1, 8, choices=(1, 2, 4, 8))
+        _check_int(c, "luns", self.luns, 1, 16)
+        _check_int(c, "bits_per_cell", self.bits_per_cell, 1, 4)
+        if self.row_bits > 40:
+            raise ValueError(f"{c}: row address needs {self.row_bits} bits (pages_per_block, "
+                             f"blocks_per_plane, planes, luns): must be at most 40")
+
+    @classmethod
+    def from_capacity(cls, die_gbit, page_bytes, pages_per_block, *, planes=2, luns=1,
+                      spare_bytes=None, bits_per_cell=2):
+        """Geometry of a die of `die_gbit` Gbit (2**30 bits, data area only) per LUN.
+
+        blocks_per_plane = die bytes / page_bytes / pages_per_block / planes, which must come
+        out a whole number. spare_bytes defaults to page_bytes // 16 (assumed, personas.md).
+        """
+        if isinstance(die_gbit, bool) or not isinstance(die_gbit, int) or not (
+                1 <= die_gbit <= 8192):
+            raise ValueError(f"NandGeometry.die_gbit = {die_gbit!r}: must be an integer "
+                             f"in 1..8192")
+        if spare_bytes is None:
+            spare_bytes = page_bytes // 16
+        die_bytes = die_gbit << 27
+        per_plane, rest = divmod(die_bytes, page_bytes * pages_per_block * planes)
+        if rest or per_plane == 0:
+            raise ValueError(f"NandGeometry.die_gbit = {die_gbit}: not a whole number of "
+                             f"blocks of {page_bytes} x {pages_per_block} bytes per plane")
+        return cls(page_bytes=page_bytes, spare_bytes=spare_bytes,
+                   pages_per_block=pages_per_block, blocks_per_plane=per_plane,
+                   planes=planes, luns=luns, bits_per_cell=bits_per_cell)
+
+    # Sizes -----------------------------------------------------------------------------
+
+    @property
+    def register_bytes(self):
+        """Page register size (data + spare): the legal column range is 0..register_bytes-1."""
+        return self.page_bytes + self.spare_bytes
+
+    @property
+    def blocks_per_lun(self):
+        return self.blocks_per_plane * self.planes
+
+    @property
+    def block_bytes(self):
+        return self.page_bytes * self.pages_per_block
+
+    @property
+    def lun_bytes(self):
+        return self.block_bytes * self.blocks_per_lun
+
+    @property
+    def target_bytes(self):
+        """Data capacity of the target (all LUNs), spare excluded."""
+        return self.lun_bytes * self.luns
+
+    # Address fields ----------------------------------------------------------------------
+
+    @property
+    def page_bits(self):
+        return _bits(self.pages_per_block)
+
+    @property
+    def plane_bits(self):
+        return _bits(self.planes)
+
+    @property
+    def block_bits(self):
+        return _bits(self.blocks_per_lun)
+
+    @property
+    def lun_bits(self):
+        return _bits(self.luns)
+
+    @property
+    def row_bits(self):
+        return self.page_bits + self.block_bits + self.lun_bits
+
+    @property
+    def row_cycles(self):
+        """Row address cycles (ONFI parameter page byte 101, bits 3:0); at least 1."""
+        return max(1, -(-self.row_bits // 8))
+
+    @property
+    def column_bits(self):
+        return _bits(self.register_bytes)
+
+    @property
+    def column_cycles(self):
+        """Column address cycles (ONFI parameter page byte 101, bits 7:4)."""
+        return max(1, -(-self.column_bits // 8))
+
+    @property
+    def address_cycles(self):
+        """(column cycles, row cycles) of a page read or program."""
+        return self.column_cycles, self.row_cycles
+
+    def plane_of(self, block):
+        """Plane of a block: the low `plane_bits` of the block address (ONFI)."""
+        return block % self.planes
+
+    def page_type(self, page):
+        """MLC/TLC page type of a page: PAGE_TYPES[page % bits_per_cell].
+
+        Assumed mapping (even = lower, odd = upper for MLC); real parts use a shared-page
+        table that staggers lower and upper pages, which only changes which page is slow.
+        """
+        return PAGE_TYPES[page % self.bits_per_cell]
+
+    def pack_row(self, lun, block, page):
+        """ONFI row address of (lun, block, page); each must be in range (ValueError)."""
+        for name, value, count in (("lun", lun, self.luns), ("block", block,
+                                   self.blocks_per_lun), ("page", page, self.pages_per_block)):
+            if not 0 <= value < count:
+                raise ValueError(f"{name} = {value}: must be in 0..{count - 1}")
+        return (((lun << self.block_bits) | block) << self.page_bits) | page
+
+    def unpack_row(self, row):
+        """(lun, block, page) fields of a row address, not range-checked (see check_row)."""
+        page = row & ((1 << self.page_bits) - 1)
+        block = (row >> self.page_bits) & ((1 << self.block_bits) - 1)
+        lun = row >> (self.page_bits + self.block_bits)
+        return lun, block, page
+
+    def check_row(self, row):
+        """None if `row` addresses an existing page, else a message naming the bad field."""
+        if not isinstance(row, int) or row < 0:
+            return f"row address {row!r} is not a non-negative integer"
+        lun, block, page = self.unpack_row(row)
+        if lun >= self.luns:
+            return f"row 0x{row:x}: LUN {lun} not in 0..{self.luns - 1}"
+        if block >= self.blocks_per_lun:
+            return f"row 0x{row:x}: block {block} not in 0..{self.blocks_per_lun - 1}"
+        if page >= self.pages_per_block:
+            return f"row 0x{row:x}: page {page} not in 0..{self.pages_per_block - 1}"
+        return None
+
+    def row_address_bytes(self, row):
+        """The row address cycles, least significant byte first."""
+        return row.to_bytes(self.row_cycles, "little")
+
+    def column_address_bytes(self, column):
+        """The column address cycles, least significant byte first."""
+        return column.to_bytes(self.column_cycles, "little")
+
+    def address_bytes(self, column, row):
+        """All address cycles of a page read/program: column cycles then row cycles."""
+        return self.column_address_bytes(column) + self.row_address_bytes(row)
+
+
+_NS_MAX = 10**9  # 1 s: far above any NAND array time, low enough to catch unit mistakes
+
+
+@dataclass(frozen=True)
+class NandArrayTiming:
+    """Array busy times of one die, integer ns of simulated time.
+
+    Parameters (legal ranges, ns):
+    - t_r_ns, t_prog_ns, t_bers_ns: page read, page program, block erase; 1..1e9.
+    - t_r_lower_ns, t_r_upper_ns, t_prog_lower_ns, t_prog_upper_ns: per MLC page type,
+      None (use t_r_ns / t_prog_ns) or 1..1e9. Page types "extra"/"top" use t_r_ns/t_prog_ns.
+    - t_cbsy_ns: cache program busy (80h-15h until the cache register is free), 0..1e9.
+    - t_rcbsy_ns: cache read busy (31h/3Fh until the cache register holds the page), 0..1e9.
+    - t_dbsy_ns: multi-plane dummy busy after 11h/32h/D1h, 0..1e9.
+    - t_feat_ns: SET/GET FEATURES busy, 0..1e9.
+    - t_rst_ns, t_rst_prog_ns, t_rst_erase_ns: RESET busy when idle or reading, during a
+      program, during an erase; t_rst_first_ns: the first RESET after power-on; 0..1e9.
+    Defaults of the short times are assumed (Micron-class ONFI 3.0 parts).
+    """
+
+    t_r_ns: int = 100_000
+    t_prog_ns: int = 1_300_000
+    t_bers_ns: int = 3_000_000
+    t_r_lower_ns: int | None = None
+    t_r_upper_ns: int | None = None
+    t_prog_lower_ns: int | None = None
+    t_prog_upper_ns: int | None = None
+    t_cbsy_ns: int = 3_000
+    t_rcbsy_ns: int = 3_000
+    t_dbsy_ns: int = 500
+    t_feat_ns: int = 1_000
+    t_rst_ns: int = 5_000
+    t_rst_prog_ns: int = 10_000
+    t_rst_erase_ns: int = 500_000
+    t_rst_first_ns: int = 1_000_000
+
+    def __post_init__(self):
+        c = "NandArrayTiming"
+        for name in ("t_r_ns", "t_prog_ns", "t_bers_ns"):
+            _check_int(c, name, getattr(self, name), 1, _NS_MAX)
+        for name in ("t_r_lower_ns", "t_r_upper_ns", "t_prog_lower_ns", "t_prog_upper_ns"):
+            if getattr(self, name) is not None:
+                _check_int(c, name, getattr(self, name), 1, _NS_MAX)
+        for name in ("t_cbsy_ns", "t_rcbsy_ns", "t_dbsy_ns", "t_feat_ns", "t_rst_ns",
+                     "t_rst_prog_ns", "t_rst_erase_ns", "t_rst_first_ns"):
+            _check_int(c, name, getattr(self, name), 0, _NS_MAX)
+
+    def t_r(self, page_type="lower"):
+        """tR of a page of `page_type` (see NandGeometry.page_type)."""
+        specific = {"lower": self.t_r_lower_ns, "upper": self.t_r_upper_ns}.get(page_type)
+        return self.t_r_ns if specific is None else specific
+
+    def t_prog(self, page_type="lower"):
+        """tPROG of a page of `page_type`."""
+        specific = {"lower": self.t_prog_lower_ns,
+                    "upper": self.t_prog_upper_ns}.get(page_type)
+        return self.t_prog_ns if specific is None else specific
+
+    @property
+    def t_r_max_ns(self):
+        return max(v for v in (self.t_r_ns, self.t_r_lower_ns, self.t_r_upper_ns) if v)
+
+    @property
+    def t_prog_max_ns(self):
+        return max(v for v in (self.t_prog_ns, self.t_prog_lower_ns, self.t_prog_upper_ns)
+                   if v)
+
+
+@dataclass(frozen=True)
+class NandPart:
+    """A NAND part: geometry, timing and ONFI identity (READ ID, parameter page fields).
+
+    - id_bytes: READ ID (90h-00h) bytes, manufacturer ID first; 2..8 bytes.
+    - manufacturer (<= 12 ASCII), model (<= 20 ASCII), jedec_id (0..255): parameter page.
+    - pe_cycles: rated block endurance, 1..10**7 (parameter page bytes 105-106).
+    - ecc_bits: ECC bits per 512-byte codeword the part needs, 0..254 (byte 112).
+    - sdr_modes: supported SDR timing modes, a bit mask 0x01..0x3F with mode 0 set.
+    - max_bad_blocks: bad blocks per LUN allowed over life (bytes 103-104), 0..65535.
+    """
+
+    name: str
+    geometry: NandGeometry
+    timing: NandArrayTiming
+    id_bytes: bytes = b"\x2c\x64\x44\x4b\xa9"
+    manufacturer: str = "MICRON"
+    model: str = "SSDLAB-NAND"
+    jedec_id: int = 0x2C
+    pe_cycles: int = 3000
+    ecc_bits: int = 24
+    sdr_modes: int = 0x3F
+    max_bad_blocks: int | None = None
+    notes: str = field(default="", compare=False)
+
+    def __post_init__(self):
+        c = "NandPart"
+        if not isinstance(self.id_bytes, bytes) or not 2 <= len(self.id_bytes) <= 8:
+            raise ValueError(f"{c}.id_bytes = {self.id_bytes!r}: must be 2..8 bytes")
+        for name, limit in (("manufacturer", 12), ("model", 20)):
+            text = getattr(self, name)
+            if not isinstance(text, str) or len(text) > limit or not text.isascii():
+                raise ValueError(f"{c}.{name} = {text!r}: must be ASCII, at most {limit} "
+                                 f"characters")
+        _check_int(c, "jedec_id", self.jedec_id, 0, 255)
+        _check_int(c, "pe_cycles", self.pe_cycles, 1, 10**7)
+        _check_int(c, "ecc_bits", self.ecc_bits, 0, 254)
+        _check_int(c, "sdr_modes", self.sdr_modes, 1, 0x3F)
+        if not self.sdr_modes & 1:
+            raise ValueError(f"{c}.sdr_modes = 0x{self.sdr_modes:x}: must include mode 0 "
+                             f"(bit 0)")
+        if self.max_bad_blocks is not None:
+            _check_int(c, "max_bad_blocks", self.max_bad_blocks, 0, 65535)
+
+    @property
+    def bad_blocks_limit(self):
+        """max_bad_blocks, or 2 % of the blocks of a LUN when not given (assumed)."""
+        if self.max_bad_blocks is not None:
+            return self.max_bad_blocks
+        return min(65535, max(1, self.geometry.blocks_per_lun // 50))
+
+
+def _imft(name, die_gbit, page_bytes, pages_per_block, t_r_us, t_prog_us, id_bytes, model,
+          note):
+    geometry = NandGeometry.from_capacity(die_gbit, page_bytes, pages_per_block)
+    timing = NandArrayTiming(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000,
+                             t_bers_ns=3_000_000)
+    return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
+                    manufacturer="MICRON", model=model, jedec_id=0x2C, pe_cycles=3000,
+                    ecc_bits=40, notes=note)
+
+
+_ASSUMED = ("planes 2 and spare = page/16 assumed (personas.md); ID bytes, model string, "
+            "ECC requirement and the short busy times are assumed, Micron-class")
+
+# The IMFT dies of personas.md (one LUN per target; make more with dataclasses.replace).
+PARTS = {p.name: p for p in (
+    _imft("imft-20nm-mlc-64gbit", 64, 8192, 256, 100, 1300, b"\x2c\x64\x44\x4b\xa9",
+          "SSDLAB-IMFT20-64G", _ASSUMED),
+    _imft("imft-20nm-mlc-128gbit", 128, 16384, 512, 115, 1600, b"\x2c\x84\x64\x3c\xa5",
+          "SSDLAB-IMFT20-128G", _ASSUMED),
+    _imft("imft-25nm-mlc-64gbit", 64, 8192, 256, 75, 1300, b"\x2c\x88\x04\x4b\xa9",
+          "SSDLAB-IMFT25-64G", _ASSUMED),
+)}
+
+
+def part(name):
+    """The ready-made part `name` (a key of PARTS); ValueError listing the names otherwise."""
+    try:
+        return PARTS[name]
+    except KeyError:
+        raise ValueError(f"unknown NAND part {name!r}: one of {', '.join(PARTS)}") from None
