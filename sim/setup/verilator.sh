@@ -83,7 +83,8 @@ mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/src"
 apt_private=(-o "Dir::Etc::SourceList=$work/sources.list" -o "Dir::Etc::SourceParts=/dev/null"
              -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
              -o "Dir::Etc::Preferences=/dev/null" -o "Dir::Etc::PreferencesParts=/dev/null"
-             -o "Debug::NoLocking=1" -o "APT::Get::List-Cleanup=0")
+             -o "Debug::NoLocking=1" -o "APT::Get::List-Cleanup=0"
+             -o "APT::Sandbox::User=$(id -un)")
 
 # The newest published source: unstable first, then testing. Keys come from the system keyring.
 found=
@@ -109,8 +110,8 @@ done
 prefix="$CACHE_ROOT/verilator-$upstream"
 rm -rf "$prefix"
 log "building Verilator $ver from Debian $found into $prefix (about 8 min on 2 cores)"
-(cd "$work/src" && apt-get "${apt_private[@]}" source -qq "verilator=$ver" >&2) \
-    || die "apt-get source verilator=$ver failed"
+(cd "$work/src" && apt-get "${apt_private[@]}" source -qq "verilator=$ver") \
+    >"$work/source.log" 2>&1 || { cat "$work/source.log" >&2; die "apt-get source failed"; }
 srcdir=$(find "$work/src" -maxdepth 1 -mindepth 1 -type d -name 'verilator-*' | head -n1)
 [ -n "$srcdir" ] || die "source package did not unpack"
 (
