@@ -111,28 +111,33 @@ def _timings(mode_or_timings):
     return SDR_MODES[mode_or_timings]
 
 
-def engine_registers(mode, clk_mhz=100.0, width=8, **overrides):
+def engine_registers(mode, clk_mhz=100.0, width=8, sample_margin_ns=1.0, **overrides):
     """Timing register values (clock cycles) for `OnfiSdrEngine` meeting `mode`.
 
     mode:      0..5, or an `OnfiSdrTimings` (e.g. with tCCS/tADL from the parameter page).
     clk_mhz:   the engine clock, > 0.
     width:     the engine's `timer_width`; a value that does not fit raises ValueError.
+    sample_margin_ns: >= 0, added to tREA before rounding: the input flop's setup time and
+               board skew, so DQ is never sampled exactly when the die's data becomes valid.
     overrides: register values to force after conversion (e.g. t_wh=1 to break tWH).
 
     Every value is rounded up to whole cycles and is at least 1. t_wh and t_reh are stretched
-    so that WE#/RE# cycles meet tWC/tRC. The read sample point t_rea is ceil(tREA); when that
-    lies after RE# rises, it must stay inside the tRHOH data hold, otherwise t_rp grows to it.
+    so that WE#/RE# cycles meet tWC/tRC. The read sample point t_rea is ceil(tREA + margin);
+    when that lies after RE# rises, it must stay inside the tRHOH data hold, otherwise t_rp
+    grows to it.
     """
     t = _timings(mode)
     if not clk_mhz > 0:
         raise ValueError(f"clk_mhz must be > 0, got {clk_mhz!r}")
+    if not sample_margin_ns >= 0:
+        raise ValueError(f"sample_margin_ns must be >= 0, got {sample_margin_ns!r}")
     period = 1000.0 / clk_mhz
 
     def cyc(ns):
         return max(1, math.ceil(ns / period - 1e-9))
 
     regs = {
-        "t_wp": cyc(t.tWP), "t_rp": cyc(t.tRP), "t_rea": cyc(t.tREA),
+        "t_wp": cyc(t.tWP), "t_rp": cyc(t.tRP), "t_rea": cyc(t.tREA + sample_margin_ns),
         "t_cls": cyc(max(t.tCLS, t.tALS)), "t_clh": cyc(max(t.tCLH, t.tALH)),
         "t_ds": cyc(t.tDS), "t_dh": cyc(t.tDH), "t_cs": cyc(t.tCS), "t_ch": cyc(t.tCH),
         "t_cea": cyc(t.tCEA), "t_whr": cyc(t.tWHR), "t_adl": cyc(t.tADL),
