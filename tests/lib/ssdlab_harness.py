@@ -14,6 +14,7 @@ VERILATOR=/path picks the Verilator binary (else sim/setup/verilator.sh finds or
 """
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -33,7 +34,8 @@ if str(REPO) not in sys.path:
 
 from rtl.elaborate import AmaranthCore, Core, LiteXCore  # noqa: E402
 
-__all__ = ["AmaranthCore", "LiteXCore", "run", "core_params", "verilator", "BUILD_ROOT"]
+__all__ = ["AmaranthCore", "LiteXCore", "run", "core_params", "struct_bits", "struct_fields",
+           "verilator", "BUILD_ROOT"]
 
 BUILD_ROOT = REPO / "build" / "sim"
 PARAMS_ENV = "SSDLAB_PARAMS"
@@ -46,6 +48,20 @@ WAVE_ARGS = ["--trace-fst", "--trace-structs"]
 def core_params() -> dict:
     """Inside a cocotb test: the HDL parameters the running build was elaborated with."""
     return json.loads(os.environ.get(PARAMS_ENV, "{}"))
+
+
+def struct_bits(layout, **fields) -> int:
+    """The bits of an Amaranth `data.Struct`/`Layout` value, to drive a struct port from cocotb.
+    Fields left out take their layout default; enum fields take enum members."""
+    from amaranth.lib import data
+    return data.Layout.cast(layout).const(fields).as_value().value
+
+
+def struct_fields(layout, bits: int) -> dict:
+    """The fields of a struct port's value read in cocotb, as integers by field name."""
+    from amaranth.lib import data
+    return {name: (bits >> field.offset) & ((1 << field.width) - 1)
+            for name, field in data.Layout.cast(layout)}
 
 
 _verilator_path = None
@@ -62,9 +78,12 @@ def verilator() -> Path:
         except subprocess.CalledProcessError:
             pytest.exit("no usable Verilator >= 5.036 (see the message above)", returncode=3)
         _verilator_path = Path(out)
+        # cocotb's runner looks `verilator` up on PATH.
+        os.environ["PATH"] = f"{_verilator_path.parent}{os.pathsep}{os.environ['PATH']}"
     return _verilator_path
 
 
+@functools.cache
 def verilator_version(binary: Path) -> str:
     return subprocess.run([str(binary), "--version"], check=True, stdout=subprocess.PIPE,
                           text=True).stdout.strip()
@@ -101,7 +120,6 @@ def _build(core: Core, waves: bool):
     from cocotb_tools.runner import get_runner
 
     binary = verilator()
-    os.environ["PATH"] = f"{binary.parent}{os.pathsep}{os.environ['PATH']}"
     tid = test_id(core)
     root = BUILD_ROOT / tid
     build_dir = root / ("verilator-fst" if waves else "verilator")

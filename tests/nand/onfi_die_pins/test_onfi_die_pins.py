@@ -16,11 +16,10 @@ from dataclasses import replace
 
 import cocotb
 import pytest
-from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Event, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
-from ssdlab_harness import core_params, run
+from ssdlab_harness import core_params, run, struct_bits
 
 from rtl.elaborate import CATALOGUE
 from rtl.nand.onfi_sdr_engine import CycleKind, CycleRequest, timing_layout
@@ -37,14 +36,6 @@ PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO)
 CMD, ADDR, DIN, DOUT, WAIT_RB, WAIT_CCS = (CycleKind.CMD, CycleKind.ADDR, CycleKind.DIN,
                                            CycleKind.DOUT, CycleKind.WAIT_RB, CycleKind.WAIT_CCS)
 
-
-def pack(layout, **fields):
-    value = 0
-    for name, field in data.Layout.cast(layout):
-        v = fields.get(name, 0)
-        v = v.value if hasattr(v, "value") else int(v)
-        value |= (v & ((1 << field.width) - 1)) << field.offset
-    return value
 
 
 def crc16_onfi(buf):
@@ -109,8 +100,8 @@ class Sequencer:
                 await RisingEdge(dut.clk)       # write the request in a writable phase
                 continue
             kind, way, byte, last = self.queue.popleft()
-            dut.s_cycle__payload.value = pack(CycleRequest, kind=kind, way=way, data=byte,
-                                              last=last)
+            dut.s_cycle__payload.value = struct_bits(CycleRequest, kind=kind, way=way,
+                                                     data=byte, last=last)
             dut.s_cycle__valid.value = 1
             while True:
                 await ReadOnly()
@@ -280,7 +271,7 @@ class TB:
 
     def set_timing(self, mode, **overrides):
         self.regs = engine_registers(mode, CLK_MHZ, self.width, **overrides)
-        self.dut.timing.value = pack(timing_layout(self.width), **self.regs)
+        self.dut.timing.value = struct_bits(timing_layout(self.width), **self.regs)
 
     async def retime(self, mode, **overrides):
         """New engine timing registers, written while the engine is idle."""

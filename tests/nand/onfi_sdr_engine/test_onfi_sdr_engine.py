@@ -14,11 +14,10 @@ from pathlib import Path
 
 import cocotb
 import pytest
-from amaranth.lib import data
 from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
-from ssdlab_harness import AmaranthCore, core_params, run
+from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_fields
 
 from rtl.nand.onfi_sdr_engine import (
     TIMING_REGISTERS,
@@ -43,18 +42,6 @@ CMD, ADDR, DIN, DOUT, WAIT_RB, WAIT_CCS = (CycleKind.CMD, CycleKind.ADDR, CycleK
                                            CycleKind.DOUT, CycleKind.WAIT_RB, CycleKind.WAIT_CCS)
 
 
-def pack(layout, **fields):
-    value = 0
-    for name, field in data.Layout.cast(layout):
-        v = fields.get(name, 0)
-        v = v.value if hasattr(v, "value") else int(v)
-        value |= (v & ((1 << field.width) - 1)) << field.offset
-    return value
-
-
-def unpack(layout, value):
-    return {name: (value >> f.offset) & ((1 << f.width) - 1)
-            for name, f in data.Layout.cast(layout)}
 
 
 def pattern(way, index):
@@ -171,7 +158,7 @@ class TB:
     def set_timing(self, mode, **overrides):
         regs = engine_registers(mode, CLK_MHZ, self.width, **overrides)
         self.regs = regs
-        self.dut.timing.value = pack(timing_layout(self.width), **regs)
+        self.dut.timing.value = struct_bits(timing_layout(self.width), **regs)
 
     async def reset(self):
         self.dut.rst.value = 1
@@ -187,7 +174,7 @@ class TB:
     # -- request driver --
 
     def send(self, kind, way=0, data=0, last=0):
-        self.requests.append(pack(CycleRequest, kind=kind, way=way, data=data, last=last))
+        self.requests.append(struct_bits(CycleRequest, kind=kind, way=way, data=data, last=last))
 
     async def _driver(self):
         dut = self.dut
@@ -216,7 +203,7 @@ class TB:
             dut.m_rdata__ready.value = int(self.rng.random() < self.ready_prob)
             await ReadOnly()
             if int(dut.m_rdata__valid.value) and int(dut.m_rdata__ready.value):
-                self.rdata.append(unpack(ReadData, int(dut.m_rdata__payload.value)))
+                self.rdata.append(struct_fields(ReadData, int(dut.m_rdata__payload.value)))
             re_n = int(dut.re_n.value)
             if prev_re and not re_n:
                 self.re_falls += 1
