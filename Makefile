@@ -11,7 +11,7 @@ export WAVES SEED
 VERILATOR_CMD = $${VERILATOR:-$$(sim/setup/verilator.sh)}
 
 .DEFAULT_GOAL := help
-.PHONY: help deps sim test test-full lint wave clean lock
+.PHONY: help deps sim test test-full lint synth wave clean lock
 
 help: ## list the targets
 	@echo "ssdlab make targets:"
@@ -35,6 +35,9 @@ test-full: deps ## every tier, including long sweeps
 lint: deps ## Verilator lint of every core's generated Verilog, and ruff on the Python
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m rtl.lint
 	$(PYTHON) -m ruff check .
+
+synth: deps ## Yosys synth_xilinx LUT/FF/BRAM counts per core: make synth [CORES="nvme_regs"]
+	$(PYTHON) -m rtl.synth $(CORES)
 
 wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test node id>
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) tests/lib/wave.py $(T)

@@ -17,7 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Core", "AmaranthCore", "LiteXCore", "CATALOGUE", "main"]
+__all__ = ["Core", "AmaranthCore", "LiteXCore", "CATALOGUE", "parse_params", "main"]
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,17 @@ def _parse_value(text):
         return text
 
 
+def parse_params(parser, items):
+    """-p NAME=VALUE options as a dict; values are Python literals where they parse as one."""
+    params = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            parser.error(f"--param {item!r}: expected NAME=VALUE")
+        params[name] = _parse_value(value)
+    return params
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m rtl.elaborate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -103,12 +114,7 @@ def main(argv=None):
     parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
                         help="HDL parameter, may repeat")
     args = parser.parse_args(argv)
-    params = {}
-    for item in args.param:
-        name, sep, value = item.partition("=")
-        if not sep or not name.isidentifier():
-            parser.error(f"--param {item!r}: expected NAME=VALUE")
-        params[name] = _parse_value(value)
+    params = parse_params(parser, args.param)
     try:
         text = CATALOGUE[args.core].with_params(**params).verilog()
     except (TypeError, ValueError) as e:
