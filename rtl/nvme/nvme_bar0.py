@@ -17,14 +17,15 @@ Completions carry the request's tag and requester ID, the function's ID (`phy.id
 completer ID, Length = the request's length, Byte Count = 4 * Length and Lower Address = the
 request's address bits 6:0, which is right for the full-dword accesses above.
 
-LitePCIe 2024.12's packetizer marks a single-beat completion as 1 DW (byte enables 0x0F), so a
-2 DW completion would lose its second dword and an error completion would carry a stray one.
-This core corrects the packetizer's byte enables from the completion's Length; see `_fix_cpl`.
+2 DW completions need `rtl.nvme.litepcie_fixes.LitePCIeFixes` on the endpoint: LitePCIe
+2024.12's packetizer otherwise sends every single-beat completion as 1 DW.
 """
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect.axi import AXILiteInterface
 from migen import FSM, Cat, If, Mux, NextState, NextValue, Signal
+
+from rtl.nvme.litepcie_fixes import require
 
 __all__ = ["NvmeBar0"]
 
@@ -36,20 +37,6 @@ def _check(name, value, lo, hi):
         raise ValueError(f"NvmeBar0: {name}={value!r} out of range {lo}..{hi}")
 
 
-def _fix_cpl(endpoint):
-    """Byte enables of single-beat completions from their Length, in LitePCIe's packetizer.
-
-    The packetizer sets be=0x0F on every completion with first & last, so the header inserter
-    ends the TLP after one data dword. With be from Length (0: no data, 1: one dword, 2: two)
-    the TLP on the wire has exactly 3 + Length dwords. Multi-beat completions are untouched.
-    This comb statement must come after the packetizer's in the design, which it does when the
-    NvmeBar0 is added to the design after the endpoint (it takes the endpoint as argument).
-    """
-    packetizer = getattr(endpoint, "packetizer", None) or endpoint.cmp_packetizer
-    sink, tlp = packetizer.cmp_sink, packetizer.tlp_cmp
-    return If(sink.first & sink.last,
-        tlp.be.eq(Mux(sink.len == 0, 0x00, Mux(sink.len == 1, 0x0F, 0xFF)))
-    )
 
 
 # Core --------------------------------------------------------------------------------------------
@@ -58,8 +45,8 @@ class NvmeBar0(LiteXModule):
     """BAR0 memory requests -> 64-bit AXI4-Lite master (for NvmeRegs' s_axil).
 
     Parameters:
-      endpoint        LitePCIeEndpoint whose PHY has data_width 64 (the only width whose
-                      single-beat completions `_fix_cpl` knows how to shape).
+      endpoint        LitePCIeEndpoint whose PHY has data_width 64, with LitePCIeFixes
+                      added after it (2 DW completions).
       address_width   (13..32, default 32): AXI-Lite address bits; BAR0 offsets above are
                       dropped (the BAR is at most 2**address_width bytes).
       address_decoder crossbar address decoder of this slave port (default: BAR0 offsets
@@ -79,6 +66,7 @@ class NvmeBar0(LiteXModule):
         if data_width != 64:
             raise ValueError(f"NvmeBar0: endpoint data_width={data_width} unsupported, must "
                              "be 64")
+        require(endpoint, "NvmeBar0")
 
         self.m_axil  = m_axil = AXILiteInterface(data_width=64, address_width=address_width)
         self.bad_req = Signal()
@@ -90,7 +78,6 @@ class NvmeBar0(LiteXModule):
                 return (a >> address_width) == 0
         port = endpoint.crossbar.get_slave_port(address_decoder)
         sink, source = port.sink, port.source
-        self.comb += _fix_cpl(endpoint)
 
         # Request, latched from its first beat.
         we     = Signal()

@@ -11,6 +11,7 @@ from litepcie.core import LitePCIeEndpoint
 from litex.gen import LiteXModule
 from migen import If, Signal
 
+from rtl.nvme.litepcie_fixes import LitePCIeFixes
 from rtl.nvme.nvme_bar0 import NvmeBar0
 from rtl.nvme.nvme_regs import NvmeRegs, doorbell_layout
 from sim.pcie.pcie_sim_phy import PCIeSimPHY
@@ -51,6 +52,7 @@ class PcieNvmeRegsTop(LiteXModule):
         address_width = (bar0_size - 1).bit_length()
         self.phy      = phy = PCIeSimPHY(data_width=data_width, bar0_size=bar0_size)
         self.endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness)
+        self.pcie_fixes = LitePCIeFixes(endpoint)   # right after the endpoint
         self.bar0     = bar0 = NvmeBar0(endpoint, address_width=address_width)
         self.regs     = regs = NvmeRegs(n_io_queues=n_io_queues, address_width=address_width)
         self.comb += bar0.m_axil.connect(regs.s_axil)

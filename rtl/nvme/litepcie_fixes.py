@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""LitePCIeFixes: corrections to LitePCIe 2024.12's TLP packetizer, applied once per endpoint.
+
+Two defects put malformed TLPs on the wire; both were found by the cocotbext-pcie host's
+checks (tests/system):
+
+- Single-beat completions: the packetizer marks every completion with first & last as 1 DW
+  (be = 0x0F), so a 2 DW read completion (the Linux driver's readq of CAP) loses its second
+  dword and an error completion (Length 0) carries a stray one. Fixed by setting be from the
+  completion's Length (0, 1 or 2 DW). Multi-beat completions are untouched.
+- 3DW/4DW header selection: LitePCIeTLPHeaderInserter3DWs4DWs picks its inserter from the fmt
+  of the TLP *at its sink*. A 3DW TLP ending in a trailing beat (an MWr32 of 4 DW on 64 bits)
+  lets the next TLP reach the sink before that beat leaves; if the next one is 4DW (MWr64),
+  the mux switches mid-TLP and the two are merged under backpressure. Fixed by holding the
+  selecting fmt of the TLP in flight until its last beat.
+
+Both override combinational assignments inside the endpoint, so this module must be added to
+the design *after* the endpoint (Migen keeps the last assignment). Cores that depend on the
+fixes call `require(endpoint)`, which fails elaboration naming the missing module. The right
+long-term home is LitePCIe itself; remove this once the pinned release carries both fixes.
+"""
+
+from litepcie.tlp.packetizer import LitePCIeTLPHeaderInserter3DWs4DWs
+from litex.gen import LiteXModule
+from migen import If, Mux, Signal
+from migen.fhdl.structure import _Assign
+
+__all__ = ["LitePCIeFixes", "require"]
+
+
+def require(endpoint, core):
+    """Elaboration check for cores relying on the fixes: `core` names the caller."""
+    if not getattr(endpoint, "_ssdlab_fixed", False):
+        raise ValueError(f"{core}: endpoint has no LitePCIeFixes; add "
+                         "LitePCIeFixes(endpoint) to the design right after the endpoint")
+
+
+class LitePCIeFixes(LiteXModule):
+    """Add once, right after `endpoint` (a LitePCIeEndpoint with a 64-bit PHY)."""
+    def __init__(self, endpoint):
+        if getattr(endpoint, "_ssdlab_fixed", False):
+            raise ValueError("LitePCIeFixes: already applied to this endpoint")
+        data_width = endpoint.phy.data_width
+        if data_width != 64:
+            raise ValueError(f"LitePCIeFixes: endpoint data_width={data_width} unsupported, "
+                             "the completion fix is written for 64")
+        endpoint._ssdlab_fixed = True
+
+        # # #
+
+        # Completion byte enables from Length.
+        cmp = getattr(endpoint, "packetizer", None) or endpoint.cmp_packetizer
+        sink, tlp = cmp.cmp_sink, cmp.tlp_cmp
+        self.comb += If(sink.first & sink.last,
+            tlp.be.eq(Mux(sink.len == 0, 0x00, Mux(sink.len == 1, 0x0F, 0xFF)))
+        )
+
+        # 3DW/4DW selection held for a whole TLP.
+        req = getattr(endpoint, "packetizer", None) or endpoint.req_packetizer
+        inserter = next(m for _, m in req._submodules
+                        if isinstance(m, LitePCIeTLPHeaderInserter3DWs4DWs))
+        # The selecting fmt is the one `tlp_raw_d.connect(inserter.sink)` copies into sink.fmt.
+        fmt = next(st.r for st in req._fragment.comb
+                   if isinstance(st, _Assign) and st.l is inserter.sink.fmt)
+        src = inserter.source
+        in_tlp = Signal()
+        held = Signal(len(fmt))
+        self.sync += If(src.valid & src.ready,
+            in_tlp.eq(~src.last),
+            If(~in_tlp, held.eq(fmt)),
+        )
+        self.comb += If(in_tlp, fmt.eq(held))
