@@ -84,6 +84,7 @@ class LiteXCore(Core):
 # Every core with its default parameters: what `make lint` checks and the catalogue lists.
 CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_sdr_engine:OnfiSdrEngine", "onfi_sdr_engine"),
+    AmaranthCore("rtl.nand.onfi_channel:OnfiChannel", "onfi_channel"),
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
 ]}
 

@@ -26,6 +26,7 @@ from rtl.nand.onfi_sdr_engine import CycleKind, CycleRequest, timing_layout
 from sim.nand.python.nand_die import SR_ARDY, SR_FAIL, SR_RDY, NandDie
 from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
+from sim.nand.python.onfi_param_page import crc16_onfi, parse_parameter_page
 from sim.nand.python.onfi_timing import engine_registers
 
 CLK_MHZ = 100
@@ -38,29 +39,6 @@ CMD, ADDR, DIN, DOUT, WAIT_RB, WAIT_CCS = (CycleKind.CMD, CycleKind.ADDR, CycleK
 
 
 
-def crc16_onfi(buf):
-    """CRC-16 of the ONFI parameter page (poly 8005h, init 4F4Eh), written out here so the
-    test does not trust the model's own function."""
-    crc = 0x4F4E
-    for byte in buf:
-        for i in range(7, -1, -1):
-            top = ((crc >> 15) ^ (byte >> i)) & 1
-            crc = ((crc << 1) & 0xFFFF) ^ (0x8005 if top else 0)
-    return crc
-
-
-def parse_parameter_page(buf):
-    """Geometry from the first copy of the parameter page whose CRC holds (as a host does)."""
-    for i in range(0, len(buf) - 255, 256):
-        p = buf[i:i + 256]
-        if p[:4] == b"ONFI" and crc16_onfi(p[:254]) == int.from_bytes(p[254:256], "little"):
-            def u(off, n, p=p):
-                return int.from_bytes(p[off:off + n], "little")
-            return {"page_bytes": u(80, 4), "spare_bytes": u(84, 2),
-                    "pages_per_block": u(92, 4), "blocks_per_lun": u(96, 4), "luns": p[100],
-                    "column_cycles": p[101] >> 4, "row_cycles": p[101] & 0xF,
-                    "bits_per_cell": p[102], "planes": 1 << p[113], "copy": i // 256}
-    raise AssertionError("no parameter page copy passes the CRC")
 
 
 class Sequencer:

@@ -1,0 +1,340 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""ONFI channel controller, one 8-bit channel (Verilog module `onfi_channel`).
+
+Turns tagged flash operations (`s_op`) into ONFI command sequences on an `OnfiSdrEngine` it
+instantiates: a command sequencer in RTL. Program data and feature parameters come in on
+`s_wdata`, read bytes go out on `m_rdata` (with `last` on the op's final byte), and every op
+ends with one completion on `m_cpl` {tag, status, fail, error}, after its data. The engine's
+pins and timing registers pass through to the top.
+
+Ops run one at a time (a die busy in tPROG holds the channel); way interleaving belongs to the
+die scheduler or a later version. See rtl/nand/README.md ("onfi_channel").
+"""
+
+from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, timing_layout
+
+__all__ = ["OnfiChannel", "ChannelOp", "Completion", "op_layout", "ROW_BITS", "COLUMN_BITS",
+           "FEATURE_BYTES"]
+
+ROW_BITS = 24           # page | block | LUN, as the part packs them
+COLUMN_BITS = 16
+FEATURE_BYTES = 4       # SET/GET FEATURES move P1..P4
+
+
+class ChannelOp(enum.Enum, shape=4):
+    """Flash operations of `s_op` (values 9..15 are refused with `error`)."""
+    RESET = 0           # FFh, wait R/B#
+    READ_ID = 1         # 90h, addr column[7:0], `length` bytes out
+    READ_PARAM = 2      # ECh, addr 00h, wait R/B#, `length` bytes out
+    READ_PAGE = 3       # 00h, column, row, 30h, wait R/B#, `length` bytes out
+    PROGRAM_PAGE = 4    # 80h, column, row, `length` bytes in, 10h, wait R/B#, 70h, status
+    ERASE_BLOCK = 5     # 60h, row, D0h, wait R/B#, 70h, status
+    SET_FEATURES = 6    # EFh, addr column[7:0], 4 bytes in, wait R/B#
+    GET_FEATURES = 7    # EEh, addr column[7:0], wait R/B#, 4 bytes out
+    READ_STATUS = 8     # 70h, 1 byte out
+
+
+def op_layout(max_len=18432):
+    """The `s_op` payload. A function, not a data.Struct class, because the width of `length`
+    follows the max_len parameter."""
+    return data.StructLayout({
+        "tag": unsigned(8),
+        "op": ChannelOp,
+        "way": unsigned(3),
+        "row": unsigned(ROW_BITS),
+        "column": unsigned(COLUMN_BITS),
+        "length": unsigned(max_len.bit_length()),
+    })
+
+
+class Completion(data.Struct):
+    """One completion (the `m_cpl` payload), one per op, in op order."""
+    tag: unsigned(8)
+    status: unsigned(8)     # the 70h status byte of a program or erase; 0 for other ops
+    fail: unsigned(1)       # status bit 0 (FAIL)
+    error: unsigned(1)      # op refused before the bus: unknown op, way >= n_ways,
+    #                         length > max_len (its s_wdata bytes are consumed and dropped)
+
+
+class OnfiChannel(wiring.Component):
+    """ONFI channel controller: op sequencer on an asynchronous SDR bus-cycle engine.
+
+    Parameters
+    ----------
+    n_ways : int, 1..8 (default 1)
+        Chip enables (and R/B# inputs) on this channel.
+    row_cycles : int, 2..4 (default 3)
+        Row address cycles (parameter page byte 101 bits 3:0). `row` has 24 bits; a fourth
+        cycle sends 00h.
+    col_cycles : int, 1..2 (default 2)
+        Column address cycles (parameter page byte 101 bits 7:4).
+    max_len : int, 1..65536 (default 18432, 16 KiB + 2 KiB)
+        Largest `length` (page + spare bytes); sets the width of the length field.
+    timer_width : int, 6..16 (default 8)
+        Width of the engine's timing registers (see OnfiSdrEngine).
+
+    Ports
+    -----
+    s_op : stream of op_layout(max_len), in
+    s_wdata : stream of unsigned(8), in: program data, then feature parameters, in op order
+    m_rdata : stream of ReadData, out: read bytes, `last` on the final byte of an op
+    m_cpl : stream of Completion, out
+    timing, write_protect, dq_o, dq_oe, dq_i, ce_n, cle, ale, we_n, re_n, wp_n, rb_n :
+        the engine's ports (rtl/nand/onfi_sdr_engine.py), passed through
+    """
+
+    def __init__(self, n_ways=1, row_cycles=3, col_cycles=2, max_len=18432, timer_width=8):
+        def bad(name, value, lo, hi):
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
+            return None
+        error = (bad("n_ways", n_ways, 1, 8) or bad("row_cycles", row_cycles, 2, 4) or
+                 bad("col_cycles", col_cycles, 1, 2) or bad("max_len", max_len, 1, 1 << 16) or
+                 bad("timer_width", timer_width, 6, 16))
+        if error:
+            self._MustUse__silence = True   # no "created but never used" warning on top
+            raise ValueError(f"OnfiChannel: {error}")
+        self.n_ways = n_ways
+        self.row_cycles = row_cycles
+        self.col_cycles = col_cycles
+        self.max_len = max_len
+        self.timer_width = timer_width
+        all_ones = (1 << n_ways) - 1
+        super().__init__({
+            # ops, data and completions
+            "s_op": In(stream.Signature(op_layout(max_len))),
+            "s_wdata": In(stream.Signature(unsigned(8))),
+            "m_rdata": Out(stream.Signature(ReadData)),
+            "m_cpl": Out(stream.Signature(Completion)),
+            # run-time configuration (engine)
+            "timing": In(timing_layout(timer_width)),
+            "write_protect": In(1),
+            # ONFI pins, towards the PHY (engine)
+            "dq_o": Out(8),
+            "dq_oe": Out(1),
+            "dq_i": In(8),
+            "ce_n": Out(n_ways, init=all_ones),
+            "cle": Out(1),
+            "ale": Out(1),
+            "we_n": Out(1, init=1),
+            "re_n": Out(1, init=1),
+            "wp_n": Out(1, init=0),
+            "rb_n": In(n_ways, init=all_ones),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        eng = m.submodules.engine = OnfiSdrEngine(self.n_ways, self.timer_width)
+        m.d.comb += [
+            eng.timing.eq(self.timing), eng.write_protect.eq(self.write_protect),
+            eng.dq_i.eq(self.dq_i), eng.rb_n.eq(self.rb_n),
+            self.dq_o.eq(eng.dq_o), self.dq_oe.eq(eng.dq_oe), self.ce_n.eq(eng.ce_n),
+            self.cle.eq(eng.cle), self.ale.eq(eng.ale), self.we_n.eq(eng.we_n),
+            self.re_n.eq(eng.re_n), self.wp_n.eq(eng.wp_n),
+        ]
+
+        op = Signal(op_layout(self.max_len))      # the op being run
+        error = Signal()                          # ... was refused
+        status = Signal(8)                        # its 70h status byte
+        idx = Signal(max(op.length.shape().width, 2) + 1)   # byte / address-cycle counter
+        kind = op.op
+
+        # Per-op constants of the sequence
+        first_cmd = Signal(8)
+        confirm = Signal(8)
+        n_in = Signal.like(idx)         # s_wdata bytes the op takes
+        n_out = Signal.like(idx)        # bytes it reads
+        with m.Switch(kind):
+            with m.Case(ChannelOp.RESET):
+                m.d.comb += first_cmd.eq(0xFF)
+            with m.Case(ChannelOp.READ_ID):
+                m.d.comb += [first_cmd.eq(0x90), n_out.eq(op.length)]
+            with m.Case(ChannelOp.READ_PARAM):
+                m.d.comb += [first_cmd.eq(0xEC), n_out.eq(op.length)]
+            with m.Case(ChannelOp.READ_PAGE):
+                m.d.comb += [first_cmd.eq(0x00), confirm.eq(0x30), n_out.eq(op.length)]
+            with m.Case(ChannelOp.PROGRAM_PAGE):
+                m.d.comb += [first_cmd.eq(0x80), confirm.eq(0x10), n_in.eq(op.length)]
+            with m.Case(ChannelOp.ERASE_BLOCK):
+                m.d.comb += [first_cmd.eq(0x60), confirm.eq(0xD0)]
+            with m.Case(ChannelOp.SET_FEATURES):
+                m.d.comb += [first_cmd.eq(0xEF), n_in.eq(FEATURE_BYTES)]
+            with m.Case(ChannelOp.GET_FEATURES):
+                m.d.comb += [first_cmd.eq(0xEE), n_out.eq(FEATURE_BYTES)]
+            with m.Case(ChannelOp.READ_STATUS):
+                m.d.comb += [first_cmd.eq(0x70), n_out.eq(1)]
+        # Program and erase end with a 70h read the channel keeps (the completion's status);
+        # every other byte read goes out on m_rdata.
+        keep_status = (kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.ERASE_BLOCK)
+
+        # Read bytes: from the engine's one-entry register straight to m_rdata, or to `status`.
+        m.d.comb += [
+            self.m_rdata.payload.eq(eng.m_rdata.payload),
+            self.m_rdata.valid.eq(eng.m_rdata.valid & ~keep_status),
+            eng.m_rdata.ready.eq(self.m_rdata.ready | keep_status),
+        ]
+        with m.If(eng.m_rdata.valid & keep_status):
+            m.d.sync += status.eq(eng.m_rdata.payload.data)
+
+        # Engine requests: one per state, offered until the engine takes it.
+        req = eng.s_cycle.payload
+        taken = Signal()
+        m.d.comb += [req.way.eq(op.way), taken.eq(eng.s_cycle.valid & eng.s_cycle.ready)]
+
+        def emit(cycle_kind, byte=0, last=0):
+            m.d.comb += [eng.s_cycle.valid.eq(1), req.kind.eq(cycle_kind), req.data.eq(byte),
+                         req.last.eq(last)]
+
+        row = Cat(op.row, Const(0, 32 - ROW_BITS))     # a fourth row cycle sends 00h
+
+        with m.FSM(name="seq"):
+            with m.State("IDLE"):
+                m.d.comb += self.s_op.ready.eq(1)
+                with m.If(self.s_op.valid):
+                    p = self.s_op.payload
+                    refuse = p.op.as_value() > ChannelOp.READ_STATUS.value
+                    # only the checks a field's width can fail (no constant comparisons)
+                    if self.n_ways < 8:
+                        refuse |= p.way >= self.n_ways
+                    if self.max_len < (1 << len(p.length)) - 1:
+                        refuse |= p.length > self.max_len
+                    m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse)]
+                    with m.If(refuse):
+                        m.next = "DROP"
+                    with m.Else():
+                        m.next = "CMD1"
+
+            with m.State("DROP"):
+                # a refused op still consumes its write data, so later ops stay aligned
+                with m.If(idx == n_in):
+                    m.next = "CPL"
+                with m.Else():
+                    m.d.comb += self.s_wdata.ready.eq(1)
+                    with m.If(self.s_wdata.valid):
+                        m.d.sync += idx.eq(idx + 1)
+
+            with m.State("CMD1"):
+                emit(CycleKind.CMD, first_cmd)
+                with m.If(taken):
+                    with m.Switch(kind):
+                        with m.Case(ChannelOp.RESET):
+                            m.next = "WAIT_RB"
+                        with m.Case(ChannelOp.READ_PAGE, ChannelOp.PROGRAM_PAGE):
+                            m.next = "ADDR_COL"
+                        with m.Case(ChannelOp.ERASE_BLOCK):
+                            m.next = "ADDR_ROW"
+                        with m.Case(ChannelOp.READ_STATUS):
+                            m.next = "DOUT"
+                        with m.Default():       # READ_ID, READ_PARAM, SET/GET_FEATURES
+                            m.next = "ADDR1"
+
+            with m.State("ADDR1"):
+                emit(CycleKind.ADDR, Mux(kind == ChannelOp.READ_PARAM, 0, op.column[:8]))
+                with m.If(taken):
+                    with m.Switch(kind):
+                        with m.Case(ChannelOp.READ_ID):
+                            m.next = "DOUT"
+                        with m.Case(ChannelOp.SET_FEATURES):
+                            m.next = "DIN"
+                        with m.Default():       # READ_PARAM, GET_FEATURES
+                            m.next = "WAIT_RB"
+
+            with m.State("ADDR_COL"):
+                emit(CycleKind.ADDR, op.column.word_select(idx[0], 8))
+                with m.If(taken):
+                    with m.If(idx == self.col_cycles - 1):
+                        m.d.sync += idx.eq(0)
+                        m.next = "ADDR_ROW"
+                    with m.Else():
+                        m.d.sync += idx.eq(idx + 1)
+
+            with m.State("ADDR_ROW"):
+                emit(CycleKind.ADDR, row.word_select(idx[:2], 8))
+                with m.If(taken):
+                    with m.If(idx == self.row_cycles - 1):
+                        m.d.sync += idx.eq(0)
+                        with m.If(kind == ChannelOp.PROGRAM_PAGE):
+                            m.next = "DIN"
+                        with m.Else():
+                            m.next = "CMD2"
+                    with m.Else():
+                        m.d.sync += idx.eq(idx + 1)
+
+            with m.State("DIN"):
+                # s_wdata passes straight into the engine's request
+                with m.If(idx == n_in):
+                    with m.If(kind == ChannelOp.PROGRAM_PAGE):
+                        m.next = "CMD2"
+                    with m.Else():
+                        m.next = "WAIT_RB"
+                with m.Else():
+                    m.d.comb += [eng.s_cycle.valid.eq(self.s_wdata.valid),
+                                 req.kind.eq(CycleKind.DIN), req.data.eq(self.s_wdata.payload),
+                                 self.s_wdata.ready.eq(eng.s_cycle.ready)]
+                    with m.If(taken):
+                        m.d.sync += idx.eq(idx + 1)
+
+            with m.State("CMD2"):
+                emit(CycleKind.CMD, confirm)
+                with m.If(taken):
+                    m.next = "WAIT_RB"
+
+            with m.State("WAIT_RB"):
+                ends = (kind == ChannelOp.RESET) | (kind == ChannelOp.SET_FEATURES)
+                emit(CycleKind.WAIT_RB, last=ends)
+                with m.If(taken):
+                    m.d.sync += idx.eq(0)
+                    with m.If(ends):
+                        m.next = "FINISH"
+                    with m.Elif(keep_status):
+                        m.next = "STATUS_CMD"
+                    with m.Else():
+                        m.next = "DOUT"
+
+            with m.State("STATUS_CMD"):
+                emit(CycleKind.CMD, 0x70)
+                with m.If(taken):
+                    m.next = "STATUS_DOUT"
+
+            with m.State("STATUS_DOUT"):
+                emit(CycleKind.DOUT, last=1)
+                with m.If(taken):
+                    m.next = "FINISH"
+
+            with m.State("DOUT"):
+                with m.If(n_out == 0):
+                    # no byte to read: a WAIT_CCS with `last` just raises CE#
+                    emit(CycleKind.WAIT_CCS, last=1)
+                    with m.If(taken):
+                        m.next = "FINISH"
+                with m.Else():
+                    final = idx == n_out - 1
+                    emit(CycleKind.DOUT, last=final)
+                    with m.If(taken):
+                        m.d.sync += idx.eq(idx + 1)
+                        with m.If(final):
+                            m.next = "FINISH"
+
+            with m.State("FINISH"):
+                # Entered a cycle after the last request was taken: the engine is ready again
+                # once it has run every request, and its read register empty once the last
+                # byte has left. Only then does the completion follow the data.
+                with m.If(eng.s_cycle.ready & ~eng.m_rdata.valid):
+                    m.next = "CPL"
+
+            with m.State("CPL"):
+                m.d.comb += [
+                    self.m_cpl.valid.eq(1),
+                    self.m_cpl.payload.tag.eq(op.tag),
+                    self.m_cpl.payload.status.eq(status),
+                    self.m_cpl.payload.fail.eq(status[0]),
+                    self.m_cpl.payload.error.eq(error),
+                ]
+                with m.If(self.m_cpl.ready):
+                    m.next = "IDLE"
+
+        return m
