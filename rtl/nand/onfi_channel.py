@@ -15,7 +15,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, timing_layout
+from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
 
 __all__ = ["OnfiChannel", "ChannelOp", "Completion", "op_layout", "ROW_BITS", "COLUMN_BITS",
            "FEATURE_BYTES"]
@@ -103,27 +103,14 @@ class OnfiChannel(wiring.Component):
         self.col_cycles = col_cycles
         self.max_len = max_len
         self.timer_width = timer_width
-        all_ones = (1 << n_ways) - 1
         super().__init__({
             # ops, data and completions
             "s_op": In(stream.Signature(op_layout(max_len))),
             "s_wdata": In(stream.Signature(unsigned(8))),
             "m_rdata": Out(stream.Signature(ReadData)),
             "m_cpl": Out(stream.Signature(Completion)),
-            # run-time configuration (engine)
-            "timing": In(timing_layout(timer_width)),
-            "write_protect": In(1),
-            # ONFI pins, towards the PHY (engine)
-            "dq_o": Out(8),
-            "dq_oe": Out(1),
-            "dq_i": In(8),
-            "ce_n": Out(n_ways, init=all_ones),
-            "cle": Out(1),
-            "ale": Out(1),
-            "we_n": Out(1, init=1),
-            "re_n": Out(1, init=1),
-            "wp_n": Out(1, init=0),
-            "rb_n": In(n_ways, init=all_ones),
+            # configuration and ONFI pins, passed through to the engine
+            **channel_members(n_ways, timer_width),
         })
 
     def elaborate(self, platform):

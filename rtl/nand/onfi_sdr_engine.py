@@ -21,7 +21,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
 __all__ = ["OnfiSdrEngine", "CycleKind", "CycleRequest", "ReadData", "timing_layout",
-           "TIMING_REGISTERS", "RB_SYNC_STAGES"]
+           "channel_members", "TIMING_REGISTERS", "RB_SYNC_STAGES"]
 
 # Timing registers, in clock cycles, in the order of the `timing` struct. Mirrored by
 # sim/nand/python/onfi_timing.ENGINE_REGISTERS, which converts an ONFI mode to these values.
@@ -49,6 +49,29 @@ TIMING_REGISTERS = (
 # R/B# comes straight from the pins: a 2-flop synchroniser, whose latency WAIT_RB adds to
 # t_wb so that a busy die is never mistaken for a ready one.
 RB_SYNC_STAGES = 2
+
+
+def channel_members(n_ways, timer_width):
+    """Signature members every core driving one ONFI channel has, flat so that the Verilog
+    ports keep these names in each of them: run-time configuration, then the pins towards the
+    I/O PHY (DQ split into dq_o / dq_oe / dq_i; CE# and R/B# one bit per way)."""
+    all_ones = (1 << n_ways) - 1
+    return {
+        # run-time configuration
+        "timing": In(timing_layout(timer_width)),
+        "write_protect": In(1),
+        # ONFI pins, towards the PHY
+        "dq_o": Out(8),
+        "dq_oe": Out(1),
+        "dq_i": In(8),
+        "ce_n": Out(n_ways, init=all_ones),
+        "cle": Out(1),
+        "ale": Out(1),
+        "we_n": Out(1, init=1),
+        "re_n": Out(1, init=1),
+        "wp_n": Out(1, init=0),
+        "rb_n": In(n_ways, init=all_ones),
+    }
 
 
 class CycleKind(enum.Enum, shape=3):
@@ -114,25 +137,11 @@ class OnfiSdrEngine(wiring.Component):
             raise ValueError(f"OnfiSdrEngine: {error}")
         self.n_ways = n_ways
         self.timer_width = timer_width
-        all_ones = (1 << n_ways) - 1
         super().__init__({
             # requests and read data
             "s_cycle": In(stream.Signature(CycleRequest)),
             "m_rdata": Out(stream.Signature(ReadData)),
-            # run-time configuration
-            "timing": In(timing_layout(timer_width)),
-            "write_protect": In(1),
-            # ONFI pins, towards the PHY
-            "dq_o": Out(8),
-            "dq_oe": Out(1),
-            "dq_i": In(8),
-            "ce_n": Out(n_ways, init=all_ones),
-            "cle": Out(1),
-            "ale": Out(1),
-            "we_n": Out(1, init=1),
-            "re_n": Out(1, init=1),
-            "wp_n": Out(1, init=0),
-            "rb_n": In(n_ways, init=all_ones),
+            **channel_members(n_ways, timer_width),
         })
 
     def elaborate(self, platform):

@@ -146,6 +146,16 @@ class NvmeBridgeDevice(Device):
         cocotb.start_soon(self._run_msi())
         cocotb.start_soon(self._run_cfg())
 
+    async def enable(self, rc):
+        """What a host driver does before touching the device: enumerate the hierarchy, then
+        enable memory space and bus mastering (the DUT's own memory writes need it). Returns
+        the root complex's handle of this function."""
+        await rc.enumerate()
+        pdev = rc.find_device(self.function.pcie_id)
+        await pdev.enable_device()
+        await pdev.set_master()
+        return pdev
+
     # Root complex -> DUT
     async def to_dut(self, tlp):
         self.log.debug("to DUT: %r", tlp)

@@ -76,10 +76,7 @@ class TB:
         self.dut.rst.value = 0
         await ClockCycles(self.dut.clk, 5)
         cocotb.start_soon(self._monitor())
-        await self.rc.enumerate()
-        self.pdev = self.rc.find_device(self.bridge.function.pcie_id)
-        await self.pdev.enable_device()
-        await self.pdev.set_master()          # The DUT's memory writes need Bus Master Enable.
+        self.pdev = await self.bridge.enable(self.rc)
 
     async def _monitor(self):
         dut = self.dut

@@ -53,10 +53,7 @@ class TB:
         self.dut.rst.value = 0
         await ClockCycles(self.dut.clk, 5)
         cocotb.start_soon(self._monitor())
-        await self.rc.enumerate()
-        self.pdev = self.rc.find_device(self.bridge.function.pcie_id)
-        await self.pdev.enable_device()
-        await self.pdev.set_master()
+        self.pdev = await self.bridge.enable(self.rc)
         self.bar = self.pdev.bar_window[0]
 
     async def _monitor(self):
