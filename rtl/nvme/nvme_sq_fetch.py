@@ -1,0 +1,347 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""NvmeSqFetch: fetches NVMe submission queue entries from host memory through LitePCIe.
+
+The core keeps per-queue state (base, size, fetch head, host tail, enable, error) for the admin
+SQ 0 and the I/O SQs. SQ tail doorbells on `s_tail` make entries pending; a round-robin arbiter
+picks a queue with entries pending and reads up to `max_burst` consecutive 64-byte SQEs with one
+memory-read TLP (MRd32 below 4 GiB, MRd64 above, when the endpoint has address_width=64)
+through a read-only LitePCIe crossbar master port. A request never crosses the queue's wrap
+point, a 4 KiB boundary, or the endpoint's negotiated max read request size. The completions
+(possibly split by the host, reassembled in order by LitePCIe's TLP controller) are cut into
+SQEs and leave on `m_sqe` with their queue id and the SQ head to report in the CQE.
+
+SQE (NVMe 1.4, figure 104), 64 bytes little endian in host memory: `m_sqe_sqe` bits 8n+7:8n
+hold byte n (DW0 in bits 31:0: opcode 7:0, CID 31:16).
+"""
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
+from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Signal
+
+from rtl.nvme.litepcie_fixes import require
+
+__all__ = ["NvmeSqFetch", "sq_cfg_layout", "sq_tail_layout", "sqe_layout"]
+
+# Layouts -----------------------------------------------------------------------------------------
+
+QID_BITS   = 16     # NVMe queue identifiers are 16 bits.
+QSIZE_BITS = 16     # 0's based queue size, head and tail pointers.
+SQE_BYTES  = 64
+SQE_SHIFT  = 6      # log2(SQE_BYTES)
+
+
+def sq_cfg_layout():
+    """Create (enable=1) or delete (enable=0) submission queue `sqid`."""
+    return [
+        ("sqid",   QID_BITS),
+        ("base",   64),            # Byte address of entry 0; bits 5:0 must be 0.
+        ("qsize",  QSIZE_BITS),    # Entries - 1 (0's based), >= 1.
+        ("enable", 1),
+    ]
+
+
+def sq_tail_layout():
+    """An SQ tail doorbell write: the host has submitted entries up to `tail` (exclusive)."""
+    return [
+        ("sqid", QID_BITS),
+        ("tail", QSIZE_BITS),
+    ]
+
+
+def sqe_layout():
+    """One fetched submission queue entry."""
+    return [
+        ("sqid",    QID_BITS),
+        ("sq_head", QSIZE_BITS),   # SQ head once this entry is consumed (for the CQE).
+        ("sqe",     8 * SQE_BYTES),
+    ]
+
+
+# Helpers -----------------------------------------------------------------------------------------
+
+def _check(name, value, ok, legal):
+    if not ok:
+        raise ValueError(f"NvmeSqFetch: {name}={value!r} {legal}")
+
+
+def _is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _port(endpoint_, prefix):
+    """Name an endpoint's signals `<prefix>_<field>` for the Verilog boundary."""
+    sigs = [endpoint_.valid, endpoint_.ready]
+    endpoint_.valid.name_override = f"{prefix}_valid"
+    endpoint_.ready.name_override = f"{prefix}_ready"
+    for name, _ in endpoint_.description.payload_layout:
+        sig = getattr(endpoint_, name)
+        sig.name_override = f"{prefix}_{name}"
+        sigs.append(sig)
+    return sigs
+
+
+def _min(*values):
+    """Combinational minimum of several unsigned expressions."""
+    m = values[0]
+    for v in values[1:]:
+        m = Mux(v < m, v, m)
+    return m
+
+
+# Core --------------------------------------------------------------------------------------------
+
+class NvmeSqFetch(LiteXModule):
+    """NVMe submission queue fetch engine (Verilog module `nvme_sq_fetch`).
+
+    Parameters:
+      endpoint  (LitePCIeEndpoint): SQEs are read through a read-only master port of its
+                crossbar; its PHY's data_width must be 64 and it must carry LitePCIeFixes;
+                its address_width gives the reach (32: SQs below 4 GiB; 64: anywhere).
+      n_sqs     (1..65, default 2): submission queues 0 (admin) .. n_sqs - 1.
+      max_burst (1..8, default 4): most SQEs read by one request; at run time also bounded
+                by the PHY's max_request_size (bytes / 64: 2 SQEs at 128 bytes).
+
+    Ports:
+      s_cfg   create / delete a queue (`sq_cfg_layout`), taken when no read is in flight.
+      s_tail  SQ tail doorbells (`sq_tail_layout`), always ready, applied in one cycle.
+      m_sqe   fetched SQEs (`sqe_layout`), in queue order per SQ.
+      bad_sqid   pulse: an s_tail for a sqid that is not enabled (dropped).
+      bad_tail   pulse: an s_tail value above the queue's qsize (dropped, tail unchanged).
+      bad_cfg    pulse: an s_cfg with sqid >= n_sqs, or a create with qsize = 0 or a base
+                 beyond the endpoint's address_width (ignored).
+      fetch_err  pulse: a read completion with an error status (UR, CA); the queue stops
+                 fetching until it is created again.
+    """
+    def __init__(self, endpoint, n_sqs=2, max_burst=4):
+        # Parameters checks.
+        _check("n_sqs", n_sqs, _is_int(n_sqs) and 1 <= n_sqs <= 65, "out of range 1..65")
+        _check("max_burst", max_burst, _is_int(max_burst) and 1 <= max_burst <= 8,
+               "out of range 1..8")
+        phy = getattr(endpoint, "phy", None)
+        data_width = getattr(phy, "data_width", None)
+        _check("endpoint", endpoint, data_width == 64 and hasattr(endpoint, "crossbar"),
+               "is not a LitePCIeEndpoint with a PHY data_width of 64")
+        require(endpoint, "NvmeSqFetch")   # MRd32 and MRd64 mixed with other masters' MWr
+        self.n_sqs     = n_sqs
+        self.max_burst = max_burst
+        address_width = endpoint.crossbar.address_width
+
+        # Ports.
+        self.s_cfg  = s_cfg  = stream.Endpoint(sq_cfg_layout())
+        self.s_tail = s_tail = stream.Endpoint(sq_tail_layout())
+        self.m_sqe  = m_sqe  = stream.Endpoint(sqe_layout())
+        self.bad_sqid  = Signal()
+        self.bad_tail  = Signal()
+        self.bad_cfg   = Signal()
+        self.fetch_err = Signal()
+
+        # # #
+
+        port = endpoint.crossbar.get_master_port(read_only=True)
+        req, cpl = port.source, port.sink
+
+        # Per-queue state, in registers (n_sqs <= 65 keeps the muxes small).
+        def array(name, width):
+            return Array(Signal(width, name=f"{name}{i}") for i in range(n_sqs))
+        q_en   = array("q_en", 1)
+        q_err  = array("q_err", 1)              # Stopped by a completion error.
+        q_base = array("q_base", 64 - SQE_SHIFT)   # Base address bits 63:6.
+        q_size = array("q_size", QSIZE_BITS)
+        q_head = array("q_head", QSIZE_BITS)    # Next entry to fetch.
+        q_tail = array("q_tail", QSIZE_BITS)    # Host tail (from doorbells).
+
+        def exists(sqid):
+            return sqid < n_sqs if n_sqs < 2**QID_BITS else 1
+
+        def index(sqid):
+            return sqid[:max(1, (n_sqs - 1).bit_length())]
+
+        # Output FIFO: one burst. A read is issued only when the FIFO has room for all of its
+        # SQEs, so completion data is always taken at once (the crossbar is never stalled).
+        # (Depth >= 2: LiteX's depth-1 stream FIFO is a buffer without a level.)
+        self.fifo = fifo = stream.SyncFIFO(sqe_layout(), max(2, max_burst), buffered=False)
+        self.comb += fifo.source.connect(m_sqe)
+
+        # Tail doorbells: always ready. A create on the same cycle wins (it resets the tail).
+        t = index(s_tail.sqid)
+        t_ok = exists(s_tail.sqid) & q_en[t]
+        tail_we = Signal()
+        cfg_we  = Signal()
+        cfg_bad = Signal()
+        self.comb += [
+            s_tail.ready.eq(1),
+            tail_we.eq(s_tail.valid & t_ok & (s_tail.tail <= q_size[t])),
+        ]
+        self.sync += [
+            self.bad_sqid.eq(s_tail.valid & ~t_ok),
+            self.bad_tail.eq(s_tail.valid & t_ok & (s_tail.tail > q_size[t])),
+            self.bad_cfg.eq(cfg_bad),
+        ]
+
+        cfg_ok = exists(s_cfg.sqid) & (~s_cfg.enable | (s_cfg.qsize != 0))
+        if address_width < 64:
+            # A base the endpoint cannot address would be silently truncated: refuse it.
+            cfg_ok = cfg_ok & (~s_cfg.enable | (s_cfg.base[address_width:] == 0))
+
+        # Round-robin arbiter: the first queue with entries pending after the last one served,
+        # else the first one with entries pending.
+        pending = Signal(n_sqs, name="pending")
+        self.comb += [pending[i].eq(q_en[i] & ~q_err[i] & (q_head[i] != q_tail[i]))
+                      for i in range(n_sqs)]
+        last    = Signal(max=max(2, n_sqs))
+        sel_lo  = Signal(max=max(2, n_sqs))
+        sel_hi  = Signal(max=max(2, n_sqs))
+        hi_any  = Signal()
+        sel     = Signal(max=max(2, n_sqs))
+        for i in reversed(range(n_sqs)):       # Lowest index wins: it is assigned last.
+            self.comb += If(pending[i], sel_lo.eq(i))
+            if i > 0:
+                self.comb += If(pending[i] & (last < i), sel_hi.eq(i), hi_any.eq(1))
+        self.comb += sel.eq(Mux(hi_any, sel_hi, sel_lo))
+
+        # Burst size for the selected queue: entries pending up to the wrap point, max_burst,
+        # the max read request size and the next 4 KiB boundary (PCIe forbids crossing it).
+        s_head = q_head[sel]
+        s_tl   = q_tail[sel]
+        s_adr  = Signal(64 - SQE_SHIFT)
+        to_end = Signal(QSIZE_BITS + 1)
+        avail  = Signal(QSIZE_BITS + 1)
+        to_4k  = Signal(7)
+        mrrs   = Signal(7)
+        n_sel  = Signal(4)
+        self.comb += [
+            s_adr.eq(q_base[sel] + s_head),
+            to_end.eq(q_size[sel] + 1 - s_head),
+            avail.eq(Mux(s_tl > s_head, s_tl - s_head, to_end)),
+            to_4k.eq(64 - s_adr[:6]),
+            mrrs.eq(_min(phy.max_request_size[SQE_SHIFT:], Constant(64, 11))),
+            n_sel.eq(_min(avail, Constant(max_burst, 4), to_4k, mrrs)),
+        ]
+
+        # Latched request.
+        q      = Signal(max=max(2, n_sqs))
+        adr    = Signal(64 - SQE_SHIFT)
+        n      = Signal(4)
+        qsize  = Signal(QSIZE_BITS)
+        cur    = Signal(QSIZE_BITS)             # Index of the entry being received.
+        issue  = Signal()
+        failed = Signal()                       # An error completion for this request.
+
+        # The sum in a signal of its own: Verilog would size `level + n_sel <= max_burst` to the
+        # operands' 4 bits and let 8 + 8 wrap to 0.
+        fill = Signal(5)
+        self.comb += fill.eq(fifo.level + n_sel)
+        room = fill <= max_burst
+
+        self.fsm = fsm = FSM(reset_state="IDLE")
+        fsm.act("IDLE",
+            # Configuration first (no read is in flight here, so no queue changes under one).
+            If(s_cfg.valid,
+                s_cfg.ready.eq(1),
+                If(~cfg_ok,
+                    cfg_bad.eq(1)
+                ).Else(
+                    cfg_we.eq(1)
+                )
+            ).Elif((pending != 0) & room & (n_sel != 0),    # n_sel = 0 only if MRRS < 64
+                issue.eq(1),
+                NextValue(q, sel),
+                NextValue(last, sel),
+                NextValue(adr, s_adr),
+                NextValue(n, n_sel),
+                NextValue(qsize, q_size[sel]),
+                NextValue(cur, s_head),
+                NextValue(failed, 0),
+                NextState("REQUEST")
+            )
+        )
+
+        # One MRd of n * 16 DW.
+        self.comb += [
+            req.channel.eq(port.channel),
+            req.user_id.eq(0),
+            req.we.eq(0),
+            req.adr.eq(Cat(Constant(0, SQE_SHIFT), adr)[:address_width]),
+            req.len.eq(n << 4),
+            req.req_id.eq(phy.id),
+            req.tag.eq(0),
+            req.first.eq(1),
+            req.last.eq(1),
+            req.dat.eq(0),
+        ]
+        fsm.act("REQUEST",
+            req.valid.eq(1),
+            If(req.ready,
+                NextState("RECEIVE")
+            )
+        )
+
+        # Completion data: 8 beats of 64 bits per SQE, lowest-addressed dword in bits 31:0.
+        # LitePCIe's controller hands the (possibly split) completions of the request in
+        # order; its `end` marks the last one. An error completion carries no data.
+        beats = 8 * SQE_BYTES // data_width
+        beat  = Signal(max=beats)
+        words = [Signal(data_width, name=f"sqe_w{i}") for i in range(beats - 1)]
+        take     = Signal()                     # A data beat of this request.
+        sqe_push = Signal()
+        self.sync += [If(take & (beat == i), w.eq(cpl.dat)) for i, w in enumerate(words)]
+        self.comb += [
+            cpl.ready.eq(1),
+            fifo.sink.sqid.eq(q),
+            fifo.sink.sq_head.eq(Mux(cur == qsize, 0, cur + 1)),
+            fifo.sink.sqe.eq(Cat(*words, cpl.dat)),
+            fifo.sink.valid.eq(sqe_push),
+        ]
+        fsm.act("RECEIVE",
+            If(cpl.valid,
+                If(cpl.err,
+                    NextValue(failed, 1),
+                ).Elif(~failed,
+                    take.eq(1),
+                    NextValue(beat, beat + 1),
+                    If(beat == beats - 1,
+                        sqe_push.eq(1),
+                        NextValue(beat, 0),
+                        NextValue(cur, Mux(cur == qsize, 0, cur + 1)),
+                    )
+                ),
+                If(cpl.last & cpl.end,
+                    NextValue(beat, 0),
+                    NextState("IDLE")
+                )
+            )
+        )
+        fetch_err = Signal()
+        self.comb += fetch_err.eq(fsm.ongoing("RECEIVE") & cpl.valid & cpl.err)
+        self.sync += self.fetch_err.eq(fetch_err & ~failed)
+
+        # Per-queue state updates, one queue at a time (no Array lvalues). The fetch head moves
+        # when the request is issued; cfg_we and issue are exclusive (both in IDLE).
+        n_head = Signal(QSIZE_BITS + 1)
+        self.comb += n_head.eq(s_head + n_sel)
+        for i in range(n_sqs):
+            self.sync += [
+                If(tail_we & (s_tail.sqid == i),
+                    q_tail[i].eq(s_tail.tail)
+                ),
+                If(issue & (sel == i),
+                    q_head[i].eq(Mux(n_head > q_size[i], 0, n_head))
+                ),
+                If(fetch_err & (q == i),
+                    q_err[i].eq(1)
+                ),
+                If(cfg_we & (s_cfg.sqid == i),
+                    q_en[i].eq(s_cfg.enable),
+                    q_err[i].eq(0),
+                    q_base[i].eq(s_cfg.base[SQE_SHIFT:]),
+                    q_size[i].eq(s_cfg.qsize),
+                    q_head[i].eq(0),
+                    q_tail[i].eq(0),
+                ),
+            ]
+
+    def get_ios(self):
+        """Core ports only; the endpoint's PHY ports belong to the enclosing top."""
+        return (_port(self.s_cfg, "s_cfg") + _port(self.s_tail, "s_tail")
+                + _port(self.m_sqe, "m_sqe")
+                + [self.bad_sqid, self.bad_tail, self.bad_cfg, self.fetch_err])
