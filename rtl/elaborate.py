@@ -86,6 +86,7 @@ CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_sdr_engine:OnfiSdrEngine", "onfi_sdr_engine"),
     AmaranthCore("rtl.nand.onfi_channel:OnfiChannel", "onfi_channel"),
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
+    LiteXCore("rtl.nvme.nvme_irq_coalesce:NvmeIrqCoalesce", "nvme_irq_coalesce"),
 ]}
 
 
