@@ -19,6 +19,7 @@ from litex.soc.interconnect import stream
 from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
+from rtl.nvme.nvme_common import check_param, stream_port
 
 __all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_head_layout", "cq_cpl_layout", "cq_irq_layout"]
 
@@ -69,22 +70,7 @@ def cq_irq_layout():
 # Helpers -----------------------------------------------------------------------------------------
 
 def _check(name, value, ok, legal):
-    if not ok:
-        raise ValueError(f"NvmeCqPost: {name}={value!r} {legal}")
-
-
-
-
-def _port(endpoint_, prefix):
-    """Name an endpoint's signals `<prefix>_<field>` for the Verilog boundary."""
-    sigs = [endpoint_.valid, endpoint_.ready]
-    endpoint_.valid.name_override = f"{prefix}_valid"
-    endpoint_.ready.name_override = f"{prefix}_ready"
-    for name, _ in endpoint_.description.payload_layout:
-        sig = getattr(endpoint_, name)
-        sig.name_override = f"{prefix}_{name}"
-        sigs.append(sig)
-    return sigs
+    check_param("NvmeCqPost", name, value, ok, legal)
 
 
 # Core --------------------------------------------------------------------------------------------
@@ -293,6 +279,6 @@ class NvmeCqPost(LiteXModule):
 
     def get_ios(self):
         """Core ports only; the endpoint's PHY ports belong to the enclosing top."""
-        return (_port(self.s_cfg, "s_cfg") + _port(self.s_head, "s_head")
-                + _port(self.s_cpl, "s_cpl") + _port(self.m_irq, "m_irq")
+        return (stream_port(self.s_cfg, "s_cfg") + stream_port(self.s_head, "s_head")
+                + stream_port(self.s_cpl, "s_cpl") + stream_port(self.m_irq, "m_irq")
                 + [self.bad_cqid, self.bad_head, self.bad_cfg])

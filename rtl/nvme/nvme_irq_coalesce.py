@@ -13,6 +13,7 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from migen import If, Signal
 
+from rtl.nvme.nvme_common import check_param, stream_port
 from rtl.nvme.nvme_cq_post import VECTOR_BITS, cq_irq_layout
 
 __all__ = ["NvmeIrqCoalesce", "irq_layout", "ivc_layout", "cycles_per_100us"]
@@ -33,20 +34,7 @@ def ivc_layout():
 # Helpers -----------------------------------------------------------------------------------------
 
 def _check(name, value, ok, legal):
-    if not ok:
-        raise ValueError(f"NvmeIrqCoalesce: {name}={value!r} {legal}")
-
-
-def _port(endpoint_, prefix):
-    """Name an endpoint's signals `<prefix>_<field>` for the Verilog boundary."""
-    sigs = [endpoint_.valid, endpoint_.ready]
-    endpoint_.valid.name_override = f"{prefix}_valid"
-    endpoint_.ready.name_override = f"{prefix}_ready"
-    for name, _ in endpoint_.description.payload_layout:
-        sig = getattr(endpoint_, name)
-        sig.name_override = f"{prefix}_{name}"
-        sigs.append(sig)
-    return sigs
+    check_param("NvmeIrqCoalesce", name, value, ok, legal)
 
 
 def cycles_per_100us(clk_freq_hz):
@@ -200,5 +188,5 @@ class NvmeIrqCoalesce(LiteXModule):
         )
 
     def get_ios(self):
-        return (_port(self.s_irq, "s_irq") + _port(self.s_ivc, "s_ivc")
-                + _port(self.m_msi, "m_msi") + [self.agg_thr, self.agg_time, self.bad_vector])
+        return (stream_port(self.s_irq, "s_irq") + stream_port(self.s_ivc, "s_ivc")
+                + stream_port(self.m_msi, "m_msi") + [self.agg_thr, self.agg_time, self.bad_vector])

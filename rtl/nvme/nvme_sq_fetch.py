@@ -19,6 +19,7 @@ from litex.soc.interconnect import stream
 from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
+from rtl.nvme.nvme_common import check_param, stream_port
 
 __all__ = ["NvmeSqFetch", "sq_cfg_layout", "sq_tail_layout", "sqe_layout"]
 
@@ -60,24 +61,11 @@ def sqe_layout():
 # Helpers -----------------------------------------------------------------------------------------
 
 def _check(name, value, ok, legal):
-    if not ok:
-        raise ValueError(f"NvmeSqFetch: {name}={value!r} {legal}")
+    check_param("NvmeSqFetch", name, value, ok, legal)
 
 
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _port(endpoint_, prefix):
-    """Name an endpoint's signals `<prefix>_<field>` for the Verilog boundary."""
-    sigs = [endpoint_.valid, endpoint_.ready]
-    endpoint_.valid.name_override = f"{prefix}_valid"
-    endpoint_.ready.name_override = f"{prefix}_ready"
-    for name, _ in endpoint_.description.payload_layout:
-        sig = getattr(endpoint_, name)
-        sig.name_override = f"{prefix}_{name}"
-        sigs.append(sig)
-    return sigs
 
 
 def _min(*values):
@@ -342,6 +330,6 @@ class NvmeSqFetch(LiteXModule):
 
     def get_ios(self):
         """Core ports only; the endpoint's PHY ports belong to the enclosing top."""
-        return (_port(self.s_cfg, "s_cfg") + _port(self.s_tail, "s_tail")
-                + _port(self.m_sqe, "m_sqe")
+        return (stream_port(self.s_cfg, "s_cfg") + stream_port(self.s_tail, "s_tail")
+                + stream_port(self.m_sqe, "m_sqe")
                 + [self.bad_sqid, self.bad_tail, self.bad_cfg, self.fetch_err])
