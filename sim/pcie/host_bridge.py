@@ -24,9 +24,10 @@ malformed: it is logged, kept in `malformed` and dropped, as a root port would d
 import logging
 
 import cocotb
-from cocotb.triggers import RisingEdge
+from cocotb.clock import Clock
+from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
-from cocotbext.pcie.core import Device, Endpoint
+from cocotbext.pcie.core import Device, Endpoint, RootComplex
 from cocotbext.pcie.core.caps import MsiCapability, MsixCapability
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 
@@ -215,3 +216,34 @@ class NvmeBridgeDevice(Device):
             if now != last:
                 self._update_cfg()
                 last = now
+
+
+class PcieSystemTB:
+    """The bench every system test of a PCIeSimPHY design shares: the clock, reset held, a
+    cocotbext-pcie root complex with an NvmeBridgeDevice on its port. `init()` releases reset,
+    starts the subclass's `_monitor()` and enables the function as a host driver would.
+
+    Subclasses idle their own inputs after calling this constructor (all before time moves).
+    """
+    CLK_PERIOD_NS = 8
+
+    def __init__(self, dut, **bridge_kwargs):
+        self.dut = dut
+        self.log = dut._log
+        cocotb.start_soon(Clock(dut.clk, self.CLK_PERIOD_NS, unit="ns").start())
+        dut.rst.value = 1
+        dut.s_tlp_tvalid.value = 0
+        self.rc = RootComplex()
+        self.bridge = NvmeBridgeDevice(dut, **bridge_kwargs)
+        self.rc.make_port().connect(self.bridge)
+        self.pdev = None
+
+    async def _monitor(self):
+        """The subclass's watcher of the DUT's own outputs; none by default."""
+
+    async def init(self):
+        await ClockCycles(self.dut.clk, 5)
+        self.dut.rst.value = 0
+        await ClockCycles(self.dut.clk, 5)
+        cocotb.start_soon(self._monitor())
+        self.pdev = await self.bridge.enable(self.rc)

@@ -12,14 +12,12 @@ import struct
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Lock, RisingEdge
 from cocotbext.axi.address_space import MemoryRegion
-from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.core.tlp import TlpType
 from ssdlab_harness import LiteXCore, core_params, run
 
-from sim.pcie.host_bridge import NvmeBridgeDevice
+from sim.pcie.host_bridge import PcieSystemTB
 
 CORE = LiteXCore("tests.system.nvme_cq_post.nvme_cq_post_top:NvmeCqPostTop",
                  toplevel="nvme_cq_post_top")
@@ -48,35 +46,20 @@ class Queue:
         return bytes(self.region.mem[16 * i:16 * i + 16])
 
 
-class TB:
+class TB(PcieSystemTB):
     def __init__(self, dut):
-        self.dut = dut
-        self.log = dut._log
+        super().__init__(dut)
         self.p = {**DEFAULTS, **core_params()}
         self.rng = random.Random(cocotb.RANDOM_SEED)
         self.log.info("params %s seed %d", self.p, cocotb.RANDOM_SEED)
-        cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
-        dut.rst.value = 1
-        dut.s_tlp_tvalid.value = 0
         for s in ["s_cfg", "s_head", "s_cpl"]:
             getattr(dut, f"{s}_valid").value = 0
         dut.m_irq_ready.value = 0
-        self.rc = RootComplex()
-        self.bridge = NvmeBridgeDevice(dut)
-        self.rc.make_port().connect(self.bridge)
         self.locks = {s: Lock() for s in ["s_cfg", "s_head", "s_cpl"]}
         self.irqs = []              # vectors taken from m_irq
         self.irq_ready_prob = 1.0
         self.bad = {"bad_cqid": 0, "bad_head": 0, "bad_cfg": 0}
         self.queues = {}
-        self.pdev = None
-
-    async def init(self):
-        await ClockCycles(self.dut.clk, 5)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 5)
-        cocotb.start_soon(self._monitor())
-        self.pdev = await self.bridge.enable(self.rc)
 
     async def _monitor(self):
         dut = self.dut

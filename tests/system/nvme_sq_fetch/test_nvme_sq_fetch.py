@@ -15,14 +15,12 @@ import struct
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, Lock, RisingEdge
 from cocotbext.axi.address_space import MemoryRegion
-from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.core.tlp import TlpType
 from ssdlab_harness import LiteXCore, core_params, run
 
-from sim.pcie.host_bridge import NvmeBridgeDevice
+from sim.pcie.host_bridge import PcieSystemTB
 
 CORE = LiteXCore("tests.system.nvme_sq_fetch.nvme_sq_fetch_top:NvmeSqFetchTop",
                  toplevel="nvme_sq_fetch_top")
@@ -56,36 +54,21 @@ class Queue:
         return (self.head - self.tail - 1) % (self.qsize + 1)
 
 
-class TB:
+class TB(PcieSystemTB):
     def __init__(self, dut):
-        self.dut = dut
-        self.log = dut._log
+        super().__init__(dut)
         self.p = {**DEFAULTS, **core_params()}
         self.rng = random.Random(cocotb.RANDOM_SEED)
         self.log.info("params %s seed %d", self.p, cocotb.RANDOM_SEED)
-        cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
-        dut.rst.value = 1
-        dut.s_tlp_tvalid.value = 0
         for s in ["s_cfg", "s_tail"]:
             getattr(dut, f"{s}_valid").value = 0
         dut.m_sqe_ready.value = 0
-        self.rc = RootComplex()
-        self.bridge = NvmeBridgeDevice(dut)
-        self.rc.make_port().connect(self.bridge)
         self.locks = {s: Lock() for s in ["s_cfg", "s_tail"]}
         self.sqe_ready_prob = 1.0
         self.bad = {"bad_sqid": 0, "bad_tail": 0, "bad_cfg": 0, "fetch_err": 0}
         self.queues = {}
         self.all_queues = []        # every queue ever created, for mapping read addresses
         self.received = []          # (sqid, sq_head, sqe bytes) in arrival order
-        self.pdev = None
-
-    async def init(self):
-        await ClockCycles(self.dut.clk, 5)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 5)
-        cocotb.start_soon(self._monitor())
-        self.pdev = await self.bridge.enable(self.rc)
 
     async def _monitor(self):
         """Take SQEs from m_sqe (random ready) and check each against the host's queue."""

@@ -11,14 +11,12 @@ import random
 
 import cocotb
 import pytest
-from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
-from cocotbext.pcie.core import RootComplex
 from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
 from ssdlab_harness import LiteXCore, core_params, run
 
 from rtl.nvme import nvme_regmap as rm
-from sim.pcie.host_bridge import NVME_CLASS_CODE, NvmeBridgeDevice
+from sim.pcie.host_bridge import NVME_CLASS_CODE, PcieSystemTB
 
 CORE = LiteXCore("tests.system.pcie_nvme_regs.pcie_nvme_regs_top:PcieNvmeRegsTop",
                  toplevel="pcie_nvme_regs_top")
@@ -28,32 +26,21 @@ POLL_LIMIT = 100
 
 # Testbench ---------------------------------------------------------------------------------------
 
-class TB:
+class TB(PcieSystemTB):
     def __init__(self, dut):
-        self.dut = dut
-        self.log = dut._log
-        self.p = {**DEFAULTS, **core_params()}
+        p = {**DEFAULTS, **core_params()}
+        super().__init__(dut, bar0_size=p["bar0_size"])
+        self.p = p
         self.regp = {**rm.DEFAULT_PARAMS, "n_io_queues": self.p["n_io_queues"]}
         self.rng = random.Random(cocotb.RANDOM_SEED)
         self.log.info("params %s seed %d", self.p, cocotb.RANDOM_SEED)
-        cocotb.start_soon(Clock(dut.clk, 8, unit="ns").start())
-        dut.rst.value = 1
         dut.m_db_ready.value = 0
-        dut.s_tlp_tvalid.value = 0
-        self.rc = RootComplex()
-        self.bridge = NvmeBridgeDevice(dut, bar0_size=self.p["bar0_size"])
-        self.rc.make_port().connect(self.bridge)
         self.doorbells = []         # (qid, is_cq, value) taken from m_db
         self.bad_req = 0            # NvmeBar0 bad_req pulses
-        self.pdev = None
         self.bar = None
 
     async def init(self):
-        await ClockCycles(self.dut.clk, 5)
-        self.dut.rst.value = 0
-        await ClockCycles(self.dut.clk, 5)
-        cocotb.start_soon(self._monitor())
-        self.pdev = await self.bridge.enable(self.rc)
+        await super().init()
         self.bar = self.pdev.bar_window[0]
 
     async def _monitor(self):
