@@ -107,38 +107,67 @@ def _locked(path: Path):
         yield
 
 
-def _build(core: Core, waves: bool):
+def _split_sources(sources):
+    """Extra files of a build: Verilog/SystemVerilog and Verilator control files go to the
+    runner as sources, C/C++ files (DPI models) to Verilator's command line, which compiles
+    them into the simulator."""
+    hdl, cxx = [], []
+    for path in map(Path, sources):
+        path = path.resolve()
+        if not path.is_file():
+            raise FileNotFoundError(f"extra source {path} does not exist")
+        if path.suffix in (".v", ".sv", ".vlt"):
+            hdl.append(path)
+        elif path.suffix in (".c", ".cc", ".cpp"):
+            cxx.append(path)
+        else:
+            raise ValueError(f"extra source {path}: unknown kind (want .v .sv .vlt .c .cc .cpp)")
+    return hdl, cxx
+
+
+def _build(core: Core, waves: bool, sources=(), toplevel=None):
     """Elaborate and build `core` unless an identical build exists.
+
+    sources:  extra files built with it (a test top, a DPI model: see _split_sources);
+    toplevel: the simulated top module when it is not the core itself (a test top in
+              `sources` that instantiates the core).
 
     Returns (runner, build_dir, root): root is build/sim/<test-id>.
 
     The cache key covers everything that changes the simulator binary: the Verilog text (so
-    any change to the core's source or parameters), the Verilator and cocotb versions and the
-    build options. An unchanged core is neither re-elaborated into a new file nor rebuilt.
+    any change to the core's source or parameters), the extra sources' contents, the
+    Verilator and cocotb versions and the build options. An unchanged core is neither
+    re-elaborated into a new file nor rebuilt.
     """
     import cocotb
     from cocotb_tools.runner import get_runner
 
     binary = verilator()
-    tid = test_id(core)
+    top = toplevel or core.toplevel
+    tid = test_id(core) + (f"-{top}" if top != core.toplevel else "")
     root = BUILD_ROOT / tid
     build_dir = root / ("verilator-fst" if waves else "verilator")
-    build_args = BUILD_ARGS + (WAVE_ARGS if waves else [])
+    hdl, cxx = _split_sources(sources)
+    include = sorted({f"-CFLAGS -I{path.parent}" for path in cxx})
+    build_args = BUILD_ARGS + (WAVE_ARGS if waves else []) + \
+        [arg for flag in include for arg in flag.split(" ", 1)] + [str(path) for path in cxx]
 
     with _locked(root / ".lock"):
         source = root / f"{core.toplevel}.v"
         text = core.verilog()
         if not source.exists() or source.read_text() != text:
             source.write_text(text)    # keep the mtime when nothing changed
+        extra = [path.read_text() for path in hdl + cxx]
+        extra += [h.read_text() for path in cxx for h in sorted(path.parent.glob("*.h"))]
         key = hashlib.sha256("\n".join([
-            text, core.toplevel, " ".join(build_args), verilator_version(binary),
-            cocotb.__version__]).encode()).hexdigest()
+            text, top, " ".join(build_args), verilator_version(binary),
+            cocotb.__version__, *extra]).encode()).hexdigest()
         stamp = build_dir / "ssdlab-build-key"
         runner = get_runner("verilator")
         if not (stamp.exists() and stamp.read_text() == key
-                and (build_dir / core.toplevel).exists()):
+                and (build_dir / top).exists()):
             stamp.unlink(missing_ok=True)
-            runner.build(sources=[source], hdl_toplevel=core.toplevel, build_dir=build_dir,
+            runner.build(sources=[source, *hdl], hdl_toplevel=top, build_dir=build_dir,
                          build_args=build_args, waves=waves, always=True,
                          timescale=("1ns", "1ps"), log_file=root / "build.log")
             stamp.write_text(key)
@@ -150,8 +179,11 @@ def _replay_command(seed) -> str:
     return f"make test T={shlex.quote(node)} SEED={seed}" if node else f"SEED={seed}"
 
 
-def run(core: Core, test_file: str, testcase=None, extra_env=None):
+def run(core: Core, test_file: str, testcase=None, extra_env=None, sources=(), toplevel=None):
     """Build `core` and run the cocotb tests in `test_file` (the calling pytest module).
+
+    sources / toplevel: extra files and a test top that instantiates the core (see _build),
+    e.g. a top with DPI die models around a flash back end.
 
     Fails the calling pytest test when any cocotb test fails, naming the seed and the command
     that replays it.
@@ -159,9 +191,11 @@ def run(core: Core, test_file: str, testcase=None, extra_env=None):
     waves = os.environ.get("WAVES", "0") not in ("", "0")
     seed = int(os.environ["SEED"]) if os.environ.get("SEED") else random.randrange(1 << 31)
     try:
-        runner, build_dir, root = _build(core, waves)
+        runner, build_dir, root = _build(core, waves, sources, toplevel)
     except RuntimeError as e:
-        log = BUILD_ROOT / test_id(core) / "build.log"
+        top = toplevel or core.toplevel
+        log = BUILD_ROOT / (test_id(core) + (f"-{top}" if top != core.toplevel else "")) \
+            / "build.log"
         tail = "".join(log.read_text(errors="replace").splitlines(True)[-40:]) \
             if log.exists() else ""
         pytest.fail(f"{core.toplevel} {core.params}: build failed: {e}\n{tail}\nlog: {log}",
@@ -177,7 +211,7 @@ def run(core: Core, test_file: str, testcase=None, extra_env=None):
     env = {PARAMS_ENV: json.dumps(core.params), **(extra_env or {})}
     print(f"ssdlab: {core.toplevel} params={core.params} seed={seed} waves={waves}")
     try:
-        runner.test(test_module=test_path.stem, hdl_toplevel=core.toplevel,
+        runner.test(test_module=test_path.stem, hdl_toplevel=toplevel or core.toplevel,
                     hdl_toplevel_lang="verilog", testcase=testcase, seed=seed,
                     waves=waves, extra_env=env, test_dir=run_dir, build_dir=build_dir,
                     log_file=run_dir / "sim.log")

@@ -46,3 +46,11 @@ def test_failure_reports_seed(monkeypatch):
     assert "seed 1234" in message
     assert "SEED=1234" in message and "make test T=" in message
     assert "probe was asked to fail" in message
+
+
+@pytest.mark.smoke
+def test_extra_sources_dpi():
+    """A test top (SV) and a C++ DPI model build beside the core; the top is simulated."""
+    probe = Path(__file__).with_name("dpi_probe")
+    sources = [probe / "dpi_probe_top.sv", probe / "dpi_probe.cpp"]
+    run(CORE, PROBE, testcase="dpi_probe", sources=sources, toplevel="dpi_probe_top")
