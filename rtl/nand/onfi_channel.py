@@ -7,8 +7,11 @@ instantiates: a command sequencer in RTL. Program data and feature parameters co
 ends with one completion on `m_cpl` {tag, status, fail, error}, after its data. The engine's
 pins and timing registers pass through to the top.
 
-Ops run one at a time (a die busy in tPROG holds the channel); way interleaving belongs to the
-die scheduler or a later version. See rtl/nand/README.md ("onfi_channel").
+Ops run one at a time. The whole-operation ops (READ_PAGE, PROGRAM_PAGE, ERASE_BLOCK) hold the
+channel while their die is busy; the split-phase ops (READ_ARRAY/READ_DATA, PROGRAM_LOAD,
+ERASE_START, STATUS_FINISH) release it, so that a die scheduler (nand_die_scheduler) can
+interleave ways: start a die, use the bus for others while it is busy, finish it when its
+R/B# (`rb_ready`) is high. See rtl/nand/README.md ("onfi_channel").
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -26,7 +29,7 @@ FEATURE_BYTES = 4       # SET/GET FEATURES move P1..P4
 
 
 class ChannelOp(enum.Enum, shape=4):
-    """Flash operations of `s_op` (values 9..15 are refused with `error`)."""
+    """Flash operations of `s_op` (values 14, 15 are refused with `error`)."""
     RESET = 0           # FFh, wait R/B#
     READ_ID = 1         # 90h, addr column[7:0], `length` bytes out
     READ_PARAM = 2      # ECh, addr 00h, wait R/B#, `length` bytes out
@@ -36,6 +39,13 @@ class ChannelOp(enum.Enum, shape=4):
     SET_FEATURES = 6    # EFh, addr column[7:0], 4 bytes in, wait R/B#
     GET_FEATURES = 7    # EEh, addr column[7:0], wait R/B#, 4 bytes out
     READ_STATUS = 8     # 70h, 1 byte out
+    # Split phases: the bus is free while the die works. `multi` marks a plane that is not the
+    # last of a multi-plane group: its confirm is 32h/11h/D1h and the op waits out tDBSY.
+    READ_ARRAY = 9      # 00h, column, row, 30h (multi: 32h, wait R/B#)
+    READ_DATA = 10      # wait R/B#, 06h, column, row, E0h, tCCS, `length` bytes out
+    PROGRAM_LOAD = 11   # 80h, column, row, `length` bytes in, 10h (multi: 11h, wait R/B#)
+    ERASE_START = 12    # 60h, row, D0h (multi: D1h, wait R/B#)
+    STATUS_FINISH = 13  # wait R/B#, 70h, status (kept)
 
 
 def op_layout(max_len=18432):
@@ -48,6 +58,7 @@ def op_layout(max_len=18432):
         "row": unsigned(ROW_BITS),
         "column": unsigned(COLUMN_BITS),
         "length": unsigned(max_len.bit_length()),
+        "multi": unsigned(1),       # READ_ARRAY, PROGRAM_LOAD, ERASE_START: more planes follow
     })
 
 
@@ -111,6 +122,8 @@ class OnfiChannel(wiring.Component):
             "m_cpl": Out(stream.Signature(Completion)),
             # configuration and ONFI pins, passed through to the engine
             **channel_members(n_ways, timer_width),
+            # R/B# after the engine's synchroniser, for a scheduler
+            "rb_ready": Out(n_ways, init=(1 << n_ways) - 1),
         })
 
     def elaborate(self, platform):
@@ -121,7 +134,7 @@ class OnfiChannel(wiring.Component):
             eng.dq_i.eq(self.dq_i), eng.rb_n.eq(self.rb_n),
             self.dq_o.eq(eng.dq_o), self.dq_oe.eq(eng.dq_oe), self.ce_n.eq(eng.ce_n),
             self.cle.eq(eng.cle), self.ale.eq(eng.ale), self.we_n.eq(eng.we_n),
-            self.re_n.eq(eng.re_n), self.wp_n.eq(eng.wp_n),
+            self.re_n.eq(eng.re_n), self.wp_n.eq(eng.wp_n), self.rb_ready.eq(eng.rb_ready),
         ]
 
         op = Signal(op_layout(self.max_len))      # the op being run
@@ -154,9 +167,26 @@ class OnfiChannel(wiring.Component):
                 m.d.comb += [first_cmd.eq(0xEE), n_out.eq(FEATURE_BYTES)]
             with m.Case(ChannelOp.READ_STATUS):
                 m.d.comb += [first_cmd.eq(0x70), n_out.eq(1)]
+            with m.Case(ChannelOp.READ_ARRAY):
+                m.d.comb += [first_cmd.eq(0x00), confirm.eq(Mux(op.multi, 0x32, 0x30))]
+            with m.Case(ChannelOp.READ_DATA):
+                m.d.comb += [first_cmd.eq(0x06), confirm.eq(0xE0), n_out.eq(op.length)]
+            with m.Case(ChannelOp.PROGRAM_LOAD):
+                m.d.comb += [first_cmd.eq(0x80), confirm.eq(Mux(op.multi, 0x11, 0x10)),
+                             n_in.eq(op.length)]
+            with m.Case(ChannelOp.ERASE_START):
+                m.d.comb += [first_cmd.eq(0x60), confirm.eq(Mux(op.multi, 0xD1, 0xD0))]
+            with m.Case(ChannelOp.STATUS_FINISH):
+                m.d.comb += first_cmd.eq(0x70)
         # Program and erase end with a 70h read the channel keeps (the completion's status);
         # every other byte read goes out on m_rdata.
-        keep_status = (kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.ERASE_BLOCK)
+        keep_status = ((kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.ERASE_BLOCK) |
+                       (kind == ChannelOp.STATUS_FINISH))
+        # A start phase ends at its confirm (CE# rises), unless a multi-plane confirm's tDBSY
+        # must pass first.
+        start_phase = ((kind == ChannelOp.READ_ARRAY) | (kind == ChannelOp.PROGRAM_LOAD) |
+                       (kind == ChannelOp.ERASE_START))
+        ends_at_confirm = start_phase & ~op.multi
 
         # Read bytes: from the engine's one-entry register straight to m_rdata, or to `status`.
         m.d.comb += [
@@ -183,7 +213,7 @@ class OnfiChannel(wiring.Component):
                 m.d.comb += self.s_op.ready.eq(1)
                 with m.If(self.s_op.valid):
                     p = self.s_op.payload
-                    refuse = p.op.as_value() > ChannelOp.READ_STATUS.value
+                    refuse = p.op.as_value() > ChannelOp.STATUS_FINISH.value
                     # only the checks a field's width can fail (no constant comparisons)
                     if self.n_ways < 8:
                         refuse |= p.way >= self.n_ways
@@ -192,6 +222,9 @@ class OnfiChannel(wiring.Component):
                     m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse)]
                     with m.If(refuse):
                         m.next = "DROP"
+                    with m.Elif((p.op == ChannelOp.READ_DATA) |
+                                (p.op == ChannelOp.STATUS_FINISH)):
+                        m.next = "WAIT_RB"      # the die must be ready first (and tRR)
                     with m.Else():
                         m.next = "CMD1"
 
@@ -210,12 +243,16 @@ class OnfiChannel(wiring.Component):
                     with m.Switch(kind):
                         with m.Case(ChannelOp.RESET):
                             m.next = "WAIT_RB"
-                        with m.Case(ChannelOp.READ_PAGE, ChannelOp.PROGRAM_PAGE):
+                        with m.Case(ChannelOp.READ_PAGE, ChannelOp.PROGRAM_PAGE,
+                                    ChannelOp.READ_ARRAY, ChannelOp.READ_DATA,
+                                    ChannelOp.PROGRAM_LOAD):
                             m.next = "ADDR_COL"
-                        with m.Case(ChannelOp.ERASE_BLOCK):
+                        with m.Case(ChannelOp.ERASE_BLOCK, ChannelOp.ERASE_START):
                             m.next = "ADDR_ROW"
                         with m.Case(ChannelOp.READ_STATUS):
                             m.next = "DOUT"
+                        with m.Case(ChannelOp.STATUS_FINISH):
+                            m.next = "STATUS_DOUT"
                         with m.Default():       # READ_ID, READ_PARAM, SET/GET_FEATURES
                             m.next = "ADDR1"
 
@@ -244,7 +281,8 @@ class OnfiChannel(wiring.Component):
                 with m.If(taken):
                     with m.If(idx == self.row_cycles - 1):
                         m.d.sync += idx.eq(0)
-                        with m.If(kind == ChannelOp.PROGRAM_PAGE):
+                        with m.If((kind == ChannelOp.PROGRAM_PAGE) |
+                                  (kind == ChannelOp.PROGRAM_LOAD)):
                             m.next = "DIN"
                         with m.Else():
                             m.next = "CMD2"
@@ -254,7 +292,7 @@ class OnfiChannel(wiring.Component):
             with m.State("DIN"):
                 # s_wdata passes straight into the engine's request
                 with m.If(idx == n_in):
-                    with m.If(kind == ChannelOp.PROGRAM_PAGE):
+                    with m.If((kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.PROGRAM_LOAD)):
                         m.next = "CMD2"
                     with m.Else():
                         m.next = "WAIT_RB"
@@ -266,17 +304,34 @@ class OnfiChannel(wiring.Component):
                         m.d.sync += idx.eq(idx + 1)
 
             with m.State("CMD2"):
-                emit(CycleKind.CMD, confirm)
+                emit(CycleKind.CMD, confirm, last=ends_at_confirm)
                 with m.If(taken):
-                    m.next = "WAIT_RB"
+                    with m.If(ends_at_confirm):
+                        m.next = "FINISH"
+                    with m.Elif(kind == ChannelOp.READ_DATA):
+                        m.next = "CCS"
+                    with m.Else():
+                        m.next = "WAIT_RB"
+
+            with m.State("CCS"):
+                # 06h-E0h: tCCS before the first data output cycle
+                emit(CycleKind.WAIT_CCS)
+                with m.If(taken):
+                    m.d.sync += idx.eq(0)
+                    m.next = "DOUT"
 
             with m.State("WAIT_RB"):
-                ends = (kind == ChannelOp.RESET) | (kind == ChannelOp.SET_FEATURES)
+                ends = ((kind == ChannelOp.RESET) | (kind == ChannelOp.SET_FEATURES) |
+                        start_phase)
                 emit(CycleKind.WAIT_RB, last=ends)
                 with m.If(taken):
                     m.d.sync += idx.eq(0)
                     with m.If(ends):
                         m.next = "FINISH"
+                    with m.Elif(kind == ChannelOp.READ_DATA):
+                        m.next = "CMD1"
+                    with m.Elif(kind == ChannelOp.STATUS_FINISH):
+                        m.next = "CMD1"
                     with m.Elif(keep_status):
                         m.next = "STATUS_CMD"
                     with m.Else():

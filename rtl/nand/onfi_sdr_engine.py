@@ -124,6 +124,7 @@ class OnfiSdrEngine(wiring.Component):
     dq_o, dq_oe, dq_i : DQ[7:0] to the PHY (dq_oe high while the engine drives DQ)
     ce_n[n_ways], cle, ale, we_n, re_n, wp_n : ONFI outputs, all registers
     rb_n[n_ways] : R/B# inputs, asynchronous (synchronised here)
+    rb_ready[n_ways] : out; R/B# after the synchroniser (RB_SYNC_STAGES cycles late)
     """
 
     def __init__(self, n_ways=1, timer_width=8):
@@ -142,6 +143,8 @@ class OnfiSdrEngine(wiring.Component):
             "s_cycle": In(stream.Signature(CycleRequest)),
             "m_rdata": Out(stream.Signature(ReadData)),
             **channel_members(n_ways, timer_width),
+            # R/B# after the synchroniser, for schedulers that pick a ready die
+            "rb_ready": Out(n_ways, init=(1 << n_ways) - 1),
         })
 
     def elaborate(self, platform):
@@ -155,6 +158,7 @@ class OnfiSdrEngine(wiring.Component):
         rb_sync = Signal(self.n_ways, init=(1 << self.n_ways) - 1)
         m.submodules.rb_sync = FFSynchronizer(self.rb_n, rb_sync, stages=RB_SYNC_STAGES,
                                               init=(1 << self.n_ways) - 1, reset_less=False)
+        m.d.comb += self.rb_ready.eq(rb_sync)
         rb_ready = Array([rb_sync[i] for i in range(self.n_ways)] +
                          [Const(1)] * (8 - self.n_ways))
 

@@ -18,9 +18,10 @@ from dataclasses import replace
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, Event, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, Event, RisingEdge
 from cocotb.utils import get_sim_time
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_fields
+from ssdlab_streams import StreamSink, StreamSource
 
 from rtl.nand.onfi_channel import ChannelOp, Completion, OnfiChannel, op_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
@@ -41,83 +42,13 @@ GEOS = {
 SMOKE_PARAMS = {"n_ways": 2, "row_cycles": 2, "col_cycles": 2, "max_len": 2112}
 OP = ChannelOp
 # Ops whose bytes come out on m_rdata (one packet each, `last` on the final byte).
-READS = {OP.READ_ID, OP.READ_PARAM, OP.READ_PAGE, OP.GET_FEATURES, OP.READ_STATUS}
+READS = {OP.READ_ID, OP.READ_PARAM, OP.READ_PAGE, OP.GET_FEATURES, OP.READ_STATUS,
+         OP.READ_DATA}
 SR_IDLE = SR_RDY | SR_ARDY | SR_WP_N
 
 
 def now_ns():
     return get_sim_time("ns")
-
-
-class StreamSource:
-    """Drives a valid/ready/payload stream from a queue; `idle` is the probability of a gap
-    of 1..4 cycles before a beat. Sleeps while the queue is empty or ready is low."""
-
-    def __init__(self, dut, prefix, rng, idle=0.0):
-        self.dut, self.rng, self.idle = dut, rng, idle
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        self.queue = deque()
-        self.kick = Event()
-        self.sent = 0
-        self.valid.value = 0
-        self.payload.value = 0
-        cocotb.start_soon(self._run())
-
-    def put(self, value):
-        self.queue.append(value)
-        self.kick.set()
-
-    async def _run(self):
-        clk = self.dut.clk
-        while True:
-            if not self.queue:
-                self.valid.value = 0
-                self.kick.clear()
-                await self.kick.wait()
-                await RisingEdge(clk)           # back in a writable phase, at an edge
-                continue
-            if self.idle and self.rng.random() < self.idle:
-                self.valid.value = 0
-                await ClockCycles(clk, self.rng.randint(1, 4))
-            self.payload.value = self.queue[0]
-            self.valid.value = 1
-            while True:
-                await ReadOnly()
-                if int(self.ready.value):
-                    await RisingEdge(clk)       # the beat moves at this edge
-                    break
-                await RisingEdge(self.ready)
-            self.queue.popleft()
-            self.sent += 1
-            if not self.queue:
-                self.valid.value = 0
-
-
-class StreamSink:
-    """Takes beats of a valid/ready/payload stream; `pause` is the probability of ready low
-    in a cycle where valid is high. Calls `on_beat(payload)` for each beat."""
-
-    def __init__(self, dut, prefix, rng, on_beat, pause=0.0):
-        self.dut, self.rng, self.on_beat, self.pause = dut, rng, on_beat, pause
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        self.ready.value = 1
-        cocotb.start_soon(self._run())
-
-    async def _run(self):
-        clk = self.dut.clk
-        while True:
-            await ReadOnly()
-            if not int(self.valid.value):
-                await RisingEdge(self.valid)
-                continue
-            if int(self.ready.value):
-                self.on_beat(int(self.payload.value))   # taken at the next edge
-            await RisingEdge(clk)
-            self.ready.value = int(not (self.pause and self.rng.random() < self.pause))
 
 
 class TB:
@@ -215,13 +146,13 @@ class TB:
 
     # -- ops --
 
-    def submit(self, op, way, row=0, column=0, length=0, wdata=b"", op_value=None):
+    def submit(self, op, way, row=0, column=0, length=0, wdata=b"", op_value=None, multi=0):
         """Queue one op (and its s_wdata bytes); returns its tag."""
         tag = self.next_tag
         self.next_tag = (self.next_tag + 1) % 256
         self.results.pop(tag, None)
         bits = struct_bits(self.layout, tag=tag, op=op, way=way, row=row, column=column,
-                           length=length)
+                           length=length, multi=multi)
         if op_value is not None:        # an op code ChannelOp does not name
             f = self.layout["op"]
             bits = (bits & ~(((1 << f.width) - 1) << f.offset)) | (op_value << f.offset)
@@ -458,8 +389,9 @@ async def test_refused_ops(dut):
     tb = TB(dut, salt=7)
     await tb.reset()
     latched = [len(t.latched) for t in tb.targets]
-    cpl, _ = await tb.run(OP.RESET, 0, op_value=13)
-    assert cpl["error"] and not cpl["fail"], cpl
+    for value in (14, 15):
+        cpl, _ = await tb.run(OP.RESET, 0, op_value=value)
+        assert cpl["error"] and not cpl["fail"], cpl
     if tb.n_ways < 8:
         cpl, _ = await tb.run(OP.READ_PAGE, tb.n_ways, length=16)
         assert cpl["error"], cpl
@@ -473,6 +405,50 @@ async def test_refused_ops(dut):
     payload = tb.page(200)
     assert ok_status(await tb.program(0, tb.row(0, 5, 0), payload))
     assert tb.dies[0].page_data(0, 5, 0)[:200] == payload
+    tb.finish()
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_split_phase_ops(dut):
+    """The split-phase ops a die scheduler interleaves with: the start phases release the bus
+    at their confirm (CE# high, die still busy), the finish phases wait for R/B#; a two-plane
+    erase, program and read (32h/11h/D1h with tDBSY) moves both planes' data."""
+    tb = TB(dut, salt=11)
+    await tb.reset()
+    g = tb.geo
+    blocks = (6, 7)                 # planes 0 and 1
+    n = g.register_bytes
+    pages = [tb.page(n) for _ in blocks]
+    die = tb.dies[0]
+    # two-plane erase: 60h-D1h (tDBSY), 60h-D0h, then status
+    for i, b in enumerate(blocks):
+        cpl, _ = await tb.run(OP.ERASE_START, 0, row=tb.row(0, b, 0), multi=i == 0)
+        assert cpl == {"tag": cpl["tag"], "status": 0, "fail": 0, "error": 0}, cpl
+    assert not die.rb_n(now_ns()), "die not busy after ERASE_START"
+    cpl, _ = await tb.run(OP.STATUS_FINISH, 0)
+    assert ok_status(cpl), cpl
+    assert die.stats["erases"] == 2
+    # two-plane program: 80h-11h (tDBSY), 80h-10h; the start returns while tPROG runs
+    for i, b in enumerate(blocks):
+        cpl, _ = await tb.run(OP.PROGRAM_LOAD, 0, row=tb.row(0, b, 0), length=n,
+                              wdata=pages[i], multi=i == 0)
+        assert not cpl["error"], cpl
+    started = now_ns()
+    cpl, _ = await tb.run(OP.STATUS_FINISH, 0)
+    assert ok_status(cpl), cpl
+    assert now_ns() - started > 0.9 * die.timing.t_prog(g.page_type(0)), "finish did not wait"
+    # two-plane read: 00h-32h (tDBSY), 00h-30h; then 06h-E0h per plane selects its register
+    for i, b in enumerate(blocks):
+        cpl, _ = await tb.run(OP.READ_ARRAY, 0, row=tb.row(0, b, 0), multi=i == 0)
+        assert not cpl["error"], cpl
+    for i, b in enumerate(blocks):
+        cpl, got = await tb.run(OP.READ_DATA, 0, row=tb.row(0, b, 0), length=n)
+        assert not cpl["error"], cpl
+        assert got == pages[i], f"plane {i}: read back differs"
+    # single-plane read from a column, through the split ops
+    await tb.run(OP.READ_ARRAY, 0, row=tb.row(0, blocks[1], 0))
+    _, got = await tb.run(OP.READ_DATA, 0, row=tb.row(0, blocks[1], 0), column=100, length=50)
+    assert got == pages[1][100:150]
     tb.finish()
 
 
@@ -614,5 +590,5 @@ def test_onfi_channel():
 def test_onfi_channel_sweep(n_ways, row_cycles):
     run(core(n_ways=n_ways, row_cycles=row_cycles, max_len=4096), __file__,
         testcase=["test_reset_read_id", "test_parameter_page", "test_refused_ops",
-                  "test_random_traffic"],
+                  "test_random_traffic", "test_split_phase_ops"],
         extra_env={"ONFI_CHANNEL_OPS": "150"})
