@@ -570,6 +570,11 @@ int NandDieCore::timing_mode() const {
     return it == features.end() ? 0 : it->second[0] & 0x0F;
 }
 
+int NandDieCore::data_interface() const {
+    auto it = features.find(1);
+    return it != features.end() && ((it->second[0] >> 4) & 3) == 2 ? 2 : 0;
+}
+
 bool NandDieCore::set_features(double n, int address, const Bytes &params) {
     advance(n);
     if (!powered("SET FEATURES") || !target_ready("SET FEATURES")) return false;
@@ -580,10 +585,12 @@ bool NandDieCore::set_features(double n, int address, const Bytes &params) {
     }
     if (address == 1) {
         int m = params[0] & 0x0F, iface = (params[0] >> 4) & 3;
-        if (iface != 0 || m > 5 || !((cfg.sdr_modes >> m) & 1)) {
+        if (iface == 2 && m <= 7) {
+            // NV-DDR2 timing mode 0..7 (accepted as the golden does; see data_interface)
+        } else if (iface != 0 || m > 5 || !((cfg.sdr_modes >> m) & 1)) {
             violate("feature-value", -1,
-                    fmt("timing mode feature P1=0x%02x: SDR modes mask 0x%02x supported",
-                        params[0], cfg.sdr_modes));
+                    fmt("timing mode feature P1=0x%02x: SDR modes mask 0x%02x or NV-DDR2 "
+                        "modes 0..7 supported", params[0], cfg.sdr_modes));
             return false;
         }
     }
@@ -1204,11 +1211,22 @@ template <class F> void NandDieFast::call(double now, F fn, bool rb) {
     } catch (const RuleError &) {
         // recorded in die.violations; reported by report()
     }
-    if (die.timing_mode() != mode) {
-        mode = die.timing_mode();
-        checker.set_mode(mode);
-    }
+    // SET FEATURES 01h or RESET: the new mode applies once the die is ready (sync())
+    if (die.timing_mode() != mode || die.data_interface() != iface_) switch_pending_ = true;
     if (rb) update_rb((int64_t)std::llround(now * 1000));
+}
+
+void NandDieFast::sync(int64_t now_ps) {
+    if (!switch_pending_ || die.ready_ns() > now_ps / 1000.0) return;
+    switch_pending_ = false;
+    iface_ = die.data_interface();
+    mode = die.timing_mode();
+    if (iface_ != 0 && !nvddr2_warned_) {
+        nvddr2_warned_ = true;
+        printf("nand_die_fast[%d] t=%.3f ns: NV-DDR2 selected: not modelled by nand_die_fast, "
+               "the pins keep SDR timing mode %d\n", die_id, now_ps / 1000.0, std::min(mode, 5));
+    }
+    checker.set_mode(std::min(mode, 5));
 }
 
 int NandDieFast::rb_at(int64_t t) const {
@@ -1222,7 +1240,7 @@ void NandDieFast::update_rb(int64_t now_ps) {
     double rdy = die.ready_ns();
     if (rdy <= now) return;
     int base = rb_at(now_ps);
-    double fall = sdr_timing(mode, tWB) * WB_FRACTION;
+    double fall = sdr_timing(std::min(mode, 5), tWB) * WB_FRACTION;
     int64_t t0 = now_ps;
     rb_fall_ = -1;
     if (now + fall < rdy) {
@@ -1258,6 +1276,7 @@ bool NandDieFast::expect_addr(double now, size_t n, const std::string &what) {
 }
 
 void NandDieFast::latch(int64_t now_ps, int kind, int byte) {
+    sync(now_ps);
     if (kind == 0)
         command(now_ps, byte);
     else if (kind == 1)
@@ -1445,6 +1464,7 @@ void NandDieFast::data_in(int64_t now_ps, int d) {
 }
 
 int NandDieFast::data_out(int64_t now_ps) {
+    sync(now_ps);
     double now = now_ps / 1000.0;
     int v = -1;
     if (out_ == OUT_STATUS) {
@@ -1467,11 +1487,13 @@ int NandDieFast::data_out(int64_t now_ps) {
 void NandDieFast::set_wp(int64_t now_ps, int wp_n) { die.set_wp_n(now_ps / 1000.0, wp_n); }
 
 void NandDieFast::checker_observe(int64_t t_ps, const Pins &pins) {
+    sync(t_ps);
     checker.observe(t_ps / 1000.0, pins);
     report();
 }
 
 void NandDieFast::observe(int64_t t_ps, const Pins &pins, int wp_n) {
+    sync(t_ps);
     double now = t_ps / 1000.0;
     checker.observe(now, pins);
     if (!have_prev_) {
@@ -1487,7 +1509,7 @@ void NandDieFast::observe(int64_t t_ps, const Pins &pins, int wp_n) {
     prev_wp_ = wp_n;
     if (wp_n != prev_wp) die.set_wp_n(now, wp_n);
     if (prev.ce_n && !pins.ce_n) ce_fall_ps_ = t_ps;
-    if (!prev.ce_n && pins.ce_n) drive(t_ps, sdr_timing(mode, tCOH), -1);
+    if (!prev.ce_n && pins.ce_n) drive(t_ps, sdr_timing(std::min(mode, 5), tCOH), -1);
     if (pins.ce_n && prev.ce_n) return;
     if (!prev.we_n && pins.we_n && !prev.ce_n) {
         if (prev.cle && prev.ale)
@@ -1497,11 +1519,12 @@ void NandDieFast::observe(int64_t t_ps, const Pins &pins, int wp_n) {
     }
     if (prev.re_n && !pins.re_n && !pins.ce_n) {
         int v = data_out(t_ps);
-        double valid_at = std::max(now + sdr_timing(mode, tREA),
-                                   ce_fall_ps_ / 1000.0 + sdr_timing(mode, tCEA));
+        double valid_at = std::max(now + sdr_timing(std::min(mode, 5), tREA),
+                                   ce_fall_ps_ / 1000.0 + sdr_timing(std::min(mode, 5), tCEA));
         drive(t_ps, valid_at - now, v);
     }
-    if (!prev.re_n && pins.re_n && !prev.ce_n) drive(t_ps, sdr_timing(mode, tRHOH), -1);
+    if (!prev.re_n && pins.re_n && !prev.ce_n)
+        drive(t_ps, sdr_timing(std::min(mode, 5), tRHOH), -1);
 }
 
 void NandDieFast::report() {

@@ -192,6 +192,7 @@ class NandDieCore {
     double ready_ns() const;
     int rb_n(double now);
     int timing_mode() const;
+    int data_interface() const;     // 0 SDR, 2 NV-DDR2 (SET FEATURES 01h P1 bits 5:4)
     bool is_factory_bad(int lun, int block) const;
     void inject_bad_block(int lun, int block, const std::string &reason = "injected");
     int status(double now, int lun);
@@ -298,6 +299,9 @@ class NandDieFast {
     int data_out(int64_t now_ps);                     // the byte, or -1 (garbage)
     void set_wp(int64_t now_ps, int wp_n);
     void checker_observe(int64_t t_ps, const Pins &pins);
+    // Apply a pending interface/timing mode switch (after SET FEATURES 01h or RESET) once
+    // the die is ready again, as OnfiPinTarget._switch does; the entry points call it.
+    void sync(int64_t now_ps);
 
     // Clocked pin evaluation: the pins as set at the last posedge (edge_ps), returns the
     // outputs for the next posedge (dq_i | rb_n << 8). Called once per clock at negedge.
@@ -310,6 +314,8 @@ class NandDieFast {
   private:
     int64_t clk_ps_;
     bool verbose_;
+    int iface_ = 0;
+    bool switch_pending_ = false, nvddr2_warned_ = false;
     size_t printed_rules_ = 0, printed_own_ = 0, printed_timing_ = 0;
     const double *tm_;      // output timings of the mode in force
     int64_t ce_fall_ps_ = 0;

@@ -181,6 +181,7 @@ int run_file(const std::string &path) {
             fail("no unclaimed NAND rule violation", pend_rules.front().second);
         if (!pend_timing.empty())
             fail("no unclaimed timing violation", pend_timing.front().second);
+        m.sync(now_ps);
         if (key == "CMD" || key == "ADDR" || (key == "DIN" && w[1] != "PAT")) {
             int kind = key == "CMD" ? 0 : key == "ADDR" ? 1 : 2;
             for (size_t k = 1; k < w.size(); k++)

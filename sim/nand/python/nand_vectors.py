@@ -184,6 +184,7 @@ class GoldenRunner:
         self.target = OnfiPinTarget(self.bus, die, name="vec")
         self.target.log = _log
         self.target._update_rb = lambda now: None     # no R/B# pin: nothing to schedule
+        self.switch_pending = False
         self.cycle_ps = int(round(cycle_ns * 1000))
         self.now_ps = 0
         self.last_latch_ns = 0.0
@@ -194,14 +195,48 @@ class GoldenRunner:
     def now(self):
         return self.now_ps / 1000
 
+    # OnfiPinTarget switches its interface/timing mode after SET FEATURES or RESET once the
+    # die is ready again, in a cocotb task (`_switch`). Without a simulator the task is taken
+    # out of cocotb.start_soon and its effect applied by sync() at the first event at or after
+    # that time, which is when the task would have run.
+
+    def _start_soon(self, coro):
+        if getattr(coro, "__name__", "") == "_switch":
+            coro.close()
+            self.switch_pending = True
+            return None
+        coro.close()
+        raise RuntimeError(f"nand_vectors: unexpected cocotb task {coro!r}")
+
+    def _in_target(self, fn, *args):
+        import cocotb
+        saved = getattr(cocotb, "start_soon", None)
+        cocotb.start_soon = self._start_soon
+        try:
+            return fn(*args)
+        finally:
+            cocotb.start_soon = saved
+
+    def sync(self):
+        """Apply a pending interface/timing mode switch once the die is ready (R/B# high)."""
+        t, die = self.target, self.die
+        if self.switch_pending and die.ready_ns() <= self.now:
+            self.switch_pending = False
+            t.iface, t.mode = die.data_interface, die.timing_mode
+            t.t = t._timing_set(t.iface, t.mode)
+            t.checker.set_timings(t.t)
+            t.rd = None
+
     def latch(self, kind, byte):
-        self.target._latch(self.now, kind, byte)
+        self.sync()
+        self._in_target(self.target._latch, self.now, kind, byte)
         self.last_latch_ns = self.now
         self.now_ps += self.cycle_ps
 
     def data_out(self):
+        self.sync()
         self.bus.driven = None
-        self.target._data_out(self.now)
+        self._in_target(self.target._data_out, self.now)
         self.now_ps += self.cycle_ps
         return self.bus.driven
 
@@ -213,6 +248,7 @@ class GoldenRunner:
 
     def pins(self, t_ns, pins):
         self.now_ps = max(self.now_ps, round(t_ns * 1000))
+        self.sync()
         self.target.checker.observe(t_ns, pins)
 
     def take_rules(self):
@@ -293,6 +329,7 @@ def run_file(path):
             fail(lineno, "no unclaimed NAND rule violation", pend_rules[0][1])
         if pend_timing:
             fail(lineno, "no unclaimed timing violation", pend_timing[0][1])
+        r.sync()
         if key in ("CMD", "ADDR") or (key == "DIN" and args[0] != "PAT"):
             kind = {"CMD": "cmd", "ADDR": "addr", "DIN": "data"}[key]
             for b in args:
@@ -451,6 +488,7 @@ class Scenario:
         self._emit(f"RB {self.die.rb_n(self.r.now)}")
 
     def mode(self):
+        self.r.sync()
         self._emit(f"MODE {self.r.target.mode}")
 
     def stats(self):

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// DPI-C front end of the fast NAND die model for the SystemVerilog module nand_die_fast
+// (nand_die_fast.sv): one NandDieFast per module instance, addressed by a handle.
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "nand_die_fast.h"
+
+using nandfast::DieConfig;
+using nandfast::NandDieFast;
+
+namespace {
+std::vector<std::unique_ptr<NandDieFast>> models;
+
+struct Ident {
+    const char *name;
+    uint8_t id[5];
+    const char *model;
+};
+// The ONFI identity of the parts of nand_geometry.PARTS (geometry and timings come from the
+// module's parameters).
+const Ident PARTS[] = {
+    {"imft-20nm-mlc-64gbit", {0x2c, 0x64, 0x44, 0x4b, 0xa9}, "SSDLAB-IMFT20-64G"},
+    {"imft-20nm-mlc-128gbit", {0x2c, 0x84, 0x64, 0x3c, 0xa5}, "SSDLAB-IMFT20-128G"},
+    {"imft-25nm-mlc-64gbit", {0x2c, 0x88, 0x04, 0x4b, 0xa9}, "SSDLAB-IMFT25-64G"},
+};
+}  // namespace
+
+extern "C" {
+
+// Returns a handle (>= 0), or -1 after printing why the parameters are illegal.
+int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long seed,
+                      int page_bytes, int spare_bytes, int pages_per_block,
+                      int blocks_per_plane, int planes, int luns, int bits_per_cell,
+                      int t_r_ns, int t_prog_ns, int t_bers_ns, int t_r_lower_ns,
+                      int t_r_upper_ns, int t_prog_lower_ns, int t_prog_upper_ns,
+                      int t_cbsy_ns, int t_rcbsy_ns, int t_dbsy_ns, int t_feat_ns,
+                      int t_rst_ns, int t_rst_prog_ns, int t_rst_erase_ns, int t_rst_first_ns,
+                      int strict, double factory_bad_block_rate, int pe_limit,
+                      double rber_base, double rber_per_kcycle, double rber_exponent,
+                      int factory_erased, int require_reset, int param_page_copies,
+                      int verbose) {
+    DieConfig c;
+    const Ident *ident = nullptr;
+    for (const Ident &p : PARTS)
+        if (!strcmp(p.name, part)) ident = &p;
+    if (!ident) {
+        printf("nand_die_fast[%d]: PART \"%s\": one of imft-20nm-mlc-64gbit, "
+               "imft-20nm-mlc-128gbit, imft-25nm-mlc-64gbit\n", die_id, part);
+        return -1;
+    }
+    c.id_bytes.assign(ident->id, ident->id + 5);
+    c.model = ident->model;
+    c.geometry.page_bytes = page_bytes;
+    c.geometry.spare_bytes = spare_bytes;
+    c.geometry.pages_per_block = pages_per_block;
+    c.geometry.blocks_per_plane = blocks_per_plane;
+    c.geometry.planes = planes;
+    c.geometry.luns = luns;
+    c.geometry.bits_per_cell = bits_per_cell;
+    auto &t = c.timing;
+    t.t_r_ns = t_r_ns;
+    t.t_prog_ns = t_prog_ns;
+    t.t_bers_ns = t_bers_ns;
+    t.t_r_lower_ns = t_r_lower_ns;
+    t.t_r_upper_ns = t_r_upper_ns;
+    t.t_prog_lower_ns = t_prog_lower_ns;
+    t.t_prog_upper_ns = t_prog_upper_ns;
+    t.t_cbsy_ns = t_cbsy_ns;
+    t.t_rcbsy_ns = t_rcbsy_ns;
+    t.t_dbsy_ns = t_dbsy_ns;
+    t.t_feat_ns = t_feat_ns;
+    t.t_rst_ns = t_rst_ns;
+    t.t_rst_prog_ns = t_rst_prog_ns;
+    t.t_rst_erase_ns = t_rst_erase_ns;
+    t.t_rst_first_ns = t_rst_first_ns;
+    c.seed = seed;
+    c.strict = strict != 0;
+    c.factory_bad_block_rate = factory_bad_block_rate;
+    c.pe_limit = pe_limit;
+    c.rber_base = rber_base;
+    c.rber_per_kcycle = rber_per_kcycle;
+    c.rber_exponent = rber_exponent;
+    c.factory_erased = factory_erased != 0;
+    c.require_reset = require_reset != 0;
+    c.param_page_copies = param_page_copies;
+    std::string err = c.validate();
+    if (clk_ps < 2) err = "CLK_PS must be at least 2";
+    if (!err.empty()) {
+        printf("nand_die_fast[%d]: %s\n", die_id, err.c_str());
+        return -1;
+    }
+    models.emplace_back(new NandDieFast(c, die_id, clk_ps, verbose != 0));
+    return (int)models.size() - 1;
+}
+
+// One clock of a die, called at negedge clk: pins as set at the preceding posedge; returns
+// dq_i | rb_n << 8 for the next posedge and the violation counts.
+int nand_die_fast_eval(int handle, long long now_ps, int pins, int *rules, int *timing) {
+    NandDieFast &m = *models[handle];
+    int out = (int)m.eval(now_ps, (uint32_t)pins);
+    *rules = (int)m.rule_count();
+    *timing = (int)m.timing_count();
+    return out;
+}
+}
