@@ -20,19 +20,26 @@ module nand_die_fast_tb (
     output logic [17:0]  m_cpl__payload,
     input  logic [143:0] timing,
     input  logic         write_protect,
-    // the bus, for the test to look at
+    // the bus, for the test to look at (and for a golden model on the same pins)
     output logic [1:0]   ce_n,
     output logic [1:0]   rb_n,
     output logic         we_n,
     output logic         re_n,
+    output logic         cle,
+    output logic         ale,
+    output logic         wp_n,
+    output logic [7:0]   dq_o,
+    output logic         dq_oe,
+    // what a golden model (OnfiPinTarget) on the same pins drives: compared by the test
+    input  logic [7:0]   gold_dq_i,
+    input  logic [1:0]   gold_rb_n,
     // per die: rule and timing violation counts
     output logic [31:0]  rules0,
     output logic [31:0]  timing0,
     output logic [31:0]  rules1,
     output logic [31:0]  timing1
 );
-    logic       cle, ale, wp_n, dq_oe;
-    logic [7:0] dq_o, dq_i, dq_i0, dq_i1;
+    logic [7:0] dq_i, dq_i0, dq_i1;
 
     onfi_channel channel (
         .clk(clk), .rst(rst),

@@ -101,6 +101,18 @@ def test_vectors_cpp(vector_runner):
 
 
 @pytest.mark.smoke
+def test_vectors_golden_mismatch(tmp_path):
+    """The golden runner names the first mismatch too."""
+    from sim.nand.python.nand_vectors import VectorError
+    src = (VECTOR_DIR / "program_read.vec").read_text().replace("RULE", "RULE_X", 0)
+    bad = tmp_path / "bad.vec"
+    bad.write_text(src.replace("WAIT_RB 100000.000", "WAIT_RB 99000.000", 1))
+    with pytest.raises(VectorError, match=r"bad.vec:\d+: expected busy 99000.000 ns, got busy "
+                                          r"100000.000 ns"):
+        run_file(bad)
+
+
+@pytest.mark.smoke
 def test_vectors_cpp_mismatch(vector_runner, tmp_path):
     """The C++ runner names the first mismatch (file, line, expected, got)."""
     src = (VECTOR_DIR / "identify.vec").read_text().replace("DOUT 2C 64", "DOUT 2C 65", 1)
@@ -266,14 +278,54 @@ class TB:
                 int(d.timing1.value)]
 
 
+class RbLog:
+    """Every change of a multi-bit R/B# signal: [(time ps, bit, value)]."""
+
+    def __init__(self, signal, width):
+        self.signal, self.width, self.edges = signal, width, []
+        self.prev = int(signal.value)
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        while True:
+            await self.signal.value_change
+            v = int(self.signal.value)
+            for bit in range(self.width):
+                if (v ^ self.prev) >> bit & 1:
+                    self.edges.append((get_sim_time("ps"), bit, (v >> bit) & 1))
+            self.prev = v
+
+
+def check_rb(dpi, gold, period_ps):
+    """The DPI dies' R/B# (registered at negedge for the next posedge) against the golden's
+    (exact times): each golden edge at t shows at the first posedge P >= t, so the DPI output
+    changes at P - period/2, the negedge before it."""
+    assert len(dpi.edges) == len(gold.edges) > 0, (len(dpi.edges), len(gold.edges))
+    for (td, bd, vd), (tg, bg, vg) in zip(dpi.edges, gold.edges, strict=True):
+        post = -(-tg // period_ps) * period_ps
+        assert (bd, vd) == (bg, vg) and td == post - period_ps // 2, (
+            f"R/B#[{bg}] -> {vg} at {tg} ps (golden); DPI: R/B#[{bd}] -> {vd} at {td} ps")
+
+
 @cocotb.test()
 async def test_ops(dut):
-    """Every channel op on both dies, data checked, then no violation anywhere; measures the
-    simulation speed."""
+    """Every channel op on both dies, data checked, then no violation anywhere. The golden
+    model (NandDie behind OnfiPinTarget, with its timing checker) watches the same pins: its
+    R/B# must change at the same clock edges and it must see no violation either. Measures
+    the simulation speed."""
+    from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
     tb = TB(dut)
     OP = tb.OP
+    dut.gold_rb_n.value = 3
+    bus = OnfiBus(dut, pins={"dq_i": "gold_dq_i", "rb_n": "gold_rb_n"}, seed=1,
+                  log=dut._log)
+    for way in range(2):
+        die = NandDie(PART, geometry=GEO, seed=SEEDS[way],
+                      factory_bad_block_rate=0.25 if way else 0.0)
+        OnfiPinTarget(bus, die, ce=way)
     wall0, sim0 = time.perf_counter(), get_sim_time("ns")
     await tb.reset()
+    rb_dpi, rb_gold = RbLog(dut.rb_n, 2), RbLog(dut.gold_rb_n, 2)
     for way in range(2):
         cpl, _ = await tb.run(OP.RESET, way)
         assert not cpl["error"], cpl
@@ -362,6 +414,25 @@ async def test_ops(dut):
                 "200000 cycles in %.2f s = %.0f cycles/s", cycles, wall, cycles / wall, idle,
                 200000 / idle)
     assert tb.violations() == [0, 0, 0, 0], tb.violations()
+    bus.assert_clean()
+    check_rb(rb_dpi, rb_gold, 1_000_000 // CLK_MHZ)
+    tb.log.info("R/B#: %d edges, the same clock edges as the golden model", len(rb_dpi.edges))
+
+
+@cocotb.test()
+async def test_short_trea(dut):
+    """The engine samples DQ one cycle before tREA: the die has not driven the data yet, so
+    READ ID reads garbage (the data window is modelled, not just checked)."""
+    regs = engine_registers(0, CLK_MHZ, 8)
+    tb = TB(dut, mode=0, t_rea=regs["t_rea"] - 2)
+    OP = tb.OP
+    await tb.reset()
+    await tb.run(OP.RESET, 0)
+    _, ident = await tb.run(OP.READ_ID, 0, column=0x00, length=5)
+    assert ident != PART.id_bytes, ident.hex()
+    tb.set_timing(0)
+    _, ident = await tb.run(OP.READ_ID, 0, column=0x00, length=5)
+    assert ident == PART.id_bytes, ident.hex()
 
 
 @cocotb.test()
@@ -394,6 +465,11 @@ def test_nand_die_fast_channel():
     log = _sim_log("test_ops")
     assert "nand_die_fast[" not in log, "a die reported a violation"
     print(next(line for line in log.splitlines() if "speed:" in line))
+
+
+@pytest.mark.smoke
+def test_nand_die_fast_short_trea():
+    run(CORE, __file__, testcase="test_short_trea", sources=SOURCES, toplevel=TOP)
 
 
 @pytest.mark.smoke
