@@ -6,12 +6,14 @@
 //
 //   g++ -std=c++17 -O2 -o build/nand_vectors sim/nand/cpp/nand_vectors_main.cpp
 //       sim/nand/cpp/nand_die_fast.cpp && build/nand_vectors sim/nand/vectors/*.vec
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -293,9 +295,52 @@ int run_file(const std::string &path) {
 
 }  // namespace
 
+// --bench N CYCLES: N default-part dies (one 1 TB-class target each costs nothing until
+// written) evaluated CYCLES clocks at 100 MHz as the DPI module does, pins idle except a
+// READ STATUS poll on die 0 every 64 clocks; prints evaluations per second.
+static int bench(int n, long cycles) {
+    DieConfig cfg;
+    cfg.require_reset = false;
+    std::string err = cfg.validate();
+    if (!err.empty()) return fprintf(stderr, "%s\n", err.c_str()), 2;
+    std::vector<std::unique_ptr<NandDieFast>> dies;
+    for (int i = 0; i < n; i++) dies.emplace_back(new NandDieFast(cfg, i, 10000, true));
+    const uint32_t idle = 1 | (1 << 3) | (1 << 4) | (1 << 5);   // CE#, WE#, RE#, WP# high
+    // READ STATUS (70h, one data-out cycle) on die 0, mode 0 timing at 10 ns per clock:
+    // CE# low at 0, CLE + DQ 70h at 0, WE# low 2..6, rises at 7, CLE/DQ released at 9,
+    // RE# low 19..23 (tWHR 120 ns, tRP 50 ns), CE# high at 26.
+    auto poll = [idle](long k) -> uint32_t {
+        if (k >= 27) return idle;
+        uint32_t p = idle & ~1u;
+        if (k < 9) p |= 2 | (0x70u << 6) | (1u << 14);
+        if (k >= 2 && k < 7) p &= ~(1u << 3);
+        if (k >= 19 && k < 24) p &= ~(1u << 4);
+        if (k == 26) p |= 1;
+        return p;
+    };
+    auto t0 = std::chrono::steady_clock::now();
+    uint64_t sink = 0;
+    for (long c = 0; c < cycles; c++) {
+        int64_t now_ps = c * 10000 + 5000;
+        for (int i = 0; i < n; i++) {
+            uint32_t pins = idle;
+            if (i == 0) pins = poll(c & 63);
+            sink += dies[i]->eval(now_ps, pins);
+        }
+    }
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    printf("bench: %d dies x %ld cycles in %.3f s: %.3g die-evaluations/s, %.3g cycles/s "
+           "(all dies); violations %zu/%zu (checksum %llu)\n", n, cycles, s,
+           n * (double)cycles / s, cycles / s, dies[0]->rule_count(), dies[0]->timing_count(),
+           (unsigned long long)(sink & 0xFFFF));
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && std::string(argv[1]) == "--bench")
+        return bench(std::atoi(argv[2]), std::atol(argv[3]));
     if (argc < 2) {
-        fprintf(stderr, "usage: %s FILE.vec...\n", argv[0]);
+        fprintf(stderr, "usage: %s FILE.vec... | --bench N_DIES CYCLES\n", argv[0]);
         return 2;
     }
     for (int i = 1; i < argc; i++) {
