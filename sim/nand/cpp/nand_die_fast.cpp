@@ -1221,7 +1221,7 @@ void NandDieFast::sync(int64_t now_ps) {
     switch_pending_ = false;
     iface_ = die.data_interface();
     mode = die.timing_mode();
-    if (iface_ != 0 && !nvddr2_warned_) {
+    if (iface_ != 0 && !nvddr2_warned_ && verbose_) {
         nvddr2_warned_ = true;
         printf("nand_die_fast[%d] t=%.3f ns: NV-DDR2 selected: not modelled by nand_die_fast, "
                "the pins keep SDR timing mode %d\n", die_id, now_ps / 1000.0, std::min(mode, 5));

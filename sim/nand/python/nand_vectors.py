@@ -1114,6 +1114,75 @@ def _sc_random():
     return s
 
 
+def _sc_edges():
+    timing = NandArrayTiming(t_r_ns=90_000, t_r_lower_ns=50_000, t_r_upper_ns=120_000,
+                             t_prog_ns=1_300_000, t_prog_lower_ns=600_000,
+                             t_prog_upper_ns=2_000_000, t_bers_ns=2_500_000)
+    s = Scenario("edges", seed=13, timing=timing, strict=False, factory_bad_block_rate=0.2)
+    g = s.g
+    s.reset()
+    s.comment("per page type tR/tPROG (lower even, upper odd pages)")
+    s.erase(s.row(1, 3, 0))
+    for page in range(4):
+        s.program(s.row(1, 3, page), pat=(60 + page, 32))
+    for page in range(4):
+        s.read(s.row(1, 3, page), 0, 32, pat=(60 + page, 32))
+    s.comment("multi-plane read of two upper pages (tR upper); 06h-E0h on LUN 1")
+    s.read(s.row(1, 2, 1), 0, 0, confirm=0x32)
+    s.read(s.row(1, 3, 1), 0, 0)
+    s.change_col(0, s.row(1, 3, 1))
+    s.dout(8)
+    s.comment("85h with a row: the data goes to another page of the plane")
+    s.program(s.row(1, 3, 4), bytes(range(8)), chunks=[(16, b"\x01\x02")])
+    s.read(s.row(1, 3, 4), 0, 20)
+    s.comment("cache read past the last page; 00h-31h to another LUN; 3Fh after RESET")
+    s.read(s.row(1, 3, g.pages_per_block - 1), 0, 2)
+    s.cmd(0x31)
+    s.read(s.row(0, 3, 0), 0, 0, confirm=0x31)
+    s.reset()
+    s.cmd(0x3F)
+    s.comment("data output while busy (parameter page before R/B#), features before ready")
+    s.cmd(0xEC)
+    s.addr(0x00)
+    s.dout(2)
+    s.wait_rb()
+    s.dout(2)
+    s.set_features(0x01, [4, 0, 0, 0], wait=False)
+    s.mode()
+    s.status()
+    s.wait_rb()
+    s.mode()
+    s.comment("NV-DDR2 interface bits (10b) accepted as a feature value; RESET back to SDR")
+    s.set_features(0x01, [0x21, 0, 0, 0])
+    s.mode()
+    s.reset()
+    s.mode()
+    s.comment("lenient multi-plane program with a factory bad plane: FAIL, the good plane kept")
+    bad = [b for b in s.die.factory_bad_blocks(0) if b >= 2]
+    if bad:
+        b = bad[0]
+        mate = b ^ 1
+        s.erase(s.row(0, mate, 0))
+        s.program(s.row(0, min(b, mate), 0), pat=(70, 16), confirm=0x11)
+        s.program(s.row(0, max(b, mate), 0), pat=(71, 16))
+        s.status()
+        s.read(s.row(0, mate, 0), 0, 16)
+    s.comment("cache program interrupted by RESET, then erase during RESET-busy")
+    s.erase(s.row(0, 5, 0))
+    s.program(s.row(0, 5, 0), pat=(72, 64), confirm=0x15, wait=False)
+    s.program(s.row(0, 5, 1), pat=(73, 64), confirm=0x15, wait=False)
+    s.wait_rb()
+    s.program(s.row(0, 5, 1), pat=(74, 64), confirm=0x15, wait=False)
+    s.advance(2000)
+    s.reset(wait=False)
+    s.erase(s.row(0, 5, 0), wait=False)
+    s.wait_rb()
+    s.read(s.row(0, 5, 0), 0, 64)
+    s.read(s.row(0, 5, 1), 0, 64)
+    s.stats()
+    return s
+
+
 SCENARIOS = {
     "identify": _sc_identify,
     "full_part": _sc_full_part,
@@ -1127,6 +1196,7 @@ SCENARIOS = {
     "bit_errors": _sc_bit_errors,
     "timing": _sc_timing,
     "random": _sc_random,
+    "edges": _sc_edges,
 }
 
 

@@ -430,6 +430,7 @@ async def test_short_trea(dut):
     await tb.run(OP.RESET, 0)
     _, ident = await tb.run(OP.READ_ID, 0, column=0x00, length=5)
     assert ident != PART.id_bytes, ident.hex()
+    await ClockCycles(dut.clk, 4)
     tb.set_timing(0)
     _, ident = await tb.run(OP.READ_ID, 0, column=0x00, length=5)
     assert ident == PART.id_bytes, ident.hex()
