@@ -1,0 +1,387 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Die scheduler of one ONFI channel (Verilog module `nand_die_scheduler`).
+
+Takes tagged flash operations for the dies (ways) of one channel into per-die queues and runs
+them on an `OnfiChannel` it instantiates, interleaving the dies: a die's array phase (tR,
+tPROG, tBERS) overlaps the bus transfers of the others. Operations to one die run in order;
+operations to different dies proceed in parallel and complete out of order. Multi-plane reads,
+programs and erases come from a plane mask. Page reads are started before programs and
+erases (never reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
+"""
+
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
+from amaranth.lib import data, enum, fifo, stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel
+from .onfi_sdr_engine import channel_members
+
+__all__ = ["NandDieScheduler", "FlashOp", "flash_op_layout", "FlashCompletion",
+           "geometry_layout", "wreq_layout", "rdata_layout", "TAG_BITS", "BUFFER_BITS",
+           "BLOCK_BITS", "PAGE_BITS", "MAX_PLANES"]
+
+TAG_BITS = 8
+BUFFER_BITS = 16
+BLOCK_BITS = 16         # block number within a LUN (plane in its low bits)
+PAGE_BITS = 12          # page number within a block
+MAX_PLANES = 4
+
+
+class FlashOp(enum.Enum, shape=4):
+    """Flash operations of `s_op` (values 9..15 are refused with `error`)."""
+    READ = 0            # page read of every plane in plane_mask, `length` bytes each
+    PROGRAM = 1         # page program of every plane in plane_mask, `length` bytes each
+    ERASE = 2           # block erase of every plane in plane_mask
+    RESET = 3
+    READ_ID = 4         # column[7:0] is the address (00h, 20h); `length` bytes
+    READ_PARAM = 5      # `length` bytes of the parameter page
+    SET_FEATURES = 6    # column[7:0] is the feature address; 4 bytes in
+    GET_FEATURES = 7    # 4 bytes out
+    READ_STATUS = 8     # 1 byte out
+
+
+def flash_op_layout(max_len=18432, channel_bits=0):
+    """An `s_op` payload: the FTL's flash operation (ARCHITECTURE.md). A function because the
+    length field follows max_len and the back end adds the channel."""
+    fields = {
+        "tag": unsigned(TAG_BITS),
+        "op": FlashOp,
+        "way": unsigned(3),
+        "lun": unsigned(2),
+        "plane_mask": unsigned(MAX_PLANES),
+        "block": unsigned(BLOCK_BITS),
+        "page": unsigned(PAGE_BITS),
+        "column": unsigned(16),
+        "length": unsigned(max_len.bit_length()),
+        "buffer": unsigned(BUFFER_BITS),
+    }
+    if channel_bits:
+        fields["channel"] = unsigned(channel_bits)
+    return data.StructLayout(fields)
+
+
+class FlashCompletion(data.Struct):
+    """One completion per op (`m_cpl`), after the op's last read byte."""
+    tag: unsigned(TAG_BITS)
+    status: unsigned(8)     # the 70h status byte of a program or erase (last plane's group)
+    fail: unsigned(1)       # status bit 0
+    error: unsigned(1)      # refused: unknown op, way >= n_ways, length > max_len, empty or
+    #                         out-of-range plane mask (no pin was touched, no data moved)
+
+
+class geometry_layout(data.Struct):
+    """Run-time geometry (from the parameter page): how block, page and LUN pack into the
+    row address, and how many planes there are."""
+    page_bits: unsigned(4)      # log2(pages per block)
+    block_bits: unsigned(5)     # log2(blocks per LUN)
+    plane_bits: unsigned(2)     # log2(planes): the low bits of the block number
+
+
+def wreq_layout(max_len=18432):
+    """`m_wreq`: the scheduler wants `length` bytes for (tag, buffer, plane) on s_wdata next."""
+    return data.StructLayout({
+        "tag": unsigned(TAG_BITS), "buffer": unsigned(BUFFER_BITS),
+        "plane": unsigned(2), "length": unsigned(max_len.bit_length()),
+    })
+
+
+class rdata_layout(data.Struct):
+    """`m_rdata`: one read byte with the op it belongs to."""
+    data: unsigned(8)
+    last: unsigned(1)           # the last byte of this plane's data
+    tag: unsigned(TAG_BITS)
+    buffer: unsigned(BUFFER_BITS)
+    plane: unsigned(2)
+
+
+class _Class(enum.Enum, shape=2):
+    """What the bus does next for a way, in priority order."""
+    START_READ = 0      # a page read's array phase (short on the bus)
+    FINISH = 1          # a die that has gone ready: data out or status
+    START_OTHER = 2     # program load, erase, or a whole op (reset, ID, features, ...)
+
+
+class NandDieScheduler(wiring.Component):
+    """Die scheduler of one channel, with its ONFI channel controller.
+
+    Parameters
+    ----------
+    n_ways : int, 1..8 (default 4)
+        Dies (chip enables) on the channel; one queue each.
+    queue_depth : int, 1..16 (default 4)
+        Ops each die's queue holds.
+    max_planes : int, 1..4 (default 2)
+        Planes a multi-plane op may name (width of the used plane mask).
+    max_len, row_cycles, col_cycles, timer_width :
+        Passed to OnfiChannel (see there).
+
+    Ports
+    -----
+    s_op : stream of flash_op_layout(max_len), in
+    m_cpl : stream of FlashCompletion, out; one per op, per die in op order
+    m_wreq : stream of wreq_layout(max_len), out; announces the s_wdata bytes wanted next
+    s_wdata : stream of unsigned(8), in; program data and feature bytes, as announced
+    m_rdata : stream of rdata_layout, out
+    geometry : geometry_layout, in (run time)
+    timing, write_protect and the ONFI pins : as OnfiChannel
+    busy : out; an op is queued or running (for a measurement harness)
+    """
+
+    def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
+                 col_cycles=2, timer_width=8):
+        def bad(name, value, lo, hi):
+            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
+            return None
+        error = (bad("n_ways", n_ways, 1, 8) or bad("queue_depth", queue_depth, 1, 16) or
+                 bad("max_planes", max_planes, 1, MAX_PLANES) or
+                 bad("max_len", max_len, 1, 1 << 16) or bad("row_cycles", row_cycles, 2, 4) or
+                 bad("col_cycles", col_cycles, 1, 2) or bad("timer_width", timer_width, 6, 16))
+        if error:
+            self._MustUse__silence = True
+            raise ValueError(f"NandDieScheduler: {error}")
+        self.n_ways = n_ways
+        self.queue_depth = queue_depth
+        self.max_planes = max_planes
+        self.max_len = max_len
+        self.row_cycles = row_cycles
+        self.col_cycles = col_cycles
+        self.timer_width = timer_width
+        super().__init__({
+            # ops, completions, data
+            "s_op": In(stream.Signature(flash_op_layout(max_len))),
+            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "m_wreq": Out(stream.Signature(wreq_layout(max_len))),
+            "s_wdata": In(stream.Signature(unsigned(8))),
+            "m_rdata": Out(stream.Signature(rdata_layout)),
+            # run-time geometry, status
+            "geometry": In(geometry_layout),
+            "busy": Out(1),
+            # timing registers and ONFI pins (the channel's)
+            **channel_members(n_ways, timer_width),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        n = self.n_ways
+        layout = flash_op_layout(self.max_len)
+        chan = m.submodules.channel = OnfiChannel(
+            n_ways=n, row_cycles=self.row_cycles, col_cycles=self.col_cycles,
+            max_len=self.max_len, timer_width=self.timer_width)
+        for name in channel_members(n, self.timer_width):
+            if name in ("timing", "write_protect", "dq_i", "rb_n"):
+                m.d.comb += getattr(chan, name).eq(getattr(self, name))
+            else:
+                m.d.comb += getattr(self, name).eq(getattr(chan, name))
+
+        # Per-die queues ---------------------------------------------------------------------
+        queues = []
+        heads = []
+        for w in range(n):
+            q = fifo.SyncFIFOBuffered(width=layout.size, depth=self.queue_depth)
+            m.submodules[f"queue{w}"] = q
+            queues.append(q)
+            heads.append(layout(q.r_data))
+
+        # Admission: refuse bad ops with an error completion, queue the rest by way.
+        p = self.s_op.payload
+        planes_ok = (p.plane_mask != 0)
+        if self.max_planes < MAX_PLANES:
+            planes_ok &= (p.plane_mask >> self.max_planes) == 0
+        plane_op = (p.op == FlashOp.READ) | (p.op == FlashOp.PROGRAM) | (p.op == FlashOp.ERASE)
+        refuse = (p.op.as_value() > FlashOp.READ_STATUS.value) | (plane_op & ~planes_ok)
+        if n < 8:
+            refuse |= p.way >= n
+        if self.max_len < (1 << len(p.length)) - 1:
+            refuse |= p.length > self.max_len
+        err_valid = Signal()
+        err_tag = Signal(TAG_BITS)
+        w_rdy = Array([q.w_rdy for q in queues] + [Const(0)] * (8 - n))
+        with m.If(refuse):
+            m.d.comb += self.s_op.ready.eq(~err_valid)
+            with m.If(self.s_op.valid & ~err_valid):
+                m.d.sync += [err_valid.eq(1), err_tag.eq(p.tag)]
+        with m.Else():
+            m.d.comb += self.s_op.ready.eq(w_rdy[p.way])
+        for w, q in enumerate(queues):
+            m.d.comb += [q.w_data.eq(self.s_op.payload.as_value()),
+                         q.w_en.eq(self.s_op.valid & ~refuse & (p.way == w))]
+
+        # Per-die state ----------------------------------------------------------------------
+        # busy[w]: the head op's start phase is done and the die works on it; settle[w] holds
+        # off trusting R/B# until the die has had tWB to pull it low and it has crossed the
+        # engine's synchroniser.
+        die_busy = Signal(n)
+        settle = [Signal(self.timer_width + 1, name=f"settle{w}") for w in range(n)]
+        for s in settle:
+            with m.If(s != 0):
+                m.d.sync += s.eq(s - 1)
+        has = Cat(q.r_rdy for q in queues)
+        is_read = Cat(h.op == FlashOp.READ for h in heads)
+        ready = Cat((s == 0) & chan.rb_ready[w] for w, s in enumerate(settle))
+        cand = Array([
+            has & ~die_busy & is_read,              # START_READ
+            die_busy & ready,                       # FINISH
+            has & ~die_busy & ~is_read,             # START_OTHER
+        ])
+
+        # Round robin inside a class: the first candidate at or after `rr`, wrapping.
+        rr = Signal(range(max(n, 2)))
+        sel_class = Signal(_Class)
+        sel_any = Signal()
+        sel_way = Signal(range(max(n, 2)))
+        chosen = Signal(n)
+        with m.If(cand[0].any()):
+            m.d.comb += [sel_class.eq(_Class.START_READ), chosen.eq(cand[0])]
+        with m.Elif(cand[1].any()):
+            m.d.comb += [sel_class.eq(_Class.FINISH), chosen.eq(cand[1])]
+        with m.Else():
+            m.d.comb += [sel_class.eq(_Class.START_OTHER), chosen.eq(cand[2])]
+        m.d.comb += sel_any.eq(chosen.any())
+        doubled = Cat(chosen, chosen)
+        for k in reversed(range(n)):            # lowest k wins: the nearest after rr
+            with m.If(doubled.bit_select(rr + k, 1)):
+                m.d.comb += sel_way.eq(Mux(rr + k >= n, rr + k - n, rr + k))
+
+        # The op on the bus --------------------------------------------------------------------
+        way = Signal(range(max(n, 2)))
+        cls = Signal(_Class)
+        cur = Signal(layout)                    # its queue entry
+        planes = Signal(MAX_PLANES)             # planes still to do in this phase
+        status = Signal(8)
+        heads_arr = Array(heads)
+        plane = Signal(2)                       # lowest set bit of `planes`
+        for i in reversed(range(MAX_PLANES)):
+            with m.If(planes[i]):
+                m.d.comb += plane.eq(i)
+        more = Signal()                         # planes after this one
+        m.d.comb += more.eq((planes & (planes - 1)) != 0)
+
+        g = self.geometry
+        plane_lo = (Const(1, MAX_PLANES) << g.plane_bits) - 1
+        block = Signal(BLOCK_BITS)
+        m.d.comb += block.eq((cur.block & ~plane_lo) | (plane & plane_lo))
+        row = Signal(ROW_BITS)
+        m.d.comb += row.eq(cur.page | (block << g.page_bits) |
+                           (cur.lun << (g.page_bits + g.block_bits)))
+
+        cop = chan.s_op.payload
+        m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(way), cop.row.eq(row),
+                     cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more)]
+        # channel op of the current phase
+        with m.Switch(cur.op):
+            with m.Case(FlashOp.READ):
+                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.READ_DATA,
+                                          ChannelOp.READ_ARRAY))
+            with m.Case(FlashOp.PROGRAM):
+                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
+                                          ChannelOp.PROGRAM_LOAD))
+            with m.Case(FlashOp.ERASE):
+                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
+                                          ChannelOp.ERASE_START))
+            with m.Case(FlashOp.RESET):
+                m.d.comb += cop.op.eq(ChannelOp.RESET)
+            with m.Case(FlashOp.READ_ID):
+                m.d.comb += cop.op.eq(ChannelOp.READ_ID)
+            with m.Case(FlashOp.READ_PARAM):
+                m.d.comb += cop.op.eq(ChannelOp.READ_PARAM)
+            with m.Case(FlashOp.SET_FEATURES):
+                m.d.comb += cop.op.eq(ChannelOp.SET_FEATURES)
+            with m.Case(FlashOp.GET_FEATURES):
+                m.d.comb += cop.op.eq(ChannelOp.GET_FEATURES)
+            with m.Case(FlashOp.READ_STATUS):
+                m.d.comb += cop.op.eq(ChannelOp.READ_STATUS)
+        wants_data = (cop.op == ChannelOp.PROGRAM_LOAD) | (cop.op == ChannelOp.SET_FEATURES)
+        split = (cur.op == FlashOp.READ) | (cur.op == FlashOp.PROGRAM) | \
+                (cur.op == FlashOp.ERASE)
+        # status/finish phase of a program or erase runs once for the whole plane group
+        one_shot = (cls == _Class.FINISH) & (cur.op != FlashOp.READ)
+
+        # Data: write bytes pass straight to the channel; read bytes get the op's context.
+        m.d.comb += [
+            chan.s_wdata.payload.eq(self.s_wdata.payload),
+            chan.s_wdata.valid.eq(self.s_wdata.valid),
+            self.s_wdata.ready.eq(chan.s_wdata.ready),
+            self.m_rdata.valid.eq(chan.m_rdata.valid),
+            self.m_rdata.payload.data.eq(chan.m_rdata.payload.data),
+            self.m_rdata.payload.last.eq(chan.m_rdata.payload.last),
+            self.m_rdata.payload.tag.eq(cur.tag),
+            self.m_rdata.payload.buffer.eq(cur.buffer),
+            self.m_rdata.payload.plane.eq(Mux(split, plane, 0)),
+            chan.m_rdata.ready.eq(self.m_rdata.ready),
+        ]
+        m.d.comb += [
+            self.m_wreq.payload.tag.eq(cur.tag),
+            self.m_wreq.payload.buffer.eq(cur.buffer),
+            self.m_wreq.payload.plane.eq(Mux(split, plane, 0)),
+            self.m_wreq.payload.length.eq(Mux(cop.op == ChannelOp.SET_FEATURES, FEATURE_BYTES,
+                                              cur.length)),
+        ]
+
+        # Completions: the bus op's, else a refused op's.
+        cpl_valid = Signal()
+        m.d.comb += self.busy.eq(has.any() | die_busy.any() | err_valid)
+        with m.If(cpl_valid):
+            m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.tag.eq(cur.tag),
+                         self.m_cpl.payload.status.eq(status),
+                         self.m_cpl.payload.fail.eq(status[0])]
+        with m.Elif(err_valid):
+            m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.tag.eq(err_tag),
+                         self.m_cpl.payload.error.eq(1)]
+            with m.If(self.m_cpl.ready):
+                m.d.sync += err_valid.eq(0)
+
+        pop = Signal()
+        for w, q in enumerate(queues):
+            m.d.comb += q.r_en.eq(pop & (way == w))
+        t_wb = self.timing.t_wb
+
+        with m.FSM(name="bus"):
+            with m.State("SELECT"):
+                with m.If(sel_any):
+                    h = heads_arr[sel_way]
+                    m.d.sync += [way.eq(sel_way), cls.eq(sel_class), cur.eq(h), status.eq(0),
+                                 planes.eq(Mux((h.op == FlashOp.READ) | (h.op == FlashOp.PROGRAM)
+                                               | (h.op == FlashOp.ERASE), h.plane_mask, 1)),
+                                 rr.eq(Mux(sel_way == n - 1, 0, sel_way + 1))]
+                    m.next = "ISSUE"
+
+            with m.State("ISSUE"):
+                with m.If(wants_data):
+                    m.next = "WREQ"
+                with m.Else():
+                    m.next = "OP"
+
+            with m.State("WREQ"):
+                m.d.comb += self.m_wreq.valid.eq(1)
+                with m.If(self.m_wreq.ready):
+                    m.next = "OP"
+
+            with m.State("OP"):
+                m.d.comb += chan.s_op.valid.eq(1)
+                with m.If(chan.s_op.ready):
+                    m.next = "WAIT"
+
+            with m.State("WAIT"):
+                m.d.comb += chan.m_cpl.ready.eq(1)
+                with m.If(chan.m_cpl.valid):
+                    m.d.sync += status.eq(chan.m_cpl.payload.status)
+                    with m.If(more & ~one_shot):
+                        m.d.sync += planes.eq(planes & (planes - 1))
+                        m.next = "ISSUE"
+                    with m.Elif(split & (cls != _Class.FINISH)):
+                        # start phase done: the die works; free the bus
+                        m.d.sync += [die_busy.bit_select(way, 1).eq(1),
+                                     Array(settle)[way].eq(t_wb + 4)]
+                        m.next = "SELECT"
+                    with m.Else():
+                        m.next = "CPL"
+
+            with m.State("CPL"):
+                m.d.comb += cpl_valid.eq(1)
+                with m.If(self.m_cpl.ready):
+                    m.d.comb += pop.eq(1)
+                    m.d.sync += die_busy.bit_select(way, 1).eq(0)
+                    m.next = "SELECT"
+
+        return m
