@@ -12,7 +12,7 @@ from ssdlab_harness import core_params
 
 
 @cocotb.test()
-async def probe(dut):
+async def params_probe(dut):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     dut.rst.value = 1
     await ClockCycles(dut.clk, 4)

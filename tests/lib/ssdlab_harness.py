@@ -211,10 +211,23 @@ def run(core: Core, test_file: str, testcase=None, extra_env=None, sources=(), t
     env = {PARAMS_ENV: json.dumps(core.params), **(extra_env or {})}
     print(f"ssdlab: {core.toplevel} params={core.params} seed={seed} waves={waves}")
     try:
-        runner.test(test_module=test_path.stem, hdl_toplevel=toplevel or core.toplevel,
-                    hdl_toplevel_lang="verilog", testcase=testcase, seed=seed,
-                    waves=waves, extra_env=env, test_dir=run_dir, build_dir=build_dir,
-                    log_file=run_dir / "sim.log")
+        results = runner.test(test_module=test_path.stem,
+                              hdl_toplevel=toplevel or core.toplevel,
+                              hdl_toplevel_lang="verilog", testcase=testcase, seed=seed,
+                              waves=waves, extra_env=env, test_dir=run_dir,
+                              build_dir=build_dir, log_file=run_dir / "sim.log")
+        # cocotb's runner checks results only under pytest, and counts no test as no failure:
+        # a test module that ran nothing (import error, a testcase name that matches nothing)
+        # must not pass.
+        from cocotb_tools.check_results import get_results
+        try:
+            n_tests, n_failed = get_results(Path(results))
+        except RuntimeError as e:
+            raise SystemExit(str(e)) from None
+        if n_failed:
+            raise SystemExit(f"{n_failed} of {n_tests} cocotb tests failed")
+        if n_tests == 0:
+            raise SystemExit("no cocotb test ran (import error, or testcase matched nothing)")
     except SystemExit as e:
         # cocotb's runner exits under pytest when a cocotb test fails or the simulator dies.
         log = run_dir / "sim.log"

@@ -33,15 +33,16 @@ def test_build_cache():
 
 @pytest.mark.smoke
 def test_params_reach_cocotb():
-    run(CORE, PROBE, extra_env={"SSDLAB_PROBE_EXPECT": json.dumps(CORE.params)})
+    run(CORE, PROBE, testcase="params_probe",
+        extra_env={"SSDLAB_PROBE_EXPECT": json.dumps(CORE.params)})
 
 
 @pytest.mark.smoke
 def test_failure_reports_seed(monkeypatch):
     monkeypatch.setenv("SEED", "1234")
     with pytest.raises(pytest.fail.Exception) as failure:
-        run(CORE, PROBE, extra_env={"SSDLAB_PROBE_EXPECT": json.dumps(CORE.params),
-                                    "SSDLAB_PROBE_FAIL": "1"})
+        run(CORE, PROBE, testcase="params_probe",
+            extra_env={"SSDLAB_PROBE_EXPECT": json.dumps(CORE.params), "SSDLAB_PROBE_FAIL": "1"})
     message = str(failure.value)
     assert "seed 1234" in message
     assert "SEED=1234" in message and "make test T=" in message
@@ -54,3 +55,11 @@ def test_extra_sources_dpi():
     probe = Path(__file__).with_name("dpi_probe")
     sources = [probe / "dpi_probe_top.sv", probe / "dpi_probe.cpp"]
     run(CORE, PROBE, testcase="dpi_probe", sources=sources, toplevel="dpi_probe_top")
+
+
+@pytest.mark.smoke
+def test_no_test_ran_fails():
+    """A testcase name that matches no cocotb test fails instead of passing empty."""
+    with pytest.raises(pytest.fail.Exception, match="no cocotb test ran"):
+        run(CORE, PROBE, testcase="no_such_test",
+            extra_env={"SSDLAB_PROBE_EXPECT": json.dumps(CORE.params)})
