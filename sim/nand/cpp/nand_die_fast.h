@@ -310,6 +310,9 @@ class NandDieFast {
     size_t timing_count() const { return checker.violations.size(); }
     double ready_ns() const { return die.ready_ns(); }
     int64_t rb_rise_ps() const { return rb_rise_; }
+    // The earliest pending DQ or R/B# edge (INT64_MAX: none): with unchanged pins, eval()
+    // returns its cached outputs until the next posedge reaches this time.
+    int64_t next_event_ps() const { return next_event_ps_; }
 
   private:
     int64_t clk_ps_;

@@ -86,10 +86,11 @@ module nand_die_fast #(
         input int param_page_copies, input int verbose);
     import "DPI-C" function int nand_die_fast_eval(
         input int handle, input longint now_ps, input int pins, output int rules,
-        output int timing);
+        output int timing, output longint next_ps);
 
     int handle = -1;
-    int result, rules, timing;
+    int result, rules, timing, pins, last_pins = -1;
+    longint now_ps, next_ps = 0;
 
     initial begin
         handle = nand_die_fast_new(PART, DIE_ID, longint'(CLK_PS), SEED, PAGE_BYTES,
@@ -107,15 +108,21 @@ module nand_die_fast #(
         timing_violations = 32'd0;
     end
 
-    // pins: ce_n 0, cle 1, ale 2, we_n 3, re_n 4, wp_n 5, dq_o 13:6, dq_oe 14
+    // pins: ce_n 0, cle 1, ale 2, we_n 3, re_n 4, wp_n 5, dq_o 13:6, dq_oe 14. The model is
+    // called when a pin changed or an output edge is due by the next posedge (next_ps, which
+    // it returns); otherwise nothing can change and the call is skipped.
     always @(negedge clk) begin
         if (!rst) begin
-            result = nand_die_fast_eval(handle, longint'($realtime * 1000.0),
-                {17'd0, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle, ce_n}, rules, timing);
-            dq_i <= result[7:0];
-            rb_n <= result[8];
-            rule_violations <= rules;
-            timing_violations <= timing;
+            pins = {17'd0, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle, ce_n};
+            now_ps = longint'($realtime * 1000.0);
+            if (pins != last_pins || now_ps + longint'(CLK_PS / 2) >= next_ps) begin
+                last_pins = pins;
+                result = nand_die_fast_eval(handle, now_ps, pins, rules, timing, next_ps);
+                dq_i <= result[7:0];
+                rb_n <= result[8];
+                rule_violations <= rules;
+                timing_violations <= timing;
+            end
         end
     end
 endmodule

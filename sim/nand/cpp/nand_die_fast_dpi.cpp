@@ -97,12 +97,16 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
 }
 
 // One clock of a die, called at negedge clk: pins as set at the preceding posedge; returns
-// dq_i | rb_n << 8 for the next posedge and the violation counts.
-int nand_die_fast_eval(int handle, long long now_ps, int pins, int *rules, int *timing) {
+// dq_i | rb_n << 8 for the next posedge, the violation counts, and the time of the next
+// output edge the model has scheduled (the module need not call again before it unless a
+// pin changes).
+int nand_die_fast_eval(int handle, long long now_ps, int pins, int *rules, int *timing,
+                       long long *next_ps) {
     NandDieFast &m = *models[handle];
     int out = (int)m.eval(now_ps, (uint32_t)pins);
     *rules = (int)m.rule_count();
     *timing = (int)m.timing_count();
+    *next_ps = m.next_event_ps();
     return out;
 }
 }

@@ -450,12 +450,30 @@ async def test_short_twh(dut):
     assert v[3] == 0, v          # die 1 was never selected
 
 
-def _sim_log(testcase):
+@cocotb.test()
+async def test_bench(dut):
+    """72 dies on one clock, die 0 polled with 70h: simulated clocks per wall second."""
+    Clock(dut.clk, 1000 // CLK_MHZ, unit="ns", impl="gpi").start()
+    dut.rst.value = 1
+    await ClockCycles(dut.clk, 3)
+    dut.rst.value = 0
+    await ClockCycles(dut.clk, 100)
+    wall = time.perf_counter()
+    await Timer(5, unit="ms")
+    wall = time.perf_counter() - wall
+    cycles = 5_000_000 // (1000 // CLK_MHZ)
+    dut._log.info("speed: 72 nand_die_fast, %d cycles in %.2f s wall = %.0f cycles/s "
+                  "(%.3g die evaluations/s)", cycles, wall, cycles / wall, 72 * cycles / wall)
+    assert int(dut.status.value) == SR_IDLE, hex(int(dut.status.value))
+    assert int(dut.violations.value) == 0, int(dut.violations.value)
+
+
+def _sim_log(top=TOP):
     node = os.environ.get("PYTEST_CURRENT_TEST", "manual").rsplit(" ", 1)[0].split("::")[-1]
     import re
 
     from ssdlab_harness import BUILD_ROOT, test_id
-    run_dir = BUILD_ROOT / f"{test_id(CORE)}-{TOP}" / "run" / re.sub(
+    run_dir = BUILD_ROOT / f"{test_id(CORE)}-{top}" / "run" / re.sub(
         r"[^A-Za-z0-9_.=-]+", "_", node)
     return (run_dir / "sim.log").read_text(errors="replace")
 
@@ -463,7 +481,7 @@ def _sim_log(testcase):
 @pytest.mark.smoke
 def test_nand_die_fast_channel():
     run(CORE, __file__, testcase="test_ops", sources=SOURCES, toplevel=TOP)
-    log = _sim_log("test_ops")
+    log = _sim_log()
     assert "nand_die_fast[" not in log, "a die reported a violation"
     print(next(line for line in log.splitlines() if "speed:" in line))
 
@@ -476,5 +494,15 @@ def test_nand_die_fast_short_trea():
 @pytest.mark.smoke
 def test_nand_die_fast_short_twh():
     run(CORE, __file__, testcase="test_short_twh", sources=SOURCES, toplevel=TOP)
-    log = _sim_log("test_short_twh")
+    log = _sim_log()
     assert "nand_die_fast[0]" in log and "tWH violated" in log, log[-2000:]
+
+
+@pytest.mark.full
+def test_nand_die_fast_bench():
+    """Speed of 72 DPI dies under Verilator + cocotb (printed; the READ STATUS of die 0 and
+    zero violations are checked)."""
+    run(CORE, __file__, testcase="test_bench", toplevel="nand_die_fast_bench_tb",
+        sources=SOURCES[:3] + [HERE / "nand_die_fast_bench_tb.sv"])
+    log = _sim_log("nand_die_fast_bench_tb")
+    print(next(line for line in log.splitlines() if "speed:" in line))
