@@ -313,16 +313,9 @@ async def test_ops(dut):
     model (NandDie behind OnfiPinTarget, with its timing checker) watches the same pins: its
     R/B# must change at the same clock edges and it must see no violation either. Measures
     the simulation speed."""
-    from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
     tb = TB(dut)
     OP = tb.OP
-    dut.gold_rb_n.value = 3
-    bus = OnfiBus(dut, pins={"dq_i": "gold_dq_i", "rb_n": "gold_rb_n"}, seed=1,
-                  log=dut._log)
-    for way in range(2):
-        die = NandDie(PART, geometry=GEO, seed=SEEDS[way],
-                      factory_bad_block_rate=0.25 if way else 0.0)
-        OnfiPinTarget(bus, die, ce=way)
+    bus = attach_golden(dut)
     wall0, sim0 = time.perf_counter(), get_sim_time("ns")
     await tb.reset()
     rb_dpi, rb_gold = RbLog(dut.rb_n, 2), RbLog(dut.gold_rb_n, 2)
@@ -403,6 +396,17 @@ async def test_ops(dut):
         for r, data in zip(rows, datas, strict=True):
             _, got = await tb.run(OP.READ_DATA, 0, row=r, length=64, reads=True)
             assert got == data, f"multi-plane read of row {r:#x} differs"
+    # WP# low: program and erase FAIL (both models see the pin)
+    await ClockCycles(dut.clk, 4)
+    dut.write_protect.value = 1
+    await ClockCycles(dut.clk, 4)
+    cpl, _ = await tb.run(OP.ERASE_BLOCK, 0, row=GEO.pack_row(0, 9, 0))
+    assert cpl["fail"] == 1 and not cpl["status"] & SR_WP_N, cpl
+    await ClockCycles(dut.clk, 4)
+    dut.write_protect.value = 0
+    await ClockCycles(dut.clk, 4)
+    cpl, _ = await tb.run(OP.ERASE_BLOCK, 0, row=GEO.pack_row(0, 9, 0))
+    assert cpl["fail"] == 0 and cpl["status"] & SR_WP_N, cpl
     # an idle stretch: the cost of the dies when nothing happens
     await ClockCycles(dut.clk, 10)
     w1 = time.perf_counter()
@@ -417,6 +421,78 @@ async def test_ops(dut):
     bus.assert_clean()
     check_rb(rb_dpi, rb_gold, 1_000_000 // CLK_MHZ)
     tb.log.info("R/B#: %d edges, the same clock edges as the golden model", len(rb_dpi.edges))
+
+
+def attach_golden(dut):
+    """The golden model (OnfiPinTarget + NandDie per CE#) on the test top's pins."""
+    from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
+    dut.gold_rb_n.value = 3
+    bus = OnfiBus(dut, pins={"dq_i": "gold_dq_i", "rb_n": "gold_rb_n"}, seed=1,
+                  log=dut._log)
+    for way in range(2):
+        die = NandDie(PART, geometry=GEO, seed=SEEDS[way],
+                      factory_bad_block_rate=0.25 if way else 0.0)
+        OnfiPinTarget(bus, die, ce=way)
+    return bus
+
+
+@cocotb.test()
+async def test_random(dut):
+    """Seeded random erase/program/read/status traffic on both dies and LUNs in SDR mode 0
+    or 5, read data checked against a dictionary, FAIL against the golden's factory bad
+    blocks; the golden model on the same pins agrees on R/B# edges and sees no violation."""
+    tb = TB(dut)
+    OP = tb.OP
+    n_ops = int(os.environ.get("NAND_FAST_OPS", "120"))
+    bus = attach_golden(dut)
+    await tb.reset()
+    rb_dpi, rb_gold = RbLog(dut.rb_n, 2), RbLog(dut.gold_rb_n, 2)
+    for way in range(2):
+        await tb.run(OP.RESET, way)
+    mode = tb.rng.choice([0, 5])
+    if mode:
+        for way in range(2):
+            await tb.run(OP.SET_FEATURES, way, column=0x01, wdata=bytes([mode, 0, 0, 0]))
+        await ClockCycles(dut.clk, 4)
+        tb.set_timing(mode)
+    dies = [t.die for t in bus.targets]
+    store, next_page = {}, {}
+    for _ in range(n_ops):
+        way, lun, block = tb.rng.randrange(2), tb.rng.randrange(2), tb.rng.randrange(16)
+        bad = dies[way].is_factory_bad(lun, block)
+        op = tb.rng.choice(["erase", "program", "program", "read", "read", "status"])
+        key = (way, lun, block)
+        if op == "erase":
+            cpl, _ = await tb.run(OP.ERASE_BLOCK, way, row=GEO.pack_row(lun, block, 0))
+            assert cpl["fail"] == bad, (key, cpl)
+            next_page[key] = 0
+            for page in range(16):
+                store.pop((way, lun, block, page), None)
+        elif op == "program" and next_page.get(key, 0) < 16 and not bad:
+            page = next_page.get(key, 0)
+            n = tb.rng.choice([1, 64, GEO.register_bytes])
+            data = tb.rng.randbytes(n)
+            cpl, _ = await tb.run(OP.PROGRAM_PAGE, way, row=GEO.pack_row(lun, block, page),
+                                  length=n, wdata=data)
+            assert not cpl["fail"], (key, cpl)
+            store[(way, lun, block, page)] = data + b"\xff" * (GEO.register_bytes - n)
+            next_page[key] = page + 1
+        elif op == "read" and not bad:
+            page = tb.rng.randrange(16)
+            col = tb.rng.randrange(GEO.register_bytes - 1)
+            n = tb.rng.randint(1, min(300, GEO.register_bytes - col))
+            _, got = await tb.run(OP.READ_PAGE, way, row=GEO.pack_row(lun, block, page),
+                                  column=col, length=n)
+            want = store.get((way, lun, block, page), b"\xff" * GEO.register_bytes)
+            assert got == want[col:col + n], (key, page, col, n)
+        else:
+            _, sr = await tb.run(OP.READ_STATUS, way)
+            assert (sr[0] & SR_IDLE) == SR_IDLE, sr.hex()
+    assert tb.violations() == [0, 0, 0, 0], tb.violations()
+    bus.assert_clean()
+    check_rb(rb_dpi, rb_gold, 1_000_000 // CLK_MHZ)
+    tb.log.info("random: %d ops in SDR mode %d, %d R/B# edges as the golden's", n_ops, mode,
+                len(rb_dpi.edges))
 
 
 @cocotb.test()
@@ -484,6 +560,11 @@ def test_nand_die_fast_channel():
     log = _sim_log()
     assert "nand_die_fast[" not in log, "a die reported a violation"
     print(next(line for line in log.splitlines() if "speed:" in line))
+
+
+@pytest.mark.full
+def test_nand_die_fast_random():
+    run(CORE, __file__, testcase="test_random", sources=SOURCES, toplevel=TOP)
 
 
 @pytest.mark.smoke
