@@ -1183,6 +1183,24 @@ def _sc_edges():
     return s
 
 
+def _sc_sparse():
+    geo = NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1024,
+                       blocks_per_plane=1 << 16, planes=4, luns=1, bits_per_cell=3)
+    s = Scenario("sparse_4tb", geometry=geo, seed=14)
+    s.comment(f"a {geo.target_bytes >> 40} TiB target: only what is written is stored")
+    s.reset()
+    s.param_page()
+    last = geo.blocks_per_lun - 1
+    for block in (0, last // 3, last):
+        s.erase(s.row(0, block, 0))
+        s.program(s.row(0, block, 0), pat=(block & 0xFFFF, geo.register_bytes))
+        s.read(s.row(0, block, 0), 0, geo.register_bytes, pat=(block & 0xFFFF,
+                                                               geo.register_bytes))
+    s.read(s.row(0, last, geo.pages_per_block - 1), geo.page_bytes, 8)
+    s.stats()
+    return s
+
+
 SCENARIOS = {
     "identify": _sc_identify,
     "full_part": _sc_full_part,
@@ -1197,6 +1215,7 @@ SCENARIOS = {
     "timing": _sc_timing,
     "random": _sc_random,
     "edges": _sc_edges,
+    "sparse_4tb": _sc_sparse,
 }
 
 
