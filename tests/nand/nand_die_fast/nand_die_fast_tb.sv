@@ -33,6 +33,7 @@ module nand_die_fast_tb (
     // what a golden model (OnfiPinTarget) on the same pins drives: compared by the test
     input  logic [7:0]   gold_dq_i,
     input  logic [1:0]   gold_rb_n,
+    output logic [7:0]   dq_bus,        // what the DPI dies put on the shared DQ (dq_i)
     // per die: rule and timing violation counts
     output logic [31:0]  rules0,
     output logic [31:0]  timing0,
@@ -55,8 +56,13 @@ module nand_die_fast_tb (
         .we_n(we_n), .re_n(re_n), .wp_n(wp_n), .rb_n(rb_n)
     );
 
-    // the shared DQ bus: the selected target drives it
-    assign dq_i = !ce_n[1] ? dq_i1 : dq_i0;
+    // the shared DQ bus: the selected target drives it, the last one selected after CE#
+    // rises (its tCOH hold, then its garbage)
+    logic sel, sel_last = 1'b0;
+    assign sel = !ce_n[1] ? 1'b1 : !ce_n[0] ? 1'b0 : sel_last;
+    always_ff @(posedge clk) sel_last <= sel;
+    assign dq_i = sel ? dq_i1 : dq_i0;
+    assign dq_bus = dq_i;
 
     nand_die_fast #(
         .CLK_PS(10000), .DIE_ID(0), .SEED(1000),

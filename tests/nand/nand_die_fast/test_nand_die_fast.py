@@ -319,6 +319,7 @@ async def test_ops(dut):
     wall0, sim0 = time.perf_counter(), get_sim_time("ns")
     await tb.reset()
     rb_dpi, rb_gold = RbLog(dut.rb_n, 2), RbLog(dut.gold_rb_n, 2)
+    dq_dpi, t_start = DqLog(dut.dq_bus), get_sim_time("ps")
     for way in range(2):
         cpl, _ = await tb.run(OP.RESET, way)
         assert not cpl["error"], cpl
@@ -420,11 +421,15 @@ async def test_ops(dut):
     assert tb.violations() == [0, 0, 0, 0], tb.violations()
     bus.assert_clean()
     check_rb(rb_dpi, rb_gold, 1_000_000 // CLK_MHZ)
-    tb.log.info("R/B#: %d edges, the same clock edges as the golden model", len(rb_dpi.edges))
+    n_dq = check_dq(bus, dq_dpi, 1_000_000 // CLK_MHZ, t_start)
+    assert n_dq > 10000, n_dq
+    tb.log.info("R/B#: %d edges, DQ: %d clock edges with valid data, the same as the golden "
+                "model's", len(rb_dpi.edges), n_dq)
 
 
 def attach_golden(dut):
-    """The golden model (OnfiPinTarget + NandDie per CE#) on the test top's pins."""
+    """The golden model (OnfiPinTarget + NandDie per CE#) on the test top's pins; every DQ
+    drive it schedules is recorded in bus.dq_events as (time ps, value or None)."""
     from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
     dut.gold_rb_n.value = 3
     bus = OnfiBus(dut, pins={"dq_i": "gold_dq_i", "rb_n": "gold_rb_n"}, seed=1,
@@ -433,7 +438,48 @@ def attach_golden(dut):
         die = NandDie(PART, geometry=GEO, seed=SEEDS[way],
                       factory_bad_block_rate=0.25 if way else 0.0)
         OnfiPinTarget(bus, die, ce=way)
+    bus.dq_events = []
+    drive = bus.drive_dq
+
+    def record(delay_ns, value):
+        bus.dq_events.append((get_sim_time("ps") + max(1, round(delay_ns * 1000)), value))
+        drive(delay_ns, value)
+    bus.drive_dq = record
     return bus
+
+
+class DqLog:
+    """Every change of the DPI dies' DQ (dq_bus): [(time ps, value)]."""
+
+    def __init__(self, signal):
+        self.signal, self.changes = signal, []
+        cocotb.start_soon(self._run())
+
+    async def _run(self):
+        while True:
+            await self.signal.value_change
+            self.changes.append((get_sim_time("ps"), int(self.signal.value)))
+
+
+def check_dq(bus, dq, period_ps, since_ps):
+    """At every posedge where the golden model drives valid data, the DPI dies' DQ holds the
+    same byte: the data windows (tREA, tCEA, tRHOH, tCOH) agree at clock resolution."""
+    import bisect
+    events = sorted((t, i, v) for i, (t, v) in enumerate(bus.dq_events) if t >= since_ps)
+    times = [t for t, _ in dq.changes]
+    checked = 0
+    for k, (t, _, v) in enumerate(events):
+        if v is None:
+            continue
+        end = events[k + 1][0] if k + 1 < len(events) else t + period_ps
+        post = -(-t // period_ps) * period_ps
+        while post < end:
+            j = bisect.bisect_right(times, post) - 1
+            got = dq.changes[j][1] if j >= 0 else None
+            assert got == v, f"DQ at posedge {post} ps: golden {v:02X}, DPI {got}"
+            checked += 1
+            post += period_ps
+    return checked
 
 
 @cocotb.test()
@@ -447,6 +493,7 @@ async def test_random(dut):
     bus = attach_golden(dut)
     await tb.reset()
     rb_dpi, rb_gold = RbLog(dut.rb_n, 2), RbLog(dut.gold_rb_n, 2)
+    dq_dpi, t_start = DqLog(dut.dq_bus), get_sim_time("ps")
     for way in range(2):
         await tb.run(OP.RESET, way)
     mode = tb.rng.choice([0, 5])
@@ -491,8 +538,9 @@ async def test_random(dut):
     assert tb.violations() == [0, 0, 0, 0], tb.violations()
     bus.assert_clean()
     check_rb(rb_dpi, rb_gold, 1_000_000 // CLK_MHZ)
-    tb.log.info("random: %d ops in SDR mode %d, %d R/B# edges as the golden's", n_ops, mode,
-                len(rb_dpi.edges))
+    n_dq = check_dq(bus, dq_dpi, 1_000_000 // CLK_MHZ, t_start)
+    tb.log.info("random: %d ops in SDR mode %d, %d R/B# edges and %d valid-DQ clock edges "
+                "as the golden's", n_ops, mode, len(rb_dpi.edges), n_dq)
 
 
 @cocotb.test()
