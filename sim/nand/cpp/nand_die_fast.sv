@@ -88,9 +88,9 @@ module nand_die_fast #(
         input int handle, input longint now_ps, input int pins, output int rules,
         output int timing, output longint next_ps);
 
-    int handle = -1;
-    int result, rules, timing, pins, last_pins = -1;
-    longint now_ps, next_ps = 0;
+    int handle;
+    int last_pins;          // pins at the last call
+    longint next_ps;        // the model's next output edge
 
     initial begin
         handle = nand_die_fast_new(PART, DIE_ID, longint'(CLK_PS), SEED, PAGE_BYTES,
@@ -102,6 +102,8 @@ module nand_die_fast #(
             int'(FACTORY_ERASED), int'(REQUIRE_RESET), PARAM_PAGE_COPIES, int'(VERBOSE));
         if (handle < 0)
             $fatal(1, "nand_die_fast %m (DIE_ID %0d): illegal parameters (see above)", DIE_ID);
+        last_pins = -1;
+        next_ps = 0;
         dq_i = 8'h00;
         rb_n = 1'b1;
         rule_violations = 32'd0;
@@ -111,18 +113,22 @@ module nand_die_fast #(
     // pins: ce_n 0, cle 1, ale 2, we_n 3, re_n 4, wp_n 5, dq_o 13:6, dq_oe 14. The model is
     // called when a pin changed or an output edge is due by the next posedge (next_ps, which
     // it returns); otherwise nothing can change and the call is skipped.
-    always @(negedge clk) begin
-        if (!rst) begin
-            pins = {17'd0, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle, ce_n};
-            now_ps = longint'($realtime * 1000.0);
-            if (pins != last_pins || now_ps + longint'(CLK_PS / 2) >= next_ps) begin
-                last_pins = pins;
-                result = nand_die_fast_eval(handle, now_ps, pins, rules, timing, next_ps);
-                dq_i <= result[7:0];
-                rb_n <= result[8];
-                rule_violations <= rules;
-                timing_violations <= timing;
-            end
+    always @(negedge clk) begin : eval
+        automatic int pins = {17'd0, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle, ce_n};
+        automatic longint now_ps = longint'($realtime * 1000.0);
+        automatic longint nxt;
+        /* verilator lint_off UNUSEDSIGNAL */
+        automatic int result;                   // [8:0]: {rb_n, dq_i}
+        /* verilator lint_on UNUSEDSIGNAL */
+        automatic int rules, timing;
+        if (!rst && (pins != last_pins || now_ps + longint'(CLK_PS) / 2 >= next_ps)) begin
+            result = nand_die_fast_eval(handle, now_ps, pins, rules, timing, nxt);
+            last_pins <= pins;
+            next_ps <= nxt;
+            dq_i <= result[7:0];
+            rb_n <= result[8];
+            rule_violations <= rules;
+            timing_violations <= timing;
         end
     end
 endmodule
