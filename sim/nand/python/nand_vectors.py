@@ -1201,6 +1201,29 @@ def _sc_sparse():
     return s
 
 
+def _sc_big_seed():
+    s = Scenario("big_seed", seed=-(2**40 + 12345), factory_bad_block_rate=0.3,
+                 bit_errors=BitErrorModel(1e-4, 0.0, 1.0))
+    g = s.g
+    s.comment("a negative 41-bit seed: CPython's seeding (abs, two 32-bit words) and the "
+              "two's complement bad-block key")
+    s.reset()
+    bad = s.die.factory_bad_blocks(0)
+    s.comment(f"factory bad blocks of LUN 0: {bad}")
+    for b in range(4):
+        s.read(s.row(0, b, 0), g.page_bytes, 1)
+    good = [b for b in range(g.blocks_per_lun) if b not in bad][1]
+    s.erase(s.row(0, good, 0))
+    s.program(s.row(0, good, 0), pat=(80, g.register_bytes))
+    s.read(s.row(0, good, 0), 0, g.register_bytes)
+    s.program(s.row(0, good, 1), pat=(81, g.register_bytes), wait=False)
+    s.advance(100)
+    s.reset()
+    s.read(s.row(0, good, 1), 0, g.register_bytes)
+    s.stats()
+    return s
+
+
 SCENARIOS = {
     "identify": _sc_identify,
     "full_part": _sc_full_part,
@@ -1216,6 +1239,7 @@ SCENARIOS = {
     "random": _sc_random,
     "edges": _sc_edges,
     "sparse_4tb": _sc_sparse,
+    "big_seed": _sc_big_seed,
 }
 
 
