@@ -67,8 +67,9 @@ def test_vectors_golden(path):
 
 @pytest.mark.smoke
 def test_vectors_cover_rules():
-    """Between them the files break every NAND rule of the golden model and violate the
-    main interface timing parameters, each claimed by name."""
+    """Between them the files use every ONFI command of the model and every SDR timing mode,
+    break every NAND rule of the golden model and violate the main interface timing
+    parameters, each claimed by name."""
     from sim.nand.python.nand_die import RULES
     text = "\n".join(p.read_text() for p in VECTORS)
     rules = {line.split()[1] for line in text.splitlines() if line.startswith("RULE ")}
@@ -78,6 +79,12 @@ def test_vectors_cover_rules():
     want = {"tWP", "tWH", "tWC", "tCLS", "tCLH", "tALS", "tALH", "tDS", "tDH", "tCS", "tADL",
             "tWHR", "tRP", "tREH", "tRC", "tRHW", "tRR", "tCCS", "protocol"}
     assert want <= timing, want - timing
+    cmds = {int(line.split()[1], 16) for line in body.splitlines() if line.startswith("CMD ")}
+    onfi = {0xFF, 0x90, 0xEC, 0x70, 0x78, 0x00, 0x30, 0x32, 0x31, 0x3F, 0x05, 0x06, 0xE0,
+            0x80, 0x85, 0x10, 0x11, 0x15, 0x60, 0xD0, 0xD1, 0xEF, 0xEE}
+    assert onfi <= cmds, sorted(onfi - cmds)
+    modes = {int(line.split()[1]) for line in body.splitlines() if line.startswith("MODE ")}
+    assert set(range(6)) <= modes, modes
 
 
 @pytest.fixture(scope="module")
