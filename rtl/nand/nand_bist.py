@@ -7,7 +7,9 @@ request's (buffer, plane), and checks every read byte (`s_rdata`) against the sa
 seeded by the read's (buffer, plane), restarting at each plane's first byte. Program a page
 with buffer B, read it back with buffer B: zero mismatches. Like LiteDRAM's BIST, it makes
 long array runs checkable at simulation (or hardware) speed without moving page data through
-software. Reads must start at column 0 (the pattern is by offset from the page start).
+software. Reads must start at column 0 (the pattern is by offset from the page start). The
+buffer handle FIXED_BUFFER (FFFFh) is not a pattern: it returns the bytes of the `fixed`
+input, P1 first, repeating, for SET FEATURES parameters during bring-up.
 See rtl/nand/README.md ("nand_bist").
 """
 
@@ -17,7 +19,9 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_die_scheduler import TAG_BITS, rdata_layout, wreq_layout
 
-__all__ = ["NandBist", "pattern_seed", "pattern_bytes"]
+__all__ = ["NandBist", "pattern_seed", "pattern_bytes", "FIXED_BUFFER"]
+
+FIXED_BUFFER = 0xFFFF
 
 
 def pattern_seed(buffer, plane):
@@ -57,6 +61,7 @@ class NandBist(wiring.Component):
     m_wdata : stream of unsigned(8), out (to the back end's s_wdata)
     s_rdata : stream of rdata_layout, in (the back end's m_rdata); always ready
     check : in; compare read bytes (when low they are counted, not compared: ID, features)
+    fixed : in, 32 bits; the bytes a FIXED_BUFFER request gets (P1 = fixed[7:0])
     written, read, mismatches : out, 32-bit counters of bytes
     first_bad_tag, first_bad_valid : out; the tag of the first mismatching read
     """
@@ -72,6 +77,7 @@ class NandBist(wiring.Component):
             "m_wdata": Out(stream.Signature(unsigned(8))),
             "s_rdata": In(stream.Signature(rdata_layout)),
             "check": In(1, init=1),
+            "fixed": In(32),
             "written": Out(32),
             "read": Out(32),
             "mismatches": Out(32),
@@ -87,14 +93,23 @@ class NandBist(wiring.Component):
 
         # Generator: one request at a time, one byte per cycle the back end takes.
         gen = Signal(32)
+        fixed = Signal()                # this request reads `fixed`, rotating a byte a beat
         left = Signal(self.max_len.bit_length())
         m.d.comb += [self.s_wreq.ready.eq(left == 0), self.m_wdata.valid.eq(left != 0),
                      self.m_wdata.payload.eq(gen[:8])]
+        req = self.s_wreq.payload
         with m.If(self.s_wreq.valid & (left == 0)):
-            m.d.sync += [gen.eq(seed(self.s_wreq.payload.buffer, self.s_wreq.payload.plane)),
-                         left.eq(self.s_wreq.payload.length)]
+            m.d.sync += [left.eq(req.length), fixed.eq(req.buffer == FIXED_BUFFER)]
+            with m.If(req.buffer == FIXED_BUFFER):
+                m.d.sync += gen.eq(self.fixed)
+            with m.Else():
+                m.d.sync += gen.eq(seed(req.buffer, req.plane))
         with m.If(self.m_wdata.valid & self.m_wdata.ready):
-            m.d.sync += [gen.eq(_step(gen)), left.eq(left - 1), self.written.eq(self.written + 1)]
+            m.d.sync += [left.eq(left - 1), self.written.eq(self.written + 1)]
+            with m.If(fixed):
+                m.d.sync += gen.eq(gen.rotate_right(8))
+            with m.Else():
+                m.d.sync += gen.eq(_step(gen))
 
         # Checker: a plane's bytes follow each other until `last`; the first byte seeds.
         chk = Signal(32)

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Test top of the flash array run: `nand_backend` with a `nand_bist` on every channel's data
+streams (program data generated, read data checked in the simulation, at simulator speed),
+so the cocotb side only moves ops and completions. The ONFI pins of every channel are ports;
+`nand_array_tb.sv` (written by test_nand_array.write_tb) puts nand_die_fast models on them.
+"""
+
+from amaranth.hdl import Module
+from amaranth.lib import stream, wiring
+from amaranth.lib.wiring import In, Out
+
+from rtl.nand.nand_backend import NandBackend
+from rtl.nand.nand_bist import NandBist
+from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout, geometry_layout
+from rtl.nand.onfi_sdr_engine import timing_layout
+
+PINS = ("dq_o", "dq_oe", "dq_i", "ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n")
+
+
+def pins_signature(n_ways):
+    all_ones = (1 << n_ways) - 1
+    return wiring.Signature({
+        "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
+        "ce_n": Out(n_ways, init=all_ones), "cle": Out(1), "ale": Out(1),
+        "we_n": Out(1, init=1), "re_n": Out(1, init=1), "wp_n": Out(1, init=0),
+        "rb_n": In(n_ways, init=all_ones),
+    })
+
+
+class NandArrayTop(wiring.Component):
+    def __init__(self, n_channels=18, n_ways=4, max_len=17408, row_cycles=3, queue_depth=4,
+                 max_planes=2):
+        self.params = dict(n_channels=n_channels, n_ways=n_ways, max_len=max_len,
+                           row_cycles=row_cycles, queue_depth=queue_depth,
+                           max_planes=max_planes)
+        ch_bits = max(1, (n_channels - 1).bit_length())
+        super().__init__({
+            "s_op": In(stream.Signature(flash_op_layout(max_len, ch_bits))),
+            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "geometry": In(geometry_layout),
+            "timing": In(timing_layout(8)),
+            "write_protect": In(1),
+            "check": In(1, init=1),
+            "fixed": In(32),
+            "busy": Out(1),
+            "bist_written": Out(32),
+            "bist_read": Out(32),
+            "bist_mismatches": Out(32),
+            "ch": Out(pins_signature(n_ways)).array(n_channels),
+        })
+
+    def elaborate(self, platform):
+        m = Module()
+        p = self.params
+        be = m.submodules.backend = NandBackend(**p)
+        wiring.connect(m, wiring.flipped(self.s_op), be.s_op)
+        wiring.connect(m, wiring.flipped(self.m_cpl), be.m_cpl)
+        m.d.comb += [be.geometry.eq(self.geometry), be.timing.eq(self.timing),
+                     be.write_protect.eq(self.write_protect), self.busy.eq(be.busy)]
+        written, read, bad = 0, 0, 0
+        for i in range(p["n_channels"]):
+            bist = NandBist(p["max_len"])
+            m.submodules[f"bist{i}"] = bist
+            port = be.ch[i]
+            wiring.connect(m, port.m_wreq, bist.s_wreq)
+            wiring.connect(m, bist.m_wdata, port.s_wdata)
+            wiring.connect(m, port.m_rdata, bist.s_rdata)
+            m.d.comb += [bist.check.eq(self.check), bist.fixed.eq(self.fixed)]
+            written, read, bad = written + bist.written, read + bist.read, bad + bist.mismatches
+            for name in PINS:
+                if name in ("dq_i", "rb_n"):
+                    m.d.comb += getattr(port, name).eq(getattr(self.ch[i], name))
+                else:
+                    m.d.comb += getattr(self.ch[i], name).eq(getattr(port, name))
+        m.d.comb += [self.bist_written.eq(written), self.bist_read.eq(read),
+                     self.bist_mismatches.eq(bad)]
+        return m
