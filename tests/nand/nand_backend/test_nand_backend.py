@@ -5,10 +5,11 @@ channel, the test acting as buffer memory on each channel's data streams.
 
 Geometry scaled down (2 KB + 64 B pages, 16 pages per block, 2 planes x 16 blocks, 1 LUN: 2 row
 cycles) with the part's real array times (tR 100 us, tPROG 1.3 ms, tBERS 3 ms); 100 MHz,
-SDR timing mode 5 registers. What is checked: data read back equals data programmed (and the
-die's backdoor), completions per die in op order and after their data, dies interleaved on
-the bus (elapsed time against the serial sum), multi-plane ops, reads started before
-programs, refused ops, and zero NAND-rule and interface-timing violations.
+SDR timing mode 5 after an ONFI bring-up (RESET in mode 0, SET FEATURES, parameter page read
+and parsed into the geometry register). What is checked: data read back equals data
+programmed (and the die's backdoor), completions per die in op order and after their data,
+dies interleaved on the bus (elapsed time against the serial sum), multi-plane ops, reads
+started before programs, refused ops, and zero NAND-rule and interface-timing violations.
 """
 
 import os
@@ -38,6 +39,7 @@ from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
 from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
+from sim.nand.python.onfi_param_page import parse_parameter_page
 from sim.nand.python.onfi_timing import engine_registers
 
 CLK_MHZ = 100
@@ -80,9 +82,7 @@ class TB:
         dut.write_protect.value = 0
         self.mode = mode
         self.set_timing(0)                      # what a die speaks after power-on and RESET
-        dut.geometry.value = struct_bits(geometry_layout, page_bits=log2(GEO.pages_per_block),
-                                         block_bits=log2(GEO.blocks_per_lun),
-                                         plane_bits=log2(GEO.planes))
+        dut.geometry.value = 0                  # until the parameter page says (reset())
         Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start()
         self.buses, self.targets = [], {}
         for c in range(self.n_ch):
@@ -136,6 +136,19 @@ class TB:
             assert not cpl["error"], cpl
         await ClockCycles(dut.clk, 2)
         self.set_timing(self.mode)
+        # Geometry discovery: the parameter page (3 copies) of one die sets the row packing.
+        tag = self.submit(OP.READ_PARAM, 0, 0, length=768)
+        assert not (await self.result(tag))["error"]
+        geo = parse_parameter_page(self.read_back(tag))
+        want = (GEO.page_bytes, GEO.spare_bytes, GEO.pages_per_block, GEO.blocks_per_lun,
+                GEO.planes, GEO.row_cycles, GEO.column_cycles)
+        got = tuple(geo[k] for k in ("page_bytes", "spare_bytes", "pages_per_block",
+                                     "blocks_per_lun", "planes", "row_cycles", "column_cycles"))
+        assert got == want, f"parameter page geometry {got} != {want}"
+        assert geo["row_cycles"] == self.p["row_cycles"], "build has other row cycles"
+        dut.geometry.value = struct_bits(geometry_layout, page_bits=log2(geo["pages_per_block"]),
+                                         block_bits=log2(geo["blocks_per_lun"]),
+                                         plane_bits=log2(geo["planes"]))
 
     # -- buffer memory and scoreboard --
 
