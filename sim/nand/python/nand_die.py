@@ -565,13 +565,22 @@ class NandDie:
 
     @property
     def timing_mode(self):
-        """The SDR timing mode selected with SET FEATURES 01h (0 after RESET)."""
+        """The timing mode selected with SET FEATURES 01h (0 after RESET), of the interface
+        `data_interface` names."""
         return self.features.get(FEATURE_TIMING_MODE, bytes(4))[0] & 0x0F
+
+    @property
+    def data_interface(self):
+        """The data interface selected with SET FEATURES 01h P1 bits 5:4: "sdr" (00b, and
+        after RESET) or "nvddr2" (10b)."""
+        iface = (self.features.get(FEATURE_TIMING_MODE, bytes(4))[0] >> 4) & 0x03
+        return "nvddr2" if iface == 2 else "sdr"
 
     def set_features(self, now, address, params):
         """SET FEATURES (EFh): 4 parameter bytes to feature `address` (0..255); busy tFEAT.
-        Feature 01h (timing mode): P1 bits 3:0 mode, bits 5:4 interface (only 00b, SDR, is
-        modelled); a mode the part does not list in sdr_modes is a feature-value violation.
+        Feature 01h (timing mode): P1 bits 3:0 mode, bits 5:4 interface: 00b SDR (a mode the
+        part does not list in sdr_modes is a feature-value violation) or 10b NV-DDR2 (modes
+        0..7); 01b (NV-DDR) and 11b are feature-value violations.
         Returns when R/B# rises, or None if refused."""
         self.advance(now)
         if not self._powered("SET FEATURES") or not self._target_ready("SET FEATURES"):
@@ -583,10 +592,12 @@ class NandDie:
             return None
         if address == FEATURE_TIMING_MODE:
             mode, iface = params[0] & 0x0F, (params[0] >> 4) & 0x03
-            if iface != 0 or mode > 5 or not (self.part.sdr_modes >> mode) & 1:
+            if iface == 2 and mode <= 7:
+                pass                        # NV-DDR2 timing mode 0..7
+            elif iface != 0 or mode > 5 or not (self.part.sdr_modes >> mode) & 1:
                 self._violate("feature-value", None,
                               f"timing mode feature P1=0x{params[0]:02x}: SDR modes mask "
-                              f"0x{self.part.sdr_modes:02x} supported")
+                              f"0x{self.part.sdr_modes:02x} or NV-DDR2 modes 0..7 supported")
                 return None
         self.features[address] = params
         ready = now + self.timing.t_feat_ns

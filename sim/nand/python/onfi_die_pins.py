@@ -26,13 +26,21 @@ import logging
 import random
 
 from .nand_die import NandRuleError, Violation
-from .onfi_timing import SDR_MODES, OnfiPins, OnfiTimingChecker
+from .onfi_timing import NVDDR2_MODES, SDR_MODES, OnfiPins, OnfiTimingChecker
 
 __all__ = ["OnfiBus", "OnfiPinTarget", "PIN_NAMES"]
 
 # Logical pin -> default DUT signal name (the names of rtl/nand/onfi_sdr_engine).
-PIN_NAMES = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe", "dq_i", "rb_n")
-_WATCHED = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe", "rb_n")
+# dqs_o / dqs_oe (the controller's DQS) and dqs_i (the die's) are optional: NV-DDR2 only.
+PIN_NAMES = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe", "dq_i", "rb_n",
+             "dqs_o", "dqs_oe", "dqs_i")
+_WATCHED = ("ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "dq_o", "dq_oe", "rb_n", "dqs_o",
+            "dqs_oe")
+_OPTIONAL = {"wp_n": 1, "dqs_o": 0, "dqs_oe": 0, "dqs_i": 0}   # value when the DUT lacks it
+
+# NV-DDR2 data-out: the die's DQS (and DQ) edge follows each RE# edge after this fraction of
+# tDQSRE (a maximum); the read preamble drives DQS low after this fraction of tDQSD.
+DQSRE_FRACTION = 0.6
 
 # R/B# falls this fraction of tWB (a maximum) after the latch that makes the die busy.
 WB_FRACTION = 0.5
@@ -54,7 +62,7 @@ class OnfiBus:
         self.h = {}
         for name, signal in names.items():
             handle = getattr(dut, signal, None)
-            if handle is None and name != "wp_n":
+            if handle is None and name not in _OPTIONAL:
                 raise ValueError(f"OnfiBus: the DUT has no pin {signal!r} ({name})")
             self.h[name] = handle
         self.log = log or logging.getLogger("ssdlab.onfi_die_pins")
@@ -66,6 +74,8 @@ class OnfiBus:
         self.rb = (1 << len(self.h["rb_n"])) - 1    # every target ready at power-on
         self.h["rb_n"].value = self.rb
         self.h["dq_i"].value = self.rng.randrange(256)
+        if self.h["dqs_i"] is not None:
+            self.h["dqs_i"].value = 0
 
     def attach(self, target):
         self.targets.append(target)
@@ -75,7 +85,8 @@ class OnfiBus:
                            if self.h[n] is not None]
 
     def _snapshot(self):
-        return tuple(int(self.h[n].value) if self.h[n] is not None else 1 for n in _WATCHED)
+        return tuple(int(self.h[n].value) if self.h[n] is not None else _OPTIONAL[n]
+                     for n in _WATCHED)
 
     async def _watch(self, signal):
         # One long-lived watcher per pin (no task per wake-up, nothing to do while the pins
@@ -106,6 +117,18 @@ class OnfiBus:
         from cocotb.triggers import Timer
         await Timer(max(1, round(delay_ns * 1000)), unit="ps")
         self.h["dq_i"].value = self.rng.randrange(256) if value is None else value
+
+    def drive_dqs(self, delay_ns, dqs, value):
+        """NV-DDR2 data-out: put `dqs` on dqs_i and `value` (None: garbage) on dq_i together,
+        `delay_ns` from now: DQ edge-aligned with DQS, as the die drives them."""
+        import cocotb
+        cocotb.start_soon(self._drive_dqs(delay_ns, dqs, value))
+
+    async def _drive_dqs(self, delay_ns, dqs, value):
+        from cocotb.triggers import Timer
+        await Timer(max(1, round(delay_ns * 1000)), unit="ps")
+        self.h["dq_i"].value = self.rng.randrange(256) if value is None else value
+        self.h["dqs_i"].value = dqs
 
     def set_rb(self, bit, value):
         self.rb = (self.rb | (1 << bit)) if value else (self.rb & ~(1 << bit))
@@ -147,9 +170,13 @@ class OnfiPinTarget:
         self.bit = 0 if ce is None else ce
         self.name = name or f"ce{self.bit}"
         self.log = bus.log
+        self.iface = die.data_interface     # "sdr" | "nvddr2", as the pins run now
         self.mode = die.timing_mode
-        self.t = SDR_MODES[self.mode]
-        self.checker = OnfiTimingChecker(self.mode, ce=ce, log=self.log, name=self.name)
+        self.t = self._timing_set(self.iface, self.mode)
+        self.checker = OnfiTimingChecker(self.t, ce=ce, log=self.log, name=self.name)
+        self._switch_gen = 0
+        self.rd = None              # NV-DDR2 read burst: {"last_fall": t or None}
+        self.feat_raw = 0           # NV-DDR2 SET FEATURES bytes seen (each comes twice)
         self.own_violations = []    # sequences the front end could not assemble
         self._expected = set()      # ids of violations taken out by expect_rule
         self.latched = []           # (kind, byte) for tests
@@ -192,10 +219,15 @@ class OnfiPinTarget:
 
     # -- pins --
 
+    @staticmethod
+    def _timing_set(iface, mode):
+        return NVDDR2_MODES[mode] if iface == "nvddr2" else SDR_MODES[mode]
+
     def _observe(self, now, raw):
-        ce_n, cle, ale, we_n, re_n, wp_n, dq_o, dq_oe, rb_n = raw
+        ce_n, cle, ale, we_n, re_n, wp_n, dq_o, dq_oe, rb_n, dqs_o, dqs_oe = raw
         pins = OnfiPins(ce_n=(ce_n >> self.bit) & 1, cle=cle, ale=ale, we_n=we_n, re_n=re_n,
-                        dq=dq_o if dq_oe else None, rb_n=(rb_n >> self.bit) & 1)
+                        dq=dq_o if dq_oe else None, rb_n=(rb_n >> self.bit) & 1,
+                        dqs=dqs_o if dqs_oe else None)
         prev, self._prev = self._prev, (pins, wp_n)
         self.checker.observe(now, pins)
         if prev is None:
@@ -209,7 +241,11 @@ class OnfiPinTarget:
         if not prev.ce_n and pins.ce_n:
             # output released tCOH after CE# rises (the bus then floats: garbage)
             self.bus.drive_dq(self.t.tCOH, None)
+            self.rd = None
         if pins.ce_n and prev.ce_n:
+            return
+        if self.iface == "nvddr2":
+            self._observe_nvddr2(now, prev, pins)
             return
         # a latch uses the values before the WE# rising edge
         if not prev.we_n and pins.we_n and not prev.ce_n:
@@ -223,6 +259,55 @@ class OnfiPinTarget:
             self._data_out(now)
         if not prev.re_n and pins.re_n and not prev.ce_n:
             self.bus.drive_dq(self.t.tRHOH, None)
+
+    # -- NV-DDR2 --
+
+    def _observe_nvddr2(self, now, prev, pins):
+        # command / address latches on WE# rising, as in SDR (data goes with DQS)
+        if not prev.we_n and pins.we_n and not prev.ce_n:
+            if prev.cle and prev.ale:
+                self._own(now, "command-sequence", "CLE and ALE both high at a latch")
+            elif prev.dq is not None and (prev.cle or prev.ale):
+                kind = "cmd" if prev.cle else "addr"
+                self.latched.append((kind, prev.dq))
+                self._latch(now, kind, prev.dq)
+        # data in: a byte on every edge of the controller's DQS (driven on both sides)
+        if prev.dqs is not None and pins.dqs is not None and prev.dqs != pins.dqs \
+                and not prev.ce_n and prev.dq is not None:
+            self.latched.append(("data", prev.dq))
+            self._latch(now, "data", prev.dq)
+        # data out: RE# preamble, one byte per RE# edge, postamble
+        t = self.t
+        dqsre = t.tDQSRE * DQSRE_FRACTION
+        if pins.re_n != prev.re_n and not pins.ce_n:
+            rd = self.rd
+            if not pins.re_n and rd is None:
+                self.rd = {"last_fall": None}
+                self.bus.drive_dqs(t.tDQSD * DQSRE_FRACTION, 0, None)
+            elif pins.re_n and rd is not None and rd["last_fall"] is not None \
+                    and now - rd["last_fall"] + 1e-3 >= t.tRPST:
+                self.rd = None          # the postamble's rising edge: no data, DQS stays low
+            elif rd is not None:
+                if not pins.re_n:
+                    rd["last_fall"] = now
+                self.bus.drive_dqs(dqsre, pins.re_n, self._nvddr2_byte(now))
+
+    def _nvddr2_byte(self, now):
+        out = self.out
+        if out == "status":
+            return self.die.status(now, self.die.selected_lun)
+        if out == "array":
+            data = self._call(now, self.die.read_data, 1, rb=False)
+            return data[0] if data else None
+        if isinstance(out, list):
+            # READ ID and GET FEATURES bytes come twice each (on both DQS edges)
+            if not self.die.rb_n(now):
+                self._own(now, "busy", "data output while the target is busy")
+            elif out[1] // 2 < len(out[0]):
+                value = out[0][out[1] // 2]
+                out[1] += 1
+                return value
+        return None
 
     # -- data output --
 
@@ -277,6 +362,7 @@ class OnfiPinTarget:
         self.chunks = []        # program data: [column, bytearray]
         self.row = None
         self.feat = bytearray()
+        self.feat_raw = 0
 
     def _call(self, now, fn, *args, rb=True):
         """Call a die method; a broken rule (strict die) is logged and recorded, not raised
@@ -286,13 +372,31 @@ class OnfiPinTarget:
         except NandRuleError as e:
             self.log.error("%s: NAND rule %s", self.name, e)
             result = None
-        if self.die.timing_mode != self.mode:      # SET FEATURES 01h, or RESET
-            self.mode = self.die.timing_mode
-            self.t = SDR_MODES[self.mode]
-            self.checker.set_timings(self.mode)
+        if (self.die.data_interface, self.die.timing_mode) != (self.iface, self.mode):
+            # SET FEATURES 01h, or RESET: the new interface and timing mode apply once the
+            # command has completed (R/B# high), as ONFI has it
+            self._switch_gen += 1
+            import cocotb
+            cocotb.start_soon(self._switch(now, self._switch_gen))
         if rb:
             self._update_rb(now)
         return result
+
+    async def _switch(self, now, gen):
+        from cocotb.triggers import Timer
+        from cocotb.utils import get_sim_time
+        while True:
+            t, ready = get_sim_time("ns"), self.die.ready_ns()
+            if ready <= t:
+                break
+            await Timer(max(1, round((ready - t) * 1000)), unit="ps")
+        if gen != self._switch_gen:
+            return
+        self.iface, self.mode = self.die.data_interface, self.die.timing_mode
+        self.t = self._timing_set(self.iface, self.mode)
+        self.checker.set_timings(self.t)
+        self.rd = None
+        self.log.info("%s: interface %s timing mode %d", self.name, self.iface, self.mode)
 
     def _cycles(self):
         g = self.die.geometry
@@ -444,6 +548,11 @@ class OnfiPinTarget:
         if self.cmd == 0x80 and self.chunks:
             self.chunks[-1][1].append(d)
         elif self.cmd == 0xEF and self.addr:
+            if self.iface == "nvddr2":
+                # NV-DDR2: each parameter byte comes twice (both DQS edges); keep the first
+                self.feat_raw += 1
+                if self.feat_raw % 2 == 0:
+                    return
             self.feat.append(d)
             if len(self.feat) == 4:
                 self._call(now, self.die.set_features, self.addr[0], bytes(self.feat))
