@@ -42,6 +42,8 @@ from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
 from sim.nand.python.onfi_timing import (
     NVDDR2_ENGINE_REGISTERS,
     NVDDR2_MODES,
+    OnfiPins,
+    OnfiTimingChecker,
     engine_registers,
     nvddr2_engine_registers,
 )
@@ -535,3 +537,54 @@ def test_onfi_nvddr2_engine_register_list():
         nvddr2_engine_registers(8, 100)
     with pytest.raises(ValueError, match="unknown"):
         nvddr2_engine_registers(0, 100, t_nope=1)
+
+
+# --- the checker's NV-DDR2 rules on hand-made waveforms (no simulator) ---
+
+def nvddr2_waveform(**shift):
+    """A program's command, address and two data bytes, then a two-byte read, in NV-DDR2 mode
+    4 with every spacing legal; `shift` moves named events (ns) to break one rule."""
+    ev = {"pre": 480, "rise": 500, "dq2": 505, "fall": 510, "dq_off": 515, "release": 525,
+          "re_pre": 700, "re_rise": 720, "re_fall": 730, "re_end": 780, "ce_high": 800}
+    ev.update(shift)
+    pins = {"ce_n": 0, "cle": 0, "ale": 0, "we_n": 1, "re_n": 1, "dq": None, "dqs": None}
+    steps = [(0, {}), (10, {"cle": 1, "dq": 0x80, "we_n": 0}), (40, {"we_n": 1}),
+             (50, {"cle": 0, "dq": None}), (60, {"ale": 1, "dq": 0x00, "we_n": 0}),
+             (90, {"we_n": 1}), (100, {"ale": 0, "dq": None}),
+             (ev["pre"], {"dqs": 0, "dq": 0xA1}), (ev["rise"], {"dqs": 1}),
+             (ev["dq2"], {"dq": 0xA2}), (ev["fall"], {"dqs": 0}), (ev["dq_off"], {"dq": None}),
+             (ev["release"], {"dqs": None}), (ev["re_pre"], {"re_n": 0}),
+             (ev["re_rise"], {"re_n": 1}), (ev["re_fall"], {"re_n": 0}),
+             (ev["re_end"], {"re_n": 1}), (ev["ce_high"], {"ce_n": 1})]
+    checker = OnfiTimingChecker(NVDDR2_MODES[4])
+    for t, changes in sorted(steps, key=lambda s: s[0]):
+        pins.update(changes)
+        checker.observe(t, OnfiPins(**pins))
+    return checker
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("shift,param", [
+    ({}, None),
+    ({"release": 512}, "tWPST"),            # DQS released 2 ns after the last falling edge
+    ({"dq2": 509.8}, "tDS"),                # DQ 0.2 ns before the falling DQS edge
+    ({"dq2": 500.2}, "tDH"),                # DQ 0.2 ns after the rising DQS edge
+    ({"pre": 490}, "tWPRE"),                # 10 ns preamble
+    ({"pre": 460, "rise": 480, "dq2": 485, "fall": 490, "dq_off": 495, "release": 505},
+     "tADL"),                               # the first DQS edge 390 ns after the address
+    ({"re_pre": 150, "re_rise": 170, "re_fall": 180, "re_end": 230}, "tWHR"),
+    ({"re_end": 745}, "tRPST"),             # RE# high 15 ns after the last falling edge
+    ({"ce_high": 785}, "tRPSTH"),           # CE# high 5 ns after the postamble
+])
+def test_nvddr2_checker_rules(shift, param):
+    """The checker's NV-DDR2 rules: a legal waveform is clean and latches its bytes; each
+    broken spacing is reported by its parameter name."""
+    checker = nvddr2_waveform(**shift)
+    if param is None:
+        assert not checker.violations, [str(v) for v in checker.violations]
+        assert checker.latched == [("cmd", 0x80), ("addr", 0x00), ("data", 0xA1),
+                                   ("data", 0xA2)]
+        assert checker.edges["rpre"] == 1 and checker.edges["dqs_rise"] == 1
+    else:
+        assert [v.param for v in checker.violations] == [param], \
+            [str(v) for v in checker.violations]
