@@ -28,8 +28,8 @@ COLUMN_BITS = 16
 FEATURE_BYTES = 4       # SET/GET FEATURES move P1..P4
 
 
-class ChannelOp(enum.Enum, shape=4):
-    """Flash operations of `s_op` (values 14, 15 are refused with `error`)."""
+class ChannelOp(enum.Enum, shape=5):
+    """Flash operations of `s_op` (values 18..31 are refused with `error`)."""
     RESET = 0           # FFh, wait R/B#
     READ_ID = 1         # 90h, addr column[7:0], `length` bytes out
     READ_PARAM = 2      # ECh, addr 00h, wait R/B#, `length` bytes out
@@ -46,6 +46,11 @@ class ChannelOp(enum.Enum, shape=4):
     PROGRAM_LOAD = 11   # 80h, column, row, `length` bytes in, 10h (multi: 11h, wait R/B#)
     ERASE_START = 12    # 60h, row, D0h (multi: D1h, wait R/B#)
     STATUS_FINISH = 13  # wait R/B#, 70h, status (kept)
+    # Cache operations and the remaining reads of the command set
+    PROGRAM_CACHE = 14  # 80h, column, row, `length` bytes in, 15h, wait R/B# (tCBSY), 70h
+    READ_CACHE = 15     # wait R/B#, 31h (multi: 3Fh, the last), wait R/B# (tRCBSY), bytes out
+    READ_STATUS_ENHANCED = 16   # 78h, row, 1 byte out (status of the row's LUN)
+    CHANGE_READ_COLUMN = 17     # 05h, column, E0h, tCCS, `length` bytes out
 
 
 def op_layout(max_len=18432):
@@ -178,10 +183,24 @@ class OnfiChannel(wiring.Component):
                 m.d.comb += [first_cmd.eq(0x60), confirm.eq(Mux(op.multi, 0xD1, 0xD0))]
             with m.Case(ChannelOp.STATUS_FINISH):
                 m.d.comb += first_cmd.eq(0x70)
+            with m.Case(ChannelOp.PROGRAM_CACHE):
+                m.d.comb += [first_cmd.eq(0x80), confirm.eq(0x15), n_in.eq(op.length)]
+            with m.Case(ChannelOp.READ_CACHE):
+                m.d.comb += [first_cmd.eq(Mux(op.multi, 0x3F, 0x31)), n_out.eq(op.length)]
+            with m.Case(ChannelOp.READ_STATUS_ENHANCED):
+                m.d.comb += [first_cmd.eq(0x78), n_out.eq(1)]
+            with m.Case(ChannelOp.CHANGE_READ_COLUMN):
+                m.d.comb += [first_cmd.eq(0x05), confirm.eq(0xE0), n_out.eq(op.length)]
         # Program and erase end with a 70h read the channel keeps (the completion's status);
         # every other byte read goes out on m_rdata.
         keep_status = ((kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.ERASE_BLOCK) |
-                       (kind == ChannelOp.STATUS_FINISH))
+                       (kind == ChannelOp.STATUS_FINISH) | (kind == ChannelOp.PROGRAM_CACHE))
+        programs = ((kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.PROGRAM_LOAD) |
+                    (kind == ChannelOp.PROGRAM_CACHE))
+        # ops that wait for a ready die before their first command
+        waits_first = ((kind == ChannelOp.READ_DATA) | (kind == ChannelOp.STATUS_FINISH) |
+                       (kind == ChannelOp.READ_CACHE))
+        after_cmd = Signal()            # CMD1 has run (tells the two WAIT_RBs apart)
         # A start phase ends at its confirm (CE# rises), unless a multi-plane confirm's tDBSY
         # must pass first.
         start_phase = ((kind == ChannelOp.READ_ARRAY) | (kind == ChannelOp.PROGRAM_LOAD) |
@@ -213,17 +232,19 @@ class OnfiChannel(wiring.Component):
                 m.d.comb += self.s_op.ready.eq(1)
                 with m.If(self.s_op.valid):
                     p = self.s_op.payload
-                    refuse = p.op.as_value() > ChannelOp.STATUS_FINISH.value
+                    refuse = p.op.as_value() > ChannelOp.CHANGE_READ_COLUMN.value
                     # only the checks a field's width can fail (no constant comparisons)
                     if self.n_ways < 8:
                         refuse |= p.way >= self.n_ways
                     if self.max_len < (1 << len(p.length)) - 1:
                         refuse |= p.length > self.max_len
-                    m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse)]
+                    m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse),
+                                 after_cmd.eq(0)]
                     with m.If(refuse):
                         m.next = "DROP"
                     with m.Elif((p.op == ChannelOp.READ_DATA) |
-                                (p.op == ChannelOp.STATUS_FINISH)):
+                                (p.op == ChannelOp.STATUS_FINISH) |
+                                (p.op == ChannelOp.READ_CACHE)):
                         m.next = "WAIT_RB"      # the die must be ready first (and tRR)
                     with m.Else():
                         m.next = "CMD1"
@@ -240,15 +261,20 @@ class OnfiChannel(wiring.Component):
             with m.State("CMD1"):
                 emit(CycleKind.CMD, first_cmd)
                 with m.If(taken):
+                    m.d.sync += after_cmd.eq(1)
                     with m.Switch(kind):
                         with m.Case(ChannelOp.RESET):
                             m.next = "WAIT_RB"
                         with m.Case(ChannelOp.READ_PAGE, ChannelOp.PROGRAM_PAGE,
                                     ChannelOp.READ_ARRAY, ChannelOp.READ_DATA,
-                                    ChannelOp.PROGRAM_LOAD):
+                                    ChannelOp.PROGRAM_LOAD, ChannelOp.PROGRAM_CACHE,
+                                    ChannelOp.CHANGE_READ_COLUMN):
                             m.next = "ADDR_COL"
-                        with m.Case(ChannelOp.ERASE_BLOCK, ChannelOp.ERASE_START):
+                        with m.Case(ChannelOp.ERASE_BLOCK, ChannelOp.ERASE_START,
+                                    ChannelOp.READ_STATUS_ENHANCED):
                             m.next = "ADDR_ROW"
+                        with m.Case(ChannelOp.READ_CACHE):
+                            m.next = "WAIT_RB"
                         with m.Case(ChannelOp.READ_STATUS):
                             m.next = "DOUT"
                         with m.Case(ChannelOp.STATUS_FINISH):
@@ -272,7 +298,10 @@ class OnfiChannel(wiring.Component):
                 with m.If(taken):
                     with m.If(idx == self.col_cycles - 1):
                         m.d.sync += idx.eq(0)
-                        m.next = "ADDR_ROW"
+                        with m.If(kind == ChannelOp.CHANGE_READ_COLUMN):
+                            m.next = "CMD2"
+                        with m.Else():
+                            m.next = "ADDR_ROW"
                     with m.Else():
                         m.d.sync += idx.eq(idx + 1)
 
@@ -281,9 +310,10 @@ class OnfiChannel(wiring.Component):
                 with m.If(taken):
                     with m.If(idx == self.row_cycles - 1):
                         m.d.sync += idx.eq(0)
-                        with m.If((kind == ChannelOp.PROGRAM_PAGE) |
-                                  (kind == ChannelOp.PROGRAM_LOAD)):
+                        with m.If(programs):
                             m.next = "DIN"
+                        with m.Elif(kind == ChannelOp.READ_STATUS_ENHANCED):
+                            m.next = "DOUT"
                         with m.Else():
                             m.next = "CMD2"
                     with m.Else():
@@ -292,7 +322,7 @@ class OnfiChannel(wiring.Component):
             with m.State("DIN"):
                 # s_wdata passes straight into the engine's request
                 with m.If(idx == n_in):
-                    with m.If((kind == ChannelOp.PROGRAM_PAGE) | (kind == ChannelOp.PROGRAM_LOAD)):
+                    with m.If(programs):
                         m.next = "CMD2"
                     with m.Else():
                         m.next = "WAIT_RB"
@@ -308,7 +338,8 @@ class OnfiChannel(wiring.Component):
                 with m.If(taken):
                     with m.If(ends_at_confirm):
                         m.next = "FINISH"
-                    with m.Elif(kind == ChannelOp.READ_DATA):
+                    with m.Elif((kind == ChannelOp.READ_DATA) |
+                                (kind == ChannelOp.CHANGE_READ_COLUMN)):
                         m.next = "CCS"
                     with m.Else():
                         m.next = "WAIT_RB"
@@ -328,9 +359,7 @@ class OnfiChannel(wiring.Component):
                     m.d.sync += idx.eq(0)
                     with m.If(ends):
                         m.next = "FINISH"
-                    with m.Elif(kind == ChannelOp.READ_DATA):
-                        m.next = "CMD1"
-                    with m.Elif(kind == ChannelOp.STATUS_FINISH):
+                    with m.Elif(waits_first & ~after_cmd):
                         m.next = "CMD1"
                     with m.Elif(keep_status):
                         m.next = "STATUS_CMD"

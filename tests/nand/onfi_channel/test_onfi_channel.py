@@ -43,7 +43,7 @@ SMOKE_PARAMS = {"n_ways": 2, "row_cycles": 2, "col_cycles": 2, "max_len": 2112}
 OP = ChannelOp
 # Ops whose bytes come out on m_rdata (one packet each, `last` on the final byte).
 READS = {OP.READ_ID, OP.READ_PARAM, OP.READ_PAGE, OP.GET_FEATURES, OP.READ_STATUS,
-         OP.READ_DATA}
+         OP.READ_DATA, OP.READ_CACHE, OP.READ_STATUS_ENHANCED, OP.CHANGE_READ_COLUMN}
 SR_IDLE = SR_RDY | SR_ARDY | SR_WP_N
 
 
@@ -160,7 +160,8 @@ class TB:
         for b in wdata:
             self.wdata.put(b)
         # a read op sends one packet, unless it reads nothing (length 0)
-        reads = op in READS and (length > 0 or op in (OP.GET_FEATURES, OP.READ_STATUS))
+        reads = op in READS and (length > 0 or op in (OP.GET_FEATURES, OP.READ_STATUS,
+                                                      OP.READ_STATUS_ENHANCED))
         self.expected.append((tag, op, reads))
         return tag
 
@@ -389,7 +390,7 @@ async def test_refused_ops(dut):
     tb = TB(dut, salt=7)
     await tb.reset()
     latched = [len(t.latched) for t in tb.targets]
-    for value in (14, 15):
+    for value in (18, 31):
         cpl, _ = await tb.run(OP.RESET, 0, op_value=value)
         assert cpl["error"] and not cpl["fail"], cpl
     if tb.n_ways < 8:
@@ -449,6 +450,41 @@ async def test_split_phase_ops(dut):
     await tb.run(OP.READ_ARRAY, 0, row=tb.row(0, blocks[1], 0))
     _, got = await tb.run(OP.READ_DATA, 0, row=tb.row(0, blocks[1], 0), column=100, length=50)
     assert got == pages[1][100:150]
+    tb.finish()
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_cache_and_column_ops(dut):
+    """Cache program (80h-15h twice, then 80h-10h), cache read (00h-30h, 31h, 31h, 3Fh) of the
+    same pages, CHANGE READ COLUMN (05h-E0h) and READ STATUS ENHANCED (78h) per LUN."""
+    tb = TB(dut, salt=12)
+    await tb.reset()
+    g = tb.geo
+    n = g.register_bytes
+    block = 3
+    die = tb.dies[0]
+    assert ok_status(await tb.erase(0, tb.row(0, block, 0)))
+    pages = [tb.page(n) for _ in range(3)]
+    for i in range(2):
+        cpl, _ = await tb.run(OP.PROGRAM_CACHE, 0, row=tb.row(0, block, i), length=n,
+                              wdata=pages[i])
+        assert not cpl["error"] and not cpl["fail"] and cpl["status"] & SR_RDY, cpl
+    assert ok_status(await tb.program(0, tb.row(0, block, 2), pages[2]))
+    for i in range(3):
+        assert die.page_data(0, block, i) == pages[i], f"page {i}"
+    # cache read: page 0 to the cache register while the array reads page 1, and so on
+    await tb.run(OP.READ_ARRAY, 0, row=tb.row(0, block, 0))
+    for i in range(3):
+        cpl, got = await tb.run(OP.READ_CACHE, 0, length=n, multi=i == 2)
+        assert not cpl["error"], cpl
+        assert got == pages[i], f"cache read of page {i} differs"
+    # change read column inside the page register (the last page read, page 2)
+    cpl, got = await tb.run(OP.CHANGE_READ_COLUMN, 0, column=500, length=40)
+    assert got == pages[2][500:540]
+    # 78h: the status of each LUN, as the model has it
+    for lun in range(g.luns):
+        cpl, got = await tb.run(OP.READ_STATUS_ENHANCED, 0, row=tb.row(lun, 0, 0))
+        assert got == bytes([die.status(now_ns(), lun)]), (lun, got)
     tb.finish()
 
 
@@ -590,5 +626,6 @@ def test_onfi_channel():
 def test_onfi_channel_sweep(n_ways, row_cycles):
     run(core(n_ways=n_ways, row_cycles=row_cycles, max_len=4096), __file__,
         testcase=["test_reset_read_id", "test_parameter_page", "test_refused_ops",
-                  "test_random_traffic", "test_split_phase_ops"],
+                  "test_random_traffic", "test_split_phase_ops",
+                  "test_cache_and_column_ops"],
         extra_env={"ONFI_CHANNEL_OPS": "150"})
