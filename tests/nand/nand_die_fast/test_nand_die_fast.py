@@ -21,9 +21,10 @@ from pathlib import Path
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, Event, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, Event, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_fields
+from ssdlab_streams import StreamSink, StreamSource
 
 from sim.nand.python.nand_die import SR_ARDY, SR_RDY, SR_WP_N, NandDie
 from sim.nand.python.nand_geometry import PARTS, NandGeometry
@@ -141,66 +142,6 @@ def test_vectors_up_to_date(tmp_path):
 
 # --- (c): cocotb + Verilator, onfi_channel driving two nand_die_fast ----------------------
 
-class StreamSource:
-    """Drives a valid/ready/payload stream from a queue (sleeps while it is empty)."""
-
-    def __init__(self, dut, prefix):
-        self.dut = dut
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.ready = getattr(dut, f"{prefix}__ready")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        self.queue = deque()
-        self.kick = Event()
-        self.valid.value = 0
-        self.payload.value = 0
-        cocotb.start_soon(self._run())
-
-    def put(self, value):
-        self.queue.append(value)
-        self.kick.set()
-
-    async def _run(self):
-        clk = self.dut.clk
-        while True:
-            if not self.queue:
-                self.valid.value = 0
-                self.kick.clear()
-                await self.kick.wait()
-                await RisingEdge(clk)
-                continue
-            self.payload.value = self.queue[0]
-            self.valid.value = 1
-            while True:
-                await ReadOnly()
-                if int(self.ready.value):
-                    await RisingEdge(clk)
-                    break
-                await RisingEdge(self.ready)
-            self.queue.popleft()
-            if not self.queue:
-                self.valid.value = 0
-
-
-class StreamSink:
-    """Takes every beat of a valid/ready/payload stream (ready always high)."""
-
-    def __init__(self, dut, prefix, on_beat):
-        self.dut, self.on_beat = dut, on_beat
-        self.valid = getattr(dut, f"{prefix}__valid")
-        self.payload = getattr(dut, f"{prefix}__payload")
-        getattr(dut, f"{prefix}__ready").value = 1
-        cocotb.start_soon(self._run())
-
-    async def _run(self):
-        while True:
-            await ReadOnly()
-            if not int(self.valid.value):
-                await RisingEdge(self.valid)
-                continue
-            self.on_beat(int(self.payload.value))
-            await RisingEdge(self.dut.clk)
-
-
 class TB:
     """Clock, reset, timing registers and op/completion streams of the channel."""
 
@@ -239,10 +180,11 @@ class TB:
         await ClockCycles(dut.clk, 3)
         dut.rst.value = 0
         await RisingEdge(dut.clk)
-        self.ops = StreamSource(dut, "s_op")
-        self.wdata = StreamSource(dut, "s_wdata")
-        StreamSink(dut, "m_rdata", self._rdata)
-        StreamSink(dut, "m_cpl", self._cpl)
+        rng = random.Random(0)              # no idle or pause inserted: unused
+        self.ops = StreamSource(dut, "s_op", rng)
+        self.wdata = StreamSource(dut, "s_wdata", rng)
+        StreamSink(dut, "m_rdata", rng, self._rdata)
+        StreamSink(dut, "m_cpl", rng, self._cpl)
 
     def _rdata(self, value):
         self.partial.append(value & 0xFF)
