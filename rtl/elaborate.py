@@ -85,6 +85,9 @@ class LiteXCore(Core):
 CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_sdr_engine:OnfiSdrEngine", "onfi_sdr_engine"),
     AmaranthCore("rtl.nand.onfi_channel:OnfiChannel", "onfi_channel"),
+    AmaranthCore("rtl.nand.nand_die_scheduler:NandDieScheduler", "nand_die_scheduler"),
+    AmaranthCore("rtl.nand.nand_backend:NandBackend", "nand_backend"),
+    AmaranthCore("rtl.nand.nand_bist:NandBist", "nand_bist"),
     AmaranthCore("rtl.nand.onfi_nvddr2_engine:OnfiNvddr2Engine", "onfi_nvddr2_engine"),
     AmaranthCore("rtl.nand.onfi_phy_sim:OnfiPhySim", "onfi_phy_sim"),
     AmaranthCore("rtl.nand.onfi_phy_xilinx7:OnfiPhyXilinx7", "onfi_phy_xilinx7"),
