@@ -104,6 +104,10 @@ class NvmeDataDma(LiteXModule):
       rd_fifo_depth (power of two 128..4096, default 512): completion FIFO in 64-bit beats;
                     bounds the read data in flight (a 512-byte read reserves 74 beats).
       wr_fifo_depth (power of two 4..512, default 32): buffer words read ahead for writes.
+      seg_fifo_depth (power of two 2..1024, default 64): segments queued per direction; the
+                    walker feeds both directions in command order, so a command of one
+                    direction overlaps with the other's only while its segments fit here
+                    (64 = two 128 KiB commands).
 
     Ports:
       s_seg   segments (`prp_seg_layout`), `s_seg_last` on a transfer's last segment.
@@ -112,7 +116,7 @@ class NvmeDataDma(LiteXModule):
       m_br    buffer read addresses; `s_brd` their data, in order, always accepted.
     """
     def __init__(self, endpoint, tag_width=8, buf_width=4, max_transfer=262144,
-                 rd_fifo_depth=512, wr_fifo_depth=32):
+                 rd_fifo_depth=512, wr_fifo_depth=32, seg_fifo_depth=64):
         # Parameters checks.
         def pow2(v, lo, hi):
             return _is_int(v) and lo <= v <= hi and v & (v - 1) == 0
@@ -126,6 +130,8 @@ class NvmeDataDma(LiteXModule):
                "is not a power of two in 128..4096")
         _check("wr_fifo_depth", wr_fifo_depth, pow2(wr_fifo_depth, 4, 512),
                "is not a power of two in 4..512")
+        _check("seg_fifo_depth", seg_fifo_depth, pow2(seg_fifo_depth, 2, 1024),
+               "is not a power of two in 2..1024")
         phy = getattr(endpoint, "phy", None)
         _check("endpoint", endpoint,
                getattr(phy, "data_width", None) == DW and hasattr(endpoint, "crossbar")
@@ -146,8 +152,8 @@ class NvmeDataDma(LiteXModule):
         # # #
 
         seg_layout = prp_seg_layout(tag_width, buf_width, offset_width)
-        rd_seg = stream.SyncFIFO(seg_layout, 4, buffered=True)
-        wr_seg = stream.SyncFIFO(seg_layout, 4, buffered=True)
+        rd_seg = stream.SyncFIFO(seg_layout, seg_fifo_depth, buffered=True)
+        wr_seg = stream.SyncFIFO(seg_layout, seg_fifo_depth, buffered=True)
         self.submodules += rd_seg, wr_seg
         self.comb += [
             If(s_seg.to_host,

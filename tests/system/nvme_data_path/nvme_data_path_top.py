@@ -23,13 +23,16 @@ __all__ = ["NvmeDataPathTop"]
 
 class NvmeDataPathTop(LiteXModule):
     """Parameters: data_width (64), tag_width, buf_width, max_transfer (as the cores'),
-    max_pending_requests (the endpoint's outstanding reads: 1, 2, 4 or 8), rd_fifo_depth,
-    bar0_size (nothing sits at BAR0 here; the host bridge still presents it).
+    max_pending_requests (the endpoint's outstanding reads: 2, 4 or 8;
+    LitePCIe's TLP controller does not elaborate with 1), rd_fifo_depth,
+    seg_fifo_depth (as NvmeDataDma's), bar0_size (nothing sits at BAR0 here; the host bridge
+    still presents it).
 
     The buffer RAM `buf_mem` holds 2**buf_width buffers of max_transfer bytes (64-bit words,
     byte strobes on writes, one cycle read latency)."""
     def __init__(self, data_width=64, tag_width=8, buf_width=3, max_transfer=262144,
-                 max_pending_requests=4, rd_fifo_depth=512, bar0_size=0x4000):
+                 max_pending_requests=4, rd_fifo_depth=512, seg_fifo_depth=64,
+                 bar0_size=0x4000):
         self.phy      = phy = PCIeSimPHY(data_width=data_width, bar0_size=bar0_size)
         self.endpoint = endpoint = LitePCIeEndpoint(
             phy, endianness=phy.endianness, address_width=64,
@@ -39,7 +42,8 @@ class NvmeDataPathTop(LiteXModule):
                                            max_transfer=max_transfer)
         self.data_dma = dma = NvmeDataDma(endpoint, tag_width=tag_width, buf_width=buf_width,
                                           max_transfer=max_transfer,
-                                          rd_fifo_depth=rd_fifo_depth)
+                                          rd_fifo_depth=rd_fifo_depth,
+                                          seg_fifo_depth=seg_fifo_depth)
         self.comb += walk.m_seg.connect(dma.s_seg)
 
         # Segment monitor.

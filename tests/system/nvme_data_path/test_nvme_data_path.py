@@ -26,7 +26,7 @@ from sim.pcie.host_bridge import PcieSystemTB
 CORE = LiteXCore("tests.system.nvme_data_path.nvme_data_path_top:NvmeDataPathTop",
                  toplevel="nvme_data_path_top")
 DEFAULTS = {"data_width": 64, "tag_width": 8, "buf_width": 3, "max_transfer": 262144,
-            "max_pending_requests": 4, "rd_fifo_depth": 512}
+            "max_pending_requests": 4, "rd_fifo_depth": 512, "seg_fifo_depth": 64}
 PAGE = 4096
 HIGH_BASE = 0x1_2340_0000      # Host memory above 4 GiB: MRd64 / MWr64.
 UNMAPPED = 0x80_0000_0000      # No host memory: reads complete with UR.
@@ -524,8 +524,10 @@ def test_nvme_data_path_full():
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("max_pending_requests,rd_fifo_depth", [(1, 128), (8, 1024)])
-def test_nvme_data_path_sweep(max_pending_requests, rd_fifo_depth):
+@pytest.mark.parametrize("max_pending_requests,rd_fifo_depth,seg_fifo_depth",
+                         [(2, 128, 2), (8, 1024, 128)])
+def test_nvme_data_path_sweep(max_pending_requests, rd_fifo_depth, seg_fifo_depth):
     run(CORE.with_params(**{**DEFAULTS, "max_pending_requests": max_pending_requests,
-                            "rd_fifo_depth": rd_fifo_depth}), __file__,
+                            "rd_fifo_depth": rd_fifo_depth,
+                            "seg_fifo_depth": seg_fifo_depth}), __file__,
         extra_env=only("test_in_flight", "test_sizes"))
