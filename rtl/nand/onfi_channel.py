@@ -18,6 +18,8 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .onfi_nvddr2_engine import OnfiNvddr2Engine, nvddr2_timing_layout
+from .onfi_phy_if import OnfiPhySignature, connect_sdr_engine
 from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
 
 __all__ = ["OnfiChannel", "ChannelOp", "Completion", "op_layout", "ROW_BITS", "COLUMN_BITS",
@@ -92,6 +94,10 @@ class OnfiChannel(wiring.Component):
         Largest `length` (page + spare bytes); sets the width of the length field.
     timer_width : int, 6..16 (default 8)
         Width of the engine's timing registers (see OnfiSdrEngine).
+    with_nvddr2 : bool (default False)
+        Also hold an OnfiNvddr2Engine; the run-time input `nvddr2` picks the engine, and the
+        pins become the engine side of a PHY (`phy`, OnfiPhySignature) for onfi_phy_sim or
+        onfi_phy_xilinx7. Without it the SDR engine's pins are the ports (no PHY needed).
 
     Ports
     -----
@@ -101,9 +107,13 @@ class OnfiChannel(wiring.Component):
     m_cpl : stream of Completion, out
     timing, write_protect, dq_o, dq_oe, dq_i, ce_n, cle, ale, we_n, re_n, wp_n, rb_n :
         the engine's ports (rtl/nand/onfi_sdr_engine.py), passed through
+    with with_nvddr2: timing (SDR), nvddr2_timing, nvddr2 (1: NV-DDR2 engine), write_protect
+        and `phy` instead of the pins; change `nvddr2` only while the channel is idle
+        (after the SET FEATURES that switched the dies, before the next op)
     """
 
-    def __init__(self, n_ways=1, row_cycles=3, col_cycles=2, max_len=18432, timer_width=8):
+    def __init__(self, n_ways=1, row_cycles=3, col_cycles=2, max_len=18432, timer_width=8,
+                 with_nvddr2=False):
         def bad(name, value, lo, hi):
             if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
                 return f"{name} must be an int in {lo}..{hi}, got {value!r}"
@@ -111,6 +121,8 @@ class OnfiChannel(wiring.Component):
         error = (bad("n_ways", n_ways, 1, 8) or bad("row_cycles", row_cycles, 2, 4) or
                  bad("col_cycles", col_cycles, 1, 2) or bad("max_len", max_len, 1, 1 << 16) or
                  bad("timer_width", timer_width, 6, 16))
+        if not error and not isinstance(with_nvddr2, bool):
+            error = f"with_nvddr2 must be a bool, got {with_nvddr2!r}"
         if error:
             self._MustUse__silence = True   # no "created but never used" warning on top
             raise ValueError(f"OnfiChannel: {error}")
@@ -119,28 +131,42 @@ class OnfiChannel(wiring.Component):
         self.col_cycles = col_cycles
         self.max_len = max_len
         self.timer_width = timer_width
+        self.with_nvddr2 = with_nvddr2
+        if with_nvddr2:
+            bus = {
+                "timing": In(channel_members(n_ways, timer_width)["timing"].shape),
+                "nvddr2_timing": In(nvddr2_timing_layout(timer_width)),
+                "nvddr2": In(1),
+                "write_protect": In(1),
+                "phy": Out(OnfiPhySignature(n_ways)),
+            }
+        else:
+            bus = channel_members(n_ways, timer_width)
         super().__init__({
             # ops, data and completions
             "s_op": In(stream.Signature(op_layout(max_len))),
             "s_wdata": In(stream.Signature(unsigned(8))),
             "m_rdata": Out(stream.Signature(ReadData)),
             "m_cpl": Out(stream.Signature(Completion)),
-            # configuration and ONFI pins, passed through to the engine
-            **channel_members(n_ways, timer_width),
+            # configuration and ONFI pins (or the PHY interface), passed through to the engine
+            **bus,
             # R/B# after the engine's synchroniser, for a scheduler
             "rb_ready": Out(n_ways, init=(1 << n_ways) - 1),
         })
 
     def elaborate(self, platform):
         m = Module()
-        eng = m.submodules.engine = OnfiSdrEngine(self.n_ways, self.timer_width)
-        m.d.comb += [
-            eng.timing.eq(self.timing), eng.write_protect.eq(self.write_protect),
-            eng.dq_i.eq(self.dq_i), eng.rb_n.eq(self.rb_n),
-            self.dq_o.eq(eng.dq_o), self.dq_oe.eq(eng.dq_oe), self.ce_n.eq(eng.ce_n),
-            self.cle.eq(eng.cle), self.ale.eq(eng.ale), self.we_n.eq(eng.we_n),
-            self.re_n.eq(eng.re_n), self.wp_n.eq(eng.wp_n), self.rb_ready.eq(eng.rb_ready),
-        ]
+        if self.with_nvddr2:
+            eng = self._two_engines(m)
+        else:
+            eng = m.submodules.engine = OnfiSdrEngine(self.n_ways, self.timer_width)
+            m.d.comb += [
+                eng.timing.eq(self.timing), eng.write_protect.eq(self.write_protect),
+                eng.dq_i.eq(self.dq_i), eng.rb_n.eq(self.rb_n),
+                self.dq_o.eq(eng.dq_o), self.dq_oe.eq(eng.dq_oe), self.ce_n.eq(eng.ce_n),
+                self.cle.eq(eng.cle), self.ale.eq(eng.ale), self.we_n.eq(eng.we_n),
+                self.re_n.eq(eng.re_n), self.wp_n.eq(eng.wp_n), self.rb_ready.eq(eng.rb_ready),
+            ]
 
         op = Signal(op_layout(self.max_len))      # the op being run
         error = Signal()                          # ... was refused
@@ -201,6 +227,16 @@ class OnfiChannel(wiring.Component):
         waits_first = ((kind == ChannelOp.READ_DATA) | (kind == ChannelOp.STATUS_FINISH) |
                        (kind == ChannelOp.READ_CACHE))
         after_cmd = Signal()            # CMD1 has run (tells the two WAIT_RBs apart)
+        # NV-DDR2 moves the bytes of READ ID, READ PARAMETER PAGE, GET and SET FEATURES twice
+        # (one per DQS edge): each parameter goes out twice, and of each pair read the second
+        # byte (which carries the request's `last`) is kept.
+        nvddr2 = self.nvddr2 if self.with_nvddr2 else Const(0)
+        doubled = nvddr2 & ((kind == ChannelOp.READ_ID) | (kind == ChannelOp.READ_PARAM) |
+                            (kind == ChannelOp.GET_FEATURES) |
+                            (kind == ChannelOp.SET_FEATURES))
+        second = Signal()               # DIN: the byte's second copy; read: the pair's second
+        n_dout = Signal.like(idx)
+        m.d.comb += n_dout.eq(Mux(doubled, n_out << 1, n_out))
         # A start phase ends at its confirm (CE# rises), unless a multi-plane confirm's tDBSY
         # must pass first.
         start_phase = ((kind == ChannelOp.READ_ARRAY) | (kind == ChannelOp.PROGRAM_LOAD) |
@@ -208,11 +244,22 @@ class OnfiChannel(wiring.Component):
         ends_at_confirm = start_phase & ~op.multi
 
         # Read bytes: from the engine's one-entry register straight to m_rdata, or to `status`.
+        rd_second = Signal()            # the next read byte is a pair's second (doubled)
+        drop = doubled & ~rd_second
         m.d.comb += [
             self.m_rdata.payload.eq(eng.m_rdata.payload),
-            self.m_rdata.valid.eq(eng.m_rdata.valid & ~keep_status),
-            eng.m_rdata.ready.eq(self.m_rdata.ready | keep_status),
+            self.m_rdata.valid.eq(eng.m_rdata.valid & ~keep_status & ~drop),
+            eng.m_rdata.ready.eq(self.m_rdata.ready | keep_status | drop),
         ]
+        with m.If(eng.m_rdata.valid & eng.m_rdata.ready & doubled):
+            m.d.sync += rd_second.eq(~rd_second)
+        # DOUT requests whose byte has not come back yet: the NV-DDR2 engine takes requests
+        # ahead of its DQS-captured data, so "engine ready" does not mean "all bytes back".
+        pending = Signal(len(idx) + 1)
+        dout_taken = eng.s_cycle.valid & eng.s_cycle.ready & \
+            (eng.s_cycle.payload.kind == CycleKind.DOUT)
+        byte_back = eng.m_rdata.valid & eng.m_rdata.ready
+        m.d.sync += pending.eq(pending + dout_taken - byte_back)
         with m.If(eng.m_rdata.valid & keep_status):
             m.d.sync += status.eq(eng.m_rdata.payload.data)
 
@@ -239,7 +286,7 @@ class OnfiChannel(wiring.Component):
                     if self.max_len < (1 << len(p.length)) - 1:
                         refuse |= p.length > self.max_len
                     m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse),
-                                 after_cmd.eq(0)]
+                                 after_cmd.eq(0), second.eq(0), rd_second.eq(0)]
                     with m.If(refuse):
                         m.next = "DROP"
                     with m.Elif((p.op == ChannelOp.READ_DATA) |
@@ -327,11 +374,16 @@ class OnfiChannel(wiring.Component):
                     with m.Else():
                         m.next = "WAIT_RB"
                 with m.Else():
+                    # a doubled byte is taken from s_wdata with its second copy
                     m.d.comb += [eng.s_cycle.valid.eq(self.s_wdata.valid),
                                  req.kind.eq(CycleKind.DIN), req.data.eq(self.s_wdata.payload),
-                                 self.s_wdata.ready.eq(eng.s_cycle.ready)]
+                                 self.s_wdata.ready.eq(eng.s_cycle.ready &
+                                                       (second | ~doubled))]
                     with m.If(taken):
-                        m.d.sync += idx.eq(idx + 1)
+                        with m.If(doubled & ~second):
+                            m.d.sync += second.eq(1)
+                        with m.Else():
+                            m.d.sync += [second.eq(0), idx.eq(idx + 1)]
 
             with m.State("CMD2"):
                 emit(CycleKind.CMD, confirm, last=ends_at_confirm)
@@ -383,7 +435,7 @@ class OnfiChannel(wiring.Component):
                     with m.If(taken):
                         m.next = "FINISH"
                 with m.Else():
-                    final = idx == n_out - 1
+                    final = idx == n_dout - 1
                     emit(CycleKind.DOUT, last=final)
                     with m.If(taken):
                         m.d.sync += idx.eq(idx + 1)
@@ -394,7 +446,7 @@ class OnfiChannel(wiring.Component):
                 # Entered a cycle after the last request was taken: the engine is ready again
                 # once it has run every request, and its read register empty once the last
                 # byte has left. Only then does the completion follow the data.
-                with m.If(eng.s_cycle.ready & ~eng.m_rdata.valid):
+                with m.If(eng.s_cycle.ready & ~eng.m_rdata.valid & (pending == 0)):
                     m.next = "CPL"
 
             with m.State("CPL"):
@@ -409,3 +461,40 @@ class OnfiChannel(wiring.Component):
                     m.next = "IDLE"
 
         return m
+
+    def _two_engines(self, m):
+        """The SDR and NV-DDR2 engines behind one request/read interface, `nvddr2` picking
+        one: requests go to it, read data and R/B# come from it, and its side of the PHY
+        interface drives `phy` (the SDR engine's flat pins through connect_sdr_engine, both
+        phases equal). Returns an object with the engine ports the sequencer uses."""
+        n, w = self.n_ways, self.timer_width
+        sdr = m.submodules.engine = OnfiSdrEngine(n, w)
+        nv = m.submodules.nvddr2_engine = OnfiNvddr2Engine(n, w)
+        sel = self.nvddr2
+        m.d.comb += [sdr.timing.eq(self.timing), nv.timing.eq(self.nvddr2_timing),
+                     sdr.write_protect.eq(self.write_protect),
+                     nv.write_protect.eq(self.write_protect)]
+        front = wiring.Signature({
+            "s_cycle": In(sdr.s_cycle.signature.flip()),
+            "m_rdata": Out(sdr.m_rdata.signature),
+        }).flip().create(path=("engines",))
+        for eng, on in ((nv, sel), (sdr, ~sel)):
+            m.d.comb += [eng.s_cycle.payload.eq(front.s_cycle.payload),
+                         eng.s_cycle.valid.eq(front.s_cycle.valid & on),
+                         eng.m_rdata.ready.eq(front.m_rdata.ready & on)]
+        m.d.comb += [
+            front.s_cycle.ready.eq(Mux(sel, nv.s_cycle.ready, sdr.s_cycle.ready)),
+            front.m_rdata.valid.eq(Mux(sel, nv.m_rdata.valid, sdr.m_rdata.valid)),
+            front.m_rdata.payload.eq(Mux(sel, nv.m_rdata.payload, sdr.m_rdata.payload)),
+            self.rb_ready.eq(Mux(sel, nv.rb_ready, sdr.rb_ready)),
+        ]
+        sdr_if = OnfiPhySignature(n).create(path=("sdr_if",))
+        connect_sdr_engine(m, sdr, sdr_if)
+        for name, member in OnfiPhySignature(n).members.items():
+            ours, theirs, port = getattr(nv.phy, name), getattr(sdr_if, name), \
+                getattr(self.phy, name)
+            if member.flow == Out:
+                m.d.comb += port.eq(Mux(sel, ours, theirs))
+            else:
+                m.d.comb += [ours.eq(port), theirs.eq(port)]
+        return front

@@ -146,6 +146,7 @@ class TB:
                                      "blocks_per_lun", "planes", "row_cycles", "column_cycles"))
         assert got == want, f"parameter page geometry {got} != {want}"
         assert geo["row_cycles"] == self.p["row_cycles"], "build has other row cycles"
+        await RisingEdge(dut.clk)               # out of the read-only phase the result came in
         dut.geometry.value = struct_bits(geometry_layout, page_bits=log2(geo["pages_per_block"]),
                                          block_bits=log2(geo["blocks_per_lun"]),
                                          plane_bits=log2(geo["planes"]))
