@@ -331,7 +331,11 @@ class OnfiNvddr2Engine(wiring.Component):
                         m.d.sync += [dq_oe.eq(0), c_phase.eq(1), lvl.eq(0),
                                      dqs0.eq(0), dqs1.eq(0)]
                         m.next = "W_POST"
-                    # else: pause, DQ and DQS static until the next request
+                    with m.Else():
+                        # pause: DQ and DQS static (at the level after this slot's edge) until
+                        # the next request; with one clock per byte the slot's two phases
+                        # would otherwise strobe again every clock
+                        m.d.sync += [dqs0.eq(~lvl), dqs1.eq(~lvl)]
 
             with m.State("W_POST"):
                 with m.If(c_phase >= t.t_wpst):

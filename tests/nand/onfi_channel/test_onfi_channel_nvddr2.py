@@ -170,16 +170,12 @@ def core(**params):
                         toplevel="onfi_channel_phy_top", params={**PARAMS, **params})
 
 
-# Known defect (open): through the channel, a data-in burst that ends because the next request
-# is a command (80h ... data, 10h) rather than a DIN marked `last` makes the NV-DDR2 engine
-# strobe two more copies of the last byte, so the die latches length + 2 bytes and flags
-# address-range. READ ID, GET/SET FEATURES and the bring-up pass. Strict xfail: it turns red
-# when the engine is fixed, so the mark is removed then.
-NVDDR2_DIN_END = pytest.mark.xfail(strict=True, reason="NV-DDR2 DIN burst end strobes 2 extra "
-                                   "bytes when a command follows (onfi_nvddr2_engine)")
+@pytest.mark.smoke
+def test_onfi_channel_nvddr2():
+    run(core(), __file__)
 
 
 @pytest.mark.full
-@NVDDR2_DIN_END
-def test_onfi_channel_nvddr2():
-    run(core(), __file__)
+@pytest.mark.parametrize("n_ways", [1, 4])
+def test_onfi_channel_nvddr2_sweep(n_ways):
+    run(core(n_ways=n_ways), __file__)
