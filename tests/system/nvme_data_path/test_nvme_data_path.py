@@ -401,8 +401,18 @@ async def test_in_flight(dut, backpressure):
             tag = (tag + 37) % 256
             tb.fill(t)
             ts.append(t)
+        start = len(tb.bridge.from_dut)
         await tb.transfer(ts)
         await tb.check_ok(ts)
+        # The commands were in flight together: the TLPs of some two of them interleave.
+        spans = []
+        for t in ts:
+            pages = {a & ~(PAGE - 1) for a, _ in t.pages}
+            idx = [i for i, x in enumerate(tb.bridge.from_dut[start:])
+                   if x.address & ~(PAGE - 1) in pages]
+            spans.append((min(idx), max(idx)))
+        assert any(a[0] < b[1] and b[0] < a[1] for i, a in enumerate(spans)
+                   for b in spans[i + 1:]), f"round {rnd}: no two commands overlapped {spans}"
     tb.check_tlps()
 
 
@@ -410,13 +420,15 @@ async def test_in_flight(dut, backpressure):
 @cocotb.parametrize(sizes=[(0, 0, 0), (1, 1, 1), (0, 2, 2), (2, 0, 0)])
 async def test_sizes(dut, sizes):
     """MPS / MRRS / root complex completion size codes (128 << code bytes): every TLP within
-    its limit, data intact both ways, reads split at MRRS and writes at MPS."""
+    its limit (PRP list reads too), data intact both ways, reads split at MRRS and writes at
+    MPS."""
     tb = await make_tb(dut)
     mps, mrrs, rc_mps = sizes
     tb.set_sizes(mps=mps, mrrs=mrrs, rc_mps=rc_mps)
     await ClockCycles(dut.clk, 5)
-    ts = [tb.build(1, 1, 3 * PAGE + 512, 0, offset=0x1C4),
-          tb.build(2, 2, 3 * PAGE + 512, 1, offset=0x1C4)]
+    # 20 list entries: more than one list read at MRRS 128 (16 entries).
+    ts = [tb.build(1, 1, 20 * PAGE + 512, 0, offset=0x1C4),
+          tb.build(2, 2, 20 * PAGE + 512, 1, offset=0x1C4)]
     for t in ts:
         tb.fill(t)
     await tb.transfer(ts)
