@@ -381,7 +381,7 @@ async def test_large(dut, to_host):
 @cocotb.test(timeout_time=8, timeout_unit="ms")
 @cocotb.parametrize(backpressure=[False, True])
 async def test_in_flight(dut, backpressure):
-    """Several commands in flight, both directions mixed, random sizes (512 B .. 128 KiB) and
+    """Several commands in flight, both directions alternating, random sizes (512 B .. 128 KiB) and
     offsets, pages above and below 4 GiB, split completions; with backpressure everywhere
     (TLP streams, buffer ports, m_cpl). Every transfer completes once, with its data."""
     tb = await make_tb(dut)
@@ -395,7 +395,7 @@ async def test_in_flight(dut, backpressure):
         for b in range(4):
             length = rng.choice([512, 1024, 4096, 8192, 16384, 65536, 131072])
             offset = rng.choice([0, 0, 4, 0x200, 0x804, 4092 - 4 * rng.randrange(8)])
-            t = tb.build(tag, b + 4 * (rnd % 2), length, rng.randrange(2), offset=offset,
+            t = tb.build(tag, b + 4 * (rnd % 2), length, (b + rnd) % 2, offset=offset,
                          list_offset=rng.choice([0, 8 * rng.randrange(512)]),
                          high=rng.choice([None, True, False]))
             tag = (tag + 37) % 256
@@ -404,7 +404,11 @@ async def test_in_flight(dut, backpressure):
         start = len(tb.bridge.from_dut)
         await tb.transfer(ts)
         await tb.check_ok(ts)
-        # The commands were in flight together: the TLPs of some two of them interleave.
+        # The commands were in flight together: the TLPs of some two of them interleave (the
+        # DUT keeps each direction in order, so this shows between directions, when the
+        # segment FIFOs hold a whole command).
+        if tb.p["seg_fifo_depth"] < 64:
+            continue
         spans = []
         for t in ts:
             pages = {a & ~(PAGE - 1) for a, _ in t.pages}
