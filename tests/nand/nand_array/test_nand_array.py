@@ -338,8 +338,9 @@ async def test_array_random(dut):
     counts = defaultdict(int)
     pending = deque()
     # the blocks in use start erased (the simulation may have run other tests before)
-    await tb.drain([tb.submit(OP.ERASE, c, w, block=2 * b, planes=(0, 1))
-                    for c, w in tb.dies for b in range(blocks)])
+    for b in range(blocks):                     # one block pair of every die at a time
+        await tb.drain([tb.submit(OP.ERASE, c, w, block=2 * b, planes=(0, 1))
+                        for c, w in tb.dies])
     for _ in range(n_ops):
         c, w = rng.choice(tb.dies)
         base = 2 * rng.randrange(blocks)
