@@ -235,8 +235,11 @@ class OnfiChannel(wiring.Component):
                             (kind == ChannelOp.GET_FEATURES) |
                             (kind == ChannelOp.SET_FEATURES))
         second = Signal()               # DIN: the byte's second copy; read: the pair's second
-        n_dout = Signal.like(idx)
-        m.d.comb += n_dout.eq(Mux(doubled, n_out << 1, n_out))
+        if self.with_nvddr2:
+            n_dout = Signal.like(idx)       # DOUT requests: doubled in NV-DDR2 where due
+            m.d.comb += n_dout.eq(Mux(doubled, n_out << 1, n_out))
+        else:
+            n_dout = n_out
         # A start phase ends at its confirm (CE# rises), unless a multi-plane confirm's tDBSY
         # must pass first.
         start_phase = ((kind == ChannelOp.READ_ARRAY) | (kind == ChannelOp.PROGRAM_LOAD) |
