@@ -13,6 +13,7 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import bad_int
 from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel
 from .onfi_sdr_engine import channel_members
 
@@ -129,14 +130,12 @@ class NandDieScheduler(wiring.Component):
 
     def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
                  col_cycles=2, timer_width=8):
-        def bad(name, value, lo, hi):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
-            return None
-        error = (bad("n_ways", n_ways, 1, 8) or bad("queue_depth", queue_depth, 1, 16) or
-                 bad("max_planes", max_planes, 1, MAX_PLANES) or
-                 bad("max_len", max_len, 1, 1 << 16) or bad("row_cycles", row_cycles, 2, 4) or
-                 bad("col_cycles", col_cycles, 1, 2) or bad("timer_width", timer_width, 6, 16))
+        error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("queue_depth", queue_depth, 1, 16) or
+                 bad_int("max_planes", max_planes, 1, MAX_PLANES) or
+                 bad_int("max_len", max_len, 1, 1 << 16) or
+                 bad_int("row_cycles", row_cycles, 2, 4) or
+                 bad_int("col_cycles", col_cycles, 1, 2) or
+                 bad_int("timer_width", timer_width, 6, 16))
         if error:
             self._MustUse__silence = True
             raise ValueError(f"NandDieScheduler: {error}")

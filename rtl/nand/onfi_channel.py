@@ -18,6 +18,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import bad_int
 from .onfi_nvddr2_engine import OnfiNvddr2Engine, nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature, connect_sdr_engine
 from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
@@ -114,13 +115,10 @@ class OnfiChannel(wiring.Component):
 
     def __init__(self, n_ways=1, row_cycles=3, col_cycles=2, max_len=18432, timer_width=8,
                  with_nvddr2=False):
-        def bad(name, value, lo, hi):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
-            return None
-        error = (bad("n_ways", n_ways, 1, 8) or bad("row_cycles", row_cycles, 2, 4) or
-                 bad("col_cycles", col_cycles, 1, 2) or bad("max_len", max_len, 1, 1 << 16) or
-                 bad("timer_width", timer_width, 6, 16))
+        error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("row_cycles", row_cycles, 2, 4) or
+                 bad_int("col_cycles", col_cycles, 1, 2) or
+                 bad_int("max_len", max_len, 1, 1 << 16) or
+                 bad_int("timer_width", timer_width, 6, 16))
         if not error and not isinstance(with_nvddr2, bool):
             error = f"with_nvddr2 must be a bool, got {with_nvddr2!r}"
         if error:

@@ -31,6 +31,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import bad_int
 from .onfi_phy_if import OnfiPhySignature, two_phase
 from .onfi_sdr_engine import RB_SYNC_STAGES, CycleKind, CycleRequest, ReadData
 
@@ -97,11 +98,7 @@ class OnfiNvddr2Engine(wiring.Component):
     """
 
     def __init__(self, n_ways=1, timer_width=8):
-        def bad(name, value, lo, hi):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
-            return None
-        error = bad("n_ways", n_ways, 1, 8) or bad("timer_width", timer_width, 6, 16)
+        error = bad_int("n_ways", n_ways, 1, 8) or bad_int("timer_width", timer_width, 6, 16)
         if error:
             self._MustUse__silence = True   # no "created but never used" warning on top
             raise ValueError(f"OnfiNvddr2Engine: {error}")

@@ -38,6 +38,7 @@ from amaranth.hdl import (
 from amaranth.lib import wiring
 from amaranth.lib.wiring import In
 
+from .nand_common import bad_int
 from .onfi_phy_if import OnfiPhySignature, add_dqs_capture
 
 __all__ = ["OnfiPhyXilinx7", "LINT_BLACKBOXES"]
@@ -120,11 +121,7 @@ class OnfiPhyXilinx7(wiring.Component):
 
     def __init__(self, n_ways=1, dqs_delay_taps=8, diff_dqs=False, diff_re=False,
                  iodelay_group="onfi"):
-        def bad(name, value, lo, hi):
-            if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-                return f"{name} must be an int in {lo}..{hi}, got {value!r}"
-            return None
-        error = bad("n_ways", n_ways, 1, 8) or bad("dqs_delay_taps", dqs_delay_taps, 0, 31)
+        error = bad_int("n_ways", n_ways, 1, 8) or bad_int("dqs_delay_taps", dqs_delay_taps, 0, 31)
         if not error:
             for name, value in (("diff_dqs", diff_dqs), ("diff_re", diff_re)):
                 if not isinstance(value, bool):
