@@ -99,6 +99,8 @@ class NvmeSqFetch(LiteXModule):
                  beyond the endpoint's address_width (ignored).
       fetch_err  pulse: a read completion with an error status (UR, CA); the queue stops
                  fetching until it is created again.
+      pending    bit q: SQ q is enabled and has entries not fetched yet.
+      busy       a read is in flight (entries fetched but not all in the output FIFO).
     """
     def __init__(self, endpoint, n_sqs=2, max_burst=4):
         # Parameters checks.
@@ -122,6 +124,8 @@ class NvmeSqFetch(LiteXModule):
         self.bad_tail  = Signal()
         self.bad_cfg   = Signal()
         self.fetch_err = Signal()
+        self.pending   = Signal(n_sqs)
+        self.busy      = Signal()
 
         # # #
 
@@ -173,7 +177,7 @@ class NvmeSqFetch(LiteXModule):
 
         # Round-robin arbiter: the first queue with entries pending after the last one served,
         # else the first one with entries pending.
-        pending = Signal(n_sqs, name="pending")
+        pending = self.pending
         self.comb += [pending[i].eq(q_en[i] & ~q_err[i] & (q_head[i] != q_tail[i]))
                       for i in range(n_sqs)]
         last    = Signal(max=max(2, n_sqs))
@@ -299,6 +303,7 @@ class NvmeSqFetch(LiteXModule):
                 )
             )
         )
+        self.comb += self.busy.eq(~fsm.ongoing("IDLE"))
         fetch_err = Signal()
         self.comb += fetch_err.eq(fsm.ongoing("RECEIVE") & cpl.valid & cpl.err)
         self.sync += self.fetch_err.eq(fetch_err & ~failed)
