@@ -93,6 +93,10 @@ CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_phy_xilinx7:OnfiPhyXilinx7", "onfi_phy_xilinx7"),
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
     LiteXCore("rtl.nvme.nvme_irq_coalesce:NvmeIrqCoalesce", "nvme_irq_coalesce"),
+    # The whole front end needs an endpoint: its top with the simulation PHY (TLP streams at
+    # ports) and without the buffer RAM, 64 I/O queue pairs.
+    LiteXCore("tests.system.nvme_controller.nvme_controller_top:NvmeControllerTop",
+              "nvme_controller_top", {"n_io_queues": 64, "with_buf_mem": False}),
 ]}
 
 
