@@ -307,6 +307,8 @@ class NvmeFirmwareModel:
         out = data[offset:offset + length]
         out += bytes(length - len(out))
         status, _ = await self.xfer(sqe.prp1, sqe.prp2, length, True, out)
+        if self.events and self.aers:       # reading the log may have unmasked events
+            cocotb.start_soon(self._report_events(self.generation))
         return status, 0
 
     async def _get_features(self, sqid, sq_head, sqe):
@@ -499,7 +501,7 @@ class NvmeFirmwareModel:
                         break
                 # The last fetched entries still go through the decoder: abort_hit is sticky
                 # while armed, sample it after abort_settle cycles.
-                await ClockCycles(dut.clk, self.abort_settle)
+                await ClockCycles(dut.clk, max(1, self.abort_settle))
                 await ReadOnly()
                 aborted = bool(int(dut.abort_hit.value))
                 await RisingEdge(dut.clk)

@@ -439,9 +439,9 @@ class NvmeHost:
         """Write a doorbell (any value: tests of invalid doorbell writes use this too)."""
         await self.bar.write_dword(self.db_offset(qid, is_cq), value)
 
-    async def wait_csts(self, cond, what, timeout_us=None):
+    async def wait_csts(self, cond, what, timeout_us=None, fatal_on_cfs=True):
         """Poll CSTS every poll_us until cond(csts); timeout CAP.TO (500 ms units) unless
-        given; CFS or an all-ones read raise NvmeFatal."""
+        given; an all-ones read (and CFS, when `fatal_on_cfs`) raise NvmeFatal."""
         if timeout_us is None:
             timeout_us = self.ready_timeout_us or max(1, self.to_500ms or 1) * 500_000
         deadline = get_sim_time("ns") + timeout_us * 1000
@@ -449,7 +449,7 @@ class NvmeHost:
             csts = await self.read_reg("CSTS")
             if csts == 0xFFFFFFFF:
                 raise NvmeFatal(f"waiting for {what}: CSTS reads 0xffffffff")
-            if rm.field_get("CSTS", "CFS", csts):
+            if fatal_on_cfs and rm.field_get("CSTS", "CFS", csts):
                 raise NvmeFatal(f"waiting for {what}: CSTS.CFS set (CSTS 0x{csts:08x})")
             if cond(csts):
                 return csts
@@ -542,13 +542,15 @@ class NvmeHost:
         cc = await self.read_reg("CC")
         if rm.field_get("CC", "EN", cc):
             await self.write_reg("CC", rm.field_put("CC", "EN", cc, 0))
-        await self.wait_csts(lambda c: rm.field_get("CSTS", "RDY", c) == 0, "CSTS.RDY=0")
+        # CFS does not stop a disable: a reset is how the host recovers a fatal controller.
+        await self.wait_csts(lambda c: rm.field_get("CSTS", "RDY", c) == 0, "CSTS.RDY=0",
+                             fatal_on_cfs=False)
         self._drop_state("controller disabled")
 
     def _drop_state(self, reason):
+        # The completion loops of the old generation end at their next wake-up (not
+        # cancelled: one may be in the middle of a doorbell write).
         self._generation += 1
-        for t in self._tasks:
-            t.cancel()
         self._tasks = []
         for sq in self.sqs.values():
             for cmd in list(sq.outstanding.values()):
@@ -681,8 +683,10 @@ class NvmeHost:
 
     async def _irq_loop(self, vector, gen):
         ev = self.pdev.msi_vectors[vector].event
-        while gen == self._generation:
+        while True:
             await ev.wait()
+            if gen != self._generation:
+                return
             ev.clear()
             for cq in list(self.cqs.values()):
                 if cq.ien and cq.iv == vector:
@@ -690,8 +694,10 @@ class NvmeHost:
 
     async def _poll_loop(self, gen, interval_ns=500):
         """Drains the CQs that take no interrupts (IEN=0, or use_irq=False)."""
-        while gen == self._generation:
+        while True:
             await Timer(interval_ns, unit="ns")
+            if gen != self._generation:
+                return
             for cq in list(self.cqs.values()):
                 if not (self.use_irq and cq.ien):
                     await self.drain_cq(cq)
@@ -829,8 +835,14 @@ class NvmeHost:
         outstanding afterwards fail with NvmeAborted."""
         cqe = await self.admin(ns.sqe_delete_io_sq(qid), check, f"Delete I/O SQ {qid}")
         if cqe.ok and qid in self.sqs:
+            # The SQ's last completions (deletion aborts) were written before this one's:
+            # take them from its CQ before forgetting the SQ.
+            cq = self.cqs.get(self.sqs[qid].cqid)
+            if cq is not None:
+                while cq.draining:
+                    await Timer(100, unit="ns")
+                await self.drain_cq(cq)
             sq = self.sqs.pop(qid)
-            cq = self.cqs.get(sq.cqid)
             for cmd in sq.outstanding.values():
                 cmd._complete(error=NvmeAborted(f"{cmd!r}: SQ{qid} deleted, no completion"))
                 if cq:
