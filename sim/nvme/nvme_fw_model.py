@@ -239,6 +239,8 @@ class NvmeFirmwareModel:
             if result is not None:
                 status, dw0 = result
                 await self.complete(sqid, sq_head, sqe, status, dw0)
+            if self.events and self.aers:   # a log page read may have unmasked events
+                await self._report_events(self.generation)
 
     async def serve(self, sqid, sq_head, sqe):
         """Serve one command; returns (status, dw0), or None when it completes later (AER)."""
@@ -307,8 +309,6 @@ class NvmeFirmwareModel:
         out = data[offset:offset + length]
         out += bytes(length - len(out))
         status, _ = await self.xfer(sqe.prp1, sqe.prp2, length, True, out)
-        if self.events and self.aers:       # reading the log may have unmasked events
-            cocotb.start_soon(self._report_events(self.generation))
         return status, 0
 
     async def _get_features(self, sqid, sq_head, sqe):
@@ -421,16 +421,21 @@ class NvmeFirmwareModel:
         if qid == 0 or qid not in self.sqs:
             return SC.INVALID_QID, 0
         cqid = self.sqs[qid]
-        # Commands of the SQ the firmware holds are aborted first (the hardware does not wait
-        # for them), then the handshake: it completes once the hardware aborted the SQ's
-        # remaining entries (status 08h) and drained its commands in flight.
-        for item in [c for c in self.cmds if c[0] == qid]:
-            self.cmds.remove(item)
-            await self.complete(item[0], item[1], item[2], SC.ABORT_SQ_DELETION)
+        # Commands of the SQ the firmware holds are aborted before the handshake (the
+        # hardware does not wait for them) and after it (fetched meanwhile); the handshake
+        # completes once the hardware aborted the SQ's remaining entries (status 08h) and
+        # drained its commands in flight. Then the Delete completes.
+        await self._abort_held(qid)
         await self.sq_cfg.send(sqid=qid, base=0, qsize=0, enable=0, cqid=cqid)
+        await self._abort_held(qid)
         del self.sqs[qid]
         self.cqs[cqid].discard(qid)
         return 0, 0
+
+    async def _abort_held(self, qid):
+        for item in [c for c in self.cmds if c[0] == qid]:
+            self.cmds.remove(item)
+            await self.complete(item[0], item[1], item[2], SC.ABORT_SQ_DELETION)
 
     async def _delete_io_cq(self, sqid, sq_head, sqe):
         qid = sqe.cdw10 & 0xFFFF
