@@ -8,8 +8,11 @@ for it. Ports (Verilog names of the test top; streams are valid/ready with one p
     m_fw_cmd     sqid, sq_head, sqe[512]       every admin command, and I/O commands other
                                                than Read / Write / Flush
     s_fw_cpl     cqid, sqid, sq_head, cid, status, dw0
-    s_fw_sq_cfg  sqid, base, qsize, enable, cqid   (a delete handshakes once the SQ is gone)
-    s_fw_cq_cfg  cqid, base, qsize, iv, ien, enable
+    s_fw_sq_cfg  sqid, base, qsize, enable, cqid (, nc)   (a delete handshakes once the SQ
+                                               is gone)
+    s_fw_cq_cfg  cqid, base, qsize, iv, ien, enable (, nc)
+    s_fw_sq_page sqid, index, page             (queue lists: page `index` of a PC=0 queue,
+    s_fw_cq_page cqid, index, page              address >> 12, written before the create)
     s_fw_xfer    buf, prp1, prp2, length, to_host   -> m_fw_xfer_cpl status
     s_fw_ivc     vector, cd
     m_fw_aer     info                          (event type 0, log page 01h)
@@ -19,7 +22,9 @@ for it. Ports (Verilog names of the test top; streams are valid/ready with one p
 
 Commands served (NVMe 1.4): Identify (CNS 00h, 01h, 02h), Get / Set Features (01h, 02h, 04h,
 07h, 08h, 09h, 0Bh; SEL current / default / saved / supported), Create / Delete I/O CQ and SQ
-with the specification's checks, Get Log Page (01h, 02h, 03h; offset and NUMDU), Abort,
+with the specification's checks (PC=0 queues when the top has the page list ports: the PRP
+list is read with s_fw_xfer, its pages written on s_fw_*_page, the queue created with nc=1),
+Get Log Page (01h, 02h, 03h; offset and NUMDU), Abort,
 Asynchronous Event Request, Keep Alive; I/O Dataset Management and Write Zeroes on the back
 end; every other opcode gets Invalid Command Opcode. Each command costs `fw_latency` cycles
 before it is served (simulated time). Commands run one at a time, in arrival order, but for
@@ -58,11 +63,14 @@ class NvmeFirmwareModel:
     aer_mask:     True: after an error event is reported, further error events wait until
                   the host reads log page 01h (NVMe 1.4 section 5.2); False: no masking;
     cmd_pause:    probability of m_fw_cmd_ready low per cycle (backpressure knob);
-    abort_settle: cycles between sq_pending[sqid] reading 0 and sampling abort_hit.
+    abort_settle: cycles between sq_pending[sqid] reading 0 and sampling abort_hit;
+    queue_lists:  PC=0 (non-contiguous) queues supported (CAP.CQR=0); None: when the top has
+                  the `s_fw_sq_page` port. False: PC=0 gets Invalid Field.
     """
     def __init__(self, dut, backend, n_io_queues=8, max_transfer=131072, lbads=9,
                  ns_size=1 << 20, tag_width=6, mqes=4095, fw_latency=20, acl=3, aerl=3,
-                 identify=None, aer_mask=True, cmd_pause=0.0, abort_settle=32, seed=None):
+                 identify=None, aer_mask=True, cmd_pause=0.0, abort_settle=32,
+                 queue_lists=None, seed=None):
         if not 1 <= n_io_queues <= 64:
             raise ValueError(f"NvmeFirmwareModel: n_io_queues={n_io_queues} out of 1..64")
         if max_transfer < 4096 or max_transfer & (max_transfer - 1):
@@ -73,6 +81,9 @@ class NvmeFirmwareModel:
         self.fw_latency, self.acl, self.aerl = fw_latency, acl, aerl
         self.aer_mask = aer_mask
         self.abort_settle = abort_settle
+        if queue_lists is None:
+            queue_lists = hasattr(dut, "s_fw_sq_page_valid")
+        self.queue_lists = queue_lists
         self._slot = Lock()
         self.rng = random.Random(cocotb.RANDOM_SEED if seed is None else seed)
         self.cmd_pause = cmd_pause
@@ -129,10 +140,14 @@ class NvmeFirmwareModel:
         dut.fw_abort_cid.value = 0
         self.cpl = FieldSource(dut, "s_fw_cpl", ["cqid", "sqid", "sq_head", "cid", "status",
                                                  "dw0"])
+        nc = ["nc"] if self.queue_lists else []
         self.sq_cfg = FieldSource(dut, "s_fw_sq_cfg", ["sqid", "base", "qsize", "enable",
-                                                       "cqid"])
+                                                       "cqid"] + nc)
         self.cq_cfg = FieldSource(dut, "s_fw_cq_cfg", ["cqid", "base", "qsize", "iv", "ien",
-                                                       "enable"])
+                                                       "enable"] + nc)
+        if self.queue_lists:
+            self.sq_page = FieldSource(dut, "s_fw_sq_page", ["sqid", "index", "page"])
+            self.cq_page = FieldSource(dut, "s_fw_cq_page", ["cqid", "index", "page"])
         self.xfer_src = FieldSource(dut, "s_fw_xfer", ["buf", "prp1", "prp2", "length",
                                                        "to_host"])
         self.ivc = FieldSource(dut, "s_fw_ivc", ["vector", "cd"])
@@ -159,8 +174,10 @@ class NvmeFirmwareModel:
             self.log.info("firmware model: controller reset, state dropped")
             for t in self._workers:
                 t.cancel()
-            for src in (self.cpl, self.sq_cfg, self.cq_cfg, self.xfer_src, self.ivc):
-                src.clear()
+            for src in (self.cpl, self.sq_cfg, self.cq_cfg, self.xfer_src, self.ivc,
+                        getattr(self, "sq_page", None), getattr(self, "cq_page", None)):
+                if src is not None:
+                    src.clear()
             self.dut.fw_abort_arm.value = 0
             self.dut.fw_agg_thr.value = 0
             self.dut.fw_agg_time.value = 0
@@ -388,15 +405,38 @@ class NvmeFirmwareModel:
             return SC.INVALID_QID, 0
         if qsize == 0 or qsize > self.mqes:
             return SC.INVALID_QUEUE_SIZE, 0
-        if not pc:
+        if not pc and not self.queue_lists:
             return SC.INVALID_FIELD, 0                  # CAP.CQR = 1
         if iv > self.n_io_queues:
             return SC.INVALID_INTERRUPT_VECTOR, 0
         if sqe.prp1 % ns.PAGE_SIZE:
             return SC.PRP_OFFSET_INVALID, 0
-        await self.cq_cfg.send(cqid=qid, base=sqe.prp1, qsize=qsize, iv=iv, ien=ien, enable=1)
+        extra = {}
+        if self.queue_lists:
+            extra["nc"] = int(not pc)
+            if not pc:
+                status = await self._queue_pages(self.cq_page, "cqid", qid, qsize,
+                                                 ns.CQE_BYTES, sqe.prp1)
+                if status:
+                    return status, 0
+        await self.cq_cfg.send(cqid=qid, base=0 if not pc else sqe.prp1, qsize=qsize, iv=iv,
+                               ien=ien, enable=1, **extra)
         self.cqs[qid] = set()
         return 0, 0
+
+    async def _queue_pages(self, src, key, qid, qsize, esize, prp1):
+        """PC=0: read the queue's PRP list at `prp1` (one entry per page, each page aligned)
+        and write the pages to the hardware's page list."""
+        n = ((qsize + 1) * esize + ns.PAGE_SIZE - 1) // ns.PAGE_SIZE
+        status, raw = await self.xfer(prp1, 0, 8 * n, False)
+        if status:
+            return status
+        pages = [int.from_bytes(raw[8 * i:8 * i + 8], "little") for i in range(n)]
+        if any(p % ns.PAGE_SIZE for p in pages):
+            return SC.PRP_OFFSET_INVALID
+        for i, p in enumerate(pages):
+            await src.send(**{key: qid, "index": i, "page": p >> 12})
+        return 0
 
     async def _create_io_sq(self, sqid, sq_head, sqe):
         qid, qsize = sqe.cdw10 & 0xFFFF, sqe.cdw10 >> 16
@@ -407,11 +447,20 @@ class NvmeFirmwareModel:
             return SC.INVALID_QUEUE_SIZE, 0
         if cqid == 0 or cqid not in self.cqs:
             return SC.CQ_INVALID, 0
-        if not pc:
+        if not pc and not self.queue_lists:
             return SC.INVALID_FIELD, 0
         if sqe.prp1 % ns.PAGE_SIZE:
             return SC.PRP_OFFSET_INVALID, 0
-        await self.sq_cfg.send(sqid=qid, base=sqe.prp1, qsize=qsize, enable=1, cqid=cqid)
+        extra = {}
+        if self.queue_lists:
+            extra["nc"] = int(not pc)
+            if not pc:
+                status = await self._queue_pages(self.sq_page, "sqid", qid, qsize,
+                                                 ns.SQE_BYTES, sqe.prp1)
+                if status:
+                    return status, 0
+        await self.sq_cfg.send(sqid=qid, base=0 if not pc else sqe.prp1, qsize=qsize,
+                               enable=1, cqid=cqid, **extra)
         self.sqs[qid] = cqid
         self.cqs[cqid].add(qid)
         return 0, 0

@@ -49,7 +49,8 @@ from sim.nvme.nvme_spec import SC, Cqe, Sqe
 
 __all__ = ["HostMemory", "PrpBuffer", "build_prps", "walk_prps", "prp_page_count",
            "NvmeHost", "Command", "NvmeError", "NvmeTimeout", "NvmeAborted", "NvmeFatal",
-           "SubmissionQueue", "CompletionQueue", "HIGH_BASE", "PAGE", "SC", "Sqe", "Cqe"]
+           "QueueMemory", "SubmissionQueue", "CompletionQueue", "HIGH_BASE", "PAGE", "SC",
+           "Sqe", "Cqe"]
 
 PAGE = ns.PAGE_SIZE
 HIGH_BASE = 0x1_0000_0000 * 0x21       # default host memory window above 4 GiB
@@ -296,9 +297,48 @@ def walk_prps(read_qword, prp1, prp2, length):
 
 # Queues -----------------------------------------------------------------------------------------
 
+class QueueMemory:
+    """Host memory of a queue of `entries` entries of `esize` bytes.
+
+    Contiguous (pc=True, CAP.CQR=1 style): pages from one run; `base` (PRP1 of the create)
+    is the first. Non-contiguous (pc=False): scattered pages and a PRP list page holding one
+    entry per page; `base` is the list pointer. `base`/`pages` given: memory the caller owns
+    (not freed)."""
+    def __init__(self, mem, entries, esize, pc=True, high=False, base=None):
+        self.entries, self.esize, self.pc = entries, esize, pc
+        n = max(1, (entries * esize + PAGE - 1) // PAGE)
+        self.owned = base is None
+        self.list_page = None
+        if not pc and base is None:
+            self.pages = [mem.alloc_page(high) for _ in range(n)]
+            self.list_page = mem.alloc_page(high)
+            mem.write(self.list_page, b"".join(p.to_bytes(8, "little") for p in self.pages))
+            self.base = self.list_page
+        else:
+            self.base = mem.alloc(n, high) if base is None else base
+            self.pages = [self.base + PAGE * k for k in range(n)]
+
+    def slot(self, i):
+        off = i * self.esize
+        return self.pages[off // PAGE] + off % PAGE
+
+    def clear(self, mem):
+        for p in self.pages:
+            mem.fill(p, PAGE)
+
+    def free(self, mem):
+        if self.owned:
+            for p in self.pages:
+                mem.free(p)
+            if self.list_page is not None:
+                mem.free(self.list_page)
+        self.pages = []
+
+
 class SubmissionQueue:
-    def __init__(self, qid, base, entries, cqid, high=False):
-        self.qid, self.base, self.entries, self.cqid, self.high = qid, base, entries, cqid, high
+    def __init__(self, qid, qmem, entries, cqid, high=False):
+        self.qid, self.qmem, self.entries, self.cqid, self.high = qid, qmem, entries, cqid, high
+        self.base = qmem.base
         self.tail = 0
         self.head = 0               # from the SQHD of this SQ's completions
         self.next_cid = 0
@@ -320,9 +360,10 @@ class SubmissionQueue:
 
 
 class CompletionQueue:
-    def __init__(self, qid, base, entries, iv, ien, high=False):
-        self.qid, self.base, self.entries, self.iv, self.ien, self.high = \
-            qid, base, entries, iv, ien, high
+    def __init__(self, qid, qmem, entries, iv, ien, high=False):
+        self.qid, self.qmem, self.entries, self.iv, self.ien, self.high = \
+            qid, qmem, entries, iv, ien, high
+        self.base = qmem.base
         self.head = 0
         self.phase = 1
         self.sqids = []
@@ -468,15 +509,17 @@ class NvmeHost:
         return self.cap
 
     async def init(self, n_io_queues=1, qdepth=64, msi_vectors=1, admin_qdepth=32,
-                   use_irq=True, high_queues=False):
+                   use_irq=True, high_queues=False, io_queue_pc=True):
         """Bring the controller up as the Linux driver does: CAP; disable (CC.EN=0, RDY=0);
         admin queues; AQA/ASQ/ACQ; CC (IOSQES 6, IOCQES 4, MPS 0, CSS 0, AMS 0, EN 1); RDY=1;
         MSI (up to msi_vectors, power of two); Identify Controller; Identify Namespace 1;
         Number of Queues; I/O CQs (PC, IEN, IV = qid mod vectors) then SQs.
-        `qdepth`/`admin_qdepth` are queue entries (2..MQES+1). Returns the I/O queue count."""
+        `qdepth`/`admin_qdepth` are queue entries (2..MQES+1); `high_queues` places the queues
+        above 4 GiB; `io_queue_pc=False` creates the I/O queues non-contiguous (PRP lists, needs
+        CAP.CQR=0). Returns the I/O queue count."""
         self._init_args = dict(n_io_queues=n_io_queues, qdepth=qdepth, msi_vectors=msi_vectors,
                                admin_qdepth=admin_qdepth, use_irq=use_irq,
-                               high_queues=high_queues)
+                               high_queues=high_queues, io_queue_pc=io_queue_pc)
         self.use_irq = use_irq
         await self.read_cap()
         for name, q in (("qdepth", qdepth), ("admin_qdepth", admin_qdepth)):
@@ -484,6 +527,8 @@ class NvmeHost:
                 raise ValueError(f"NvmeHost.init: {name}={q} outside 2..MQES+1 ({self.mqes + 1})")
         if admin_qdepth > 4096:
             raise ValueError(f"NvmeHost.init: admin_qdepth={admin_qdepth} > 4096")
+        if not io_queue_pc and self.cqr:
+            raise ValueError("NvmeHost.init: io_queue_pc=False but CAP.CQR=1")
         await self.disable()
 
         asq = self._new_sq(0, admin_qdepth, 0, high_queues)
@@ -511,9 +556,10 @@ class NvmeHost:
         n = min(n_io_queues, granted[0], granted[1])
         nvec = max(1, self.n_vectors)
         for qid in range(1, n + 1):
-            await self.create_io_cq(qid, qdepth, iv=qid % nvec, ien=use_irq, high=high_queues)
+            await self.create_io_cq(qid, qdepth, iv=qid % nvec, ien=use_irq, high=high_queues,
+                                    pc=io_queue_pc)
         for qid in range(1, n + 1):
-            await self.create_io_sq(qid, qdepth, cqid=qid, high=high_queues)
+            await self.create_io_sq(qid, qdepth, cqid=qid, high=high_queues, pc=io_queue_pc)
         self.n_io_queues = n
         return n
 
@@ -556,9 +602,9 @@ class NvmeHost:
             for cmd in list(sq.outstanding.values()):
                 cmd._complete(error=NvmeAborted(f"{cmd!r}: {reason}"))
             sq.outstanding.clear()
-            self.mem.free(sq.base, self._queue_pages(sq.entries, ns.SQE_BYTES))
+            sq.qmem.free(self.mem)
         for cq in self.cqs.values():
-            self.mem.free(cq.base, self._queue_pages(cq.entries, ns.CQE_BYTES))
+            cq.qmem.free(self.mem)
         self.sqs, self.cqs = {}, {}
         self._space.set()
 
@@ -586,22 +632,18 @@ class NvmeHost:
 
     # Queues --------------------------------------------------------------------------------------
 
-    @staticmethod
-    def _queue_pages(entries, esize):
-        return (entries * esize + PAGE - 1) // PAGE
-
-    def _new_sq(self, qid, entries, cqid, high=False, base=None):
-        if base is None:
-            base = self.mem.alloc(self._queue_pages(entries, ns.SQE_BYTES), high)
-        sq = SubmissionQueue(qid, base, entries, cqid, high)
+    def _new_sq(self, qid, entries, cqid, high=False, qmem=None):
+        if qmem is None:
+            qmem = QueueMemory(self.mem, entries, ns.SQE_BYTES, True, high)
+        sq = SubmissionQueue(qid, qmem, entries, cqid, high)
         self.sqs[qid] = sq
         return sq
 
-    def _new_cq(self, qid, entries, iv, ien, high=False, base=None):
-        if base is None:
-            base = self.mem.alloc(self._queue_pages(entries, ns.CQE_BYTES), high)
-            self.mem.fill(base, entries * ns.CQE_BYTES)     # phase tags 0
-        cq = CompletionQueue(qid, base, entries, iv, ien, high)
+    def _new_cq(self, qid, entries, iv, ien, high=False, qmem=None):
+        if qmem is None:
+            qmem = QueueMemory(self.mem, entries, ns.CQE_BYTES, True, high)
+            qmem.clear(self.mem)                            # phase tags 0
+        cq = CompletionQueue(qid, qmem, entries, iv, ien, high)
         self.cqs[qid] = cq
         return cq
 
@@ -657,7 +699,7 @@ class NvmeHost:
         cmd = Command(self, sq.qid, sqe.cid, sqe)
         sq.outstanding[sqe.cid] = cmd
         self.cqs[sq.cqid].outstanding += 1
-        self.mem.write(sq.base + ns.SQE_BYTES * sq.tail, raw)
+        self.mem.write(sq.qmem.slot(sq.tail), raw)
         sq.tail = (sq.tail + 1) % sq.entries
         if ring:
             await self.ring_sq(sq.qid)
@@ -713,7 +755,7 @@ class NvmeHost:
             while True:
                 n = 0
                 while True:
-                    at = cq.base + ns.CQE_BYTES * cq.head
+                    at = cq.qmem.slot(cq.head)
                     cqe = Cqe.unpack(self.mem.read(at, ns.CQE_BYTES))
                     if cqe.phase != cq.phase:
                         break
@@ -798,35 +840,35 @@ class NvmeHost:
                                          length, f"Get Log Page {lid:02x}h", check, **prp_opts)
 
     async def create_io_cq(self, qid, entries, iv=0, ien=True, pc=True, high=False, check=True,
-                           base=None):
-        """Create I/O CQ `qid` of `entries` entries (QSIZE = entries - 1). The queue is
-        registered on success. Returns the Cqe."""
-        nbytes = self._queue_pages(max(entries, 1), ns.CQE_BYTES) * PAGE
-        own = base is None
-        if own:
-            base = self.mem.alloc(nbytes // PAGE, high)
-        self.mem.fill(base, nbytes)
-        cqe = await self.admin(ns.sqe_create_io_cq(qid, entries - 1, base, iv, ien, pc), check,
-                               f"Create I/O CQ {qid}")
+                           base=None, list_pc=None):
+        """Create I/O CQ `qid` of `entries` entries (QSIZE = entries - 1); registered on
+        success. pc=True: one contiguous run of pages; pc=False: scattered pages behind a PRP
+        list (CAP.CQR=0). `base` forces PRP1 (a contiguous queue the caller placed).
+        `list_pc` builds the memory as for that PC while sending `pc` (malformed creates).
+        Returns the Cqe."""
+        shape = pc if list_pc is None else list_pc
+        qmem = QueueMemory(self.mem, max(entries, 1), ns.CQE_BYTES, shape, high, base)
+        qmem.clear(self.mem)
+        cqe = await self.admin(ns.sqe_create_io_cq(qid, entries - 1, qmem.base, iv, ien, pc),
+                               check, f"Create I/O CQ {qid}")
         if cqe.ok:
-            self._new_cq(qid, entries, iv, ien, high, base=base)
-        elif own:
-            self.mem.free(base, nbytes // PAGE)
+            self._new_cq(qid, entries, iv, ien, high, qmem=qmem)
+        else:
+            qmem.free(self.mem)
         return cqe
 
     async def create_io_sq(self, qid, entries, cqid, qprio=0, pc=True, high=False, check=True,
-                           base=None):
-        nbytes = self._queue_pages(max(entries, 1), ns.SQE_BYTES) * PAGE
-        own = base is None
-        if own:
-            base = self.mem.alloc(nbytes // PAGE, high)
-        cqe = await self.admin(ns.sqe_create_io_sq(qid, entries - 1, base, cqid, qprio, pc),
-                               check, f"Create I/O SQ {qid}")
+                           base=None, list_pc=None):
+        """Create I/O SQ `qid` on CQ `cqid`; as create_io_cq for pc / base / list_pc."""
+        shape = pc if list_pc is None else list_pc
+        qmem = QueueMemory(self.mem, max(entries, 1), ns.SQE_BYTES, shape, high, base)
+        cqe = await self.admin(ns.sqe_create_io_sq(qid, entries - 1, qmem.base, cqid, qprio,
+                                                   pc), check, f"Create I/O SQ {qid}")
         if cqe.ok:
-            self._new_sq(qid, entries, cqid, high, base=base)
+            self._new_sq(qid, entries, cqid, high, qmem=qmem)
             self.cqs[cqid].sqids.append(qid)
-        elif own:
-            self.mem.free(base, nbytes // PAGE)
+        else:
+            qmem.free(self.mem)
         return cqe
 
     async def delete_io_sq(self, qid, check=True):
@@ -849,7 +891,7 @@ class NvmeHost:
                     cq.outstanding -= 1
             if cq and qid in cq.sqids:
                 cq.sqids.remove(qid)
-            self.mem.free(sq.base, self._queue_pages(sq.entries, ns.SQE_BYTES))
+            sq.qmem.free(self.mem)
             self._space.set()
         return cqe
 
@@ -857,7 +899,7 @@ class NvmeHost:
         cqe = await self.admin(ns.sqe_delete_io_cq(qid), check, f"Delete I/O CQ {qid}")
         if cqe.ok and qid in self.cqs:
             cq = self.cqs.pop(qid)
-            self.mem.free(cq.base, self._queue_pages(cq.entries, ns.CQE_BYTES))
+            cq.qmem.free(self.mem)
         return cqe
 
     async def abort(self, sqid, cid, check=True):

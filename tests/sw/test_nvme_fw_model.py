@@ -70,11 +70,10 @@ class FakeBackend:
         self.calls.append(("write_zeroes", slba, nlb))
 
 
-@pytest.fixture
-def fw():
+def make_fw(queue_lists=False):
     f = NvmeFirmwareModel(FakeDut(), FakeBackend(), n_io_queues=N_IO, max_transfer=131072,
-                          ns_size=1000, seed=0, acl=1, aerl=1)
-    for name in ("cpl", "sq_cfg", "cq_cfg", "ivc"):
+                          ns_size=1000, seed=0, acl=1, aerl=1, queue_lists=queue_lists)
+    for name in ("cpl", "sq_cfg", "cq_cfg", "ivc", "sq_page", "cq_page"):
         setattr(f, name, Recorder())
     f.xfers = []
     f.host_data = b""
@@ -84,6 +83,11 @@ def fw():
         return 0, (None if to_host else f.host_data[:length])
     f.xfer = xfer
     return f
+
+
+@pytest.fixture
+def fw():
+    return make_fw()
 
 
 def admin(f, sqe, cid=1):
@@ -188,6 +192,33 @@ def test_create_io_sq_checks(fw):
     fw2_nq = FeatureId.NUMBER_OF_QUEUES
     fw.features[fw2_nq] = 0 | 3 << 16
     assert admin(fw, ns.sqe_create_io_sq(2, 15, 0x30000, 2))[0] == SC.INVALID_QID
+
+
+def test_queue_lists():
+    """With the page list ports (CAP.CQR=0), PC=0 queues: the PRP list is read, its pages go
+    to the hardware's page list, the queue is created with nc=1."""
+    f = make_fw(queue_lists=True)
+    pages = [0x7000, 0x3000, 0x9000]
+    f.host_data = b"".join(p.to_bytes(8, "little") for p in pages)
+    # 512 CQEs: 2 pages.
+    assert admin(f, ns.sqe_create_io_cq(1, 511, 0x5000, pc=False)) == (0, 0)
+    assert f.xfers[-1] == dict(prp1=0x5000, prp2=0, length=16, to_host=False, data=None)
+    assert f.cq_page.beats == [dict(cqid=1, index=0, page=7), dict(cqid=1, index=1, page=3)]
+    assert f.cq_cfg.beats[-1] == dict(cqid=1, base=0, qsize=511, iv=0, ien=1, enable=1, nc=1)
+    # 129 SQEs: 3 pages.
+    assert admin(f, ns.sqe_create_io_sq(1, 128, 0x6000, 1, pc=False)) == (0, 0)
+    assert f.xfers[-1]["length"] == 24
+    assert [b["page"] for b in f.sq_page.beats] == [7, 3, 9]
+    assert f.sq_cfg.beats[-1] == dict(sqid=1, base=0, qsize=128, enable=1, cqid=1, nc=1)
+    # Contiguous queues still work: nc=0.
+    assert admin(f, ns.sqe_create_io_cq(2, 15, 0x8000)) == (0, 0)
+    assert f.cq_cfg.beats[-1]["nc"] == 0 and f.cq_cfg.beats[-1]["base"] == 0x8000
+    # A list entry with an offset, a list pointer with an offset.
+    f.host_data = (0x7000).to_bytes(8, "little") + (0x3100).to_bytes(8, "little")
+    n = len(f.cq_cfg.beats)
+    assert admin(f, ns.sqe_create_io_cq(3, 511, 0x5000, pc=False))[0] == SC.PRP_OFFSET_INVALID
+    assert admin(f, ns.sqe_create_io_cq(3, 15, 0x5008, pc=False))[0] == SC.PRP_OFFSET_INVALID
+    assert len(f.cq_cfg.beats) == n and 3 not in f.cqs
 
 
 def test_delete_queues(fw):

@@ -474,8 +474,28 @@ def test_host_unexpected_and_raw(host):
         raise nh.NvmeError(run(cmd.wait()), cmd.sqe, "Identify")
 
 
+def test_queue_memory_lists(host):
+    h = host
+    q = nh.QueueMemory(h.mem, 129, 64, pc=False)         # 3 scattered pages + a list
+    assert len(q.pages) == 3 and q.base == q.list_page and q.list_page not in q.pages
+    lst = h.mem.read(q.base, 24)
+    assert [int.from_bytes(lst[8 * i:8 * i + 8], "little") for i in range(3)] == q.pages
+    assert q.slot(0) == q.pages[0] and q.slot(63) == q.pages[0] + 63 * 64
+    assert q.slot(64) == q.pages[1] and q.slot(128) == q.pages[2]
+    c = nh.QueueMemory(h.mem, 16, 16, pc=True)
+    assert c.pages == [c.base] and c.slot(15) == c.base + 240 and c.list_page is None
+    # An SQ on it: the SQE of slot 64 lands at the start of the second page.
+    h.sqs[0] = sq = nh.SubmissionQueue(0, q, 129, 0)
+    sq.tail = sq.head = 64
+    cmd = run(h.submit(0, ns.sqe_keep_alive()))
+    assert Sqe.unpack(h.mem.read(q.pages[1], 64)).cid == cmd.cid
+    freed = set(q.pages) | {q.list_page}
+    q.free(h.mem)
+    assert freed <= h.mem.free_pages[False]
+
+
 def test_sq_head_tracking():
-    sq = nh.SubmissionQueue(1, 0, 8, 1)
+    sq = nh.SubmissionQueue(1, nh.QueueMemory(FakeMem(), 8, 64, base=0), 8, 1)
     sq.tail = 6
     sq.take_sqhd(4)
     assert sq.head == 4
