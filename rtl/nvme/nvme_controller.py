@@ -30,7 +30,7 @@ h * max_transfer / 8; handles 0 .. 2**tag_width - 1 are the fast-path commands' 
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, If, Mux, NextState, NextValue, ResetInserter, Signal
+from migen import FSM, If, Mux, NextState, NextValue, Replicate, ResetInserter, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_bar0 import NvmeBar0
@@ -80,10 +80,14 @@ class NvmeController(LiteXModule):
       mqes         (1..4095, default 4095), dstrd (0..3, default 0), timeout_500ms (1..255,
                    default 20): CAP fields.
       max_burst    (1..8, default 4): SQEs per fetch.
+      with_queue_lists (default True): I/O queues may also live in PRP-list memory (Create
+                   I/O SQ/CQ with PC=0; the firmware writes their pages on `s_fw_sq_page` /
+                   `s_fw_cq_page`); CAP.CQR = 0. False: CAP.CQR = 1, contiguous queues only.
       clk_freq_hz  (default 250e6): for the interrupt aggregation time.
     """
     def __init__(self, endpoint, n_io_queues=64, tag_width=6, max_transfer=131072, lbads=9,
-                 mqes=4095, dstrd=0, timeout_500ms=20, max_burst=4, clk_freq_hz=250e6):
+                 mqes=4095, dstrd=0, timeout_500ms=20, max_burst=4, clk_freq_hz=250e6,
+                 with_queue_lists=True):
         def _is_int(v):
             return isinstance(v, int) and not isinstance(v, bool)
         check_param("NvmeController", "n_io_queues", n_io_queues,
@@ -100,6 +104,10 @@ class NvmeController(LiteXModule):
                     "has no PHY bar0_size >= 0x2000")
         address_width = (bar0_size - 1).bit_length()
         n_q = n_io_queues + 1
+
+        def list_pages(entry_bytes):
+            pages = -(-(mqes + 1) * entry_bytes // 4096)
+            return 1 << (pages - 1).bit_length() if with_queue_lists else 0
         tw = tag_width
         self.params = dict(n_io_queues=n_io_queues, tag_width=tag_width,
                            max_transfer=max_transfer, lbads=lbads, mqes=mqes, dstrd=dstrd)
@@ -108,15 +116,17 @@ class NvmeController(LiteXModule):
         self.bar0   = bar0   = NvmeBar0(endpoint, address_width=min(32, address_width))
         self.regs   = regs   = NvmeRegs(n_io_queues=n_io_queues, mqes=mqes, dstrd=dstrd,
                                         timeout_500ms=timeout_500ms,
-                                        address_width=min(32, address_width))
-        self.sq     = sq     = NvmeSqFetch(endpoint, n_sqs=n_q, max_burst=max_burst)
+                                        address_width=min(32, address_width),
+                                        cqr=0 if with_queue_lists else 1)
+        self.sq     = sq     = NvmeSqFetch(endpoint, n_sqs=n_q, max_burst=max_burst,
+                                           list_pages=list_pages(64))
         self.decode = decode = NvmeCmdDecode(n_sqs=n_q, lbads=lbads, max_transfer=max_transfer)
         self.io     = io     = NvmeIoEngine(tag_width=tw, n_sqs=n_q)
         self.walk   = walk   = NvmePrpWalk(endpoint, tag_width=tw + 1, buf_width=tw + 1,
                                            max_transfer=max_transfer)
         self.dma    = dma    = NvmeDataDma(endpoint, tag_width=tw + 1, buf_width=tw + 1,
                                            max_transfer=max_transfer)
-        self.cq     = cq     = NvmeCqPost(endpoint, n_cqs=n_q)
+        self.cq     = cq     = NvmeCqPost(endpoint, n_cqs=n_q, list_pages=list_pages(16))
         irq_reset = Signal()
         self.irq    = irq    = ResetInserter()(NvmeIrqCoalesce(n_vectors=n_q,
                                                                clk_freq_hz=clk_freq_hz))
@@ -126,6 +136,8 @@ class NvmeController(LiteXModule):
         self.s_fw_cpl      = s_fw_cpl  = stream.Endpoint(cq_cpl_layout())
         self.s_fw_sq_cfg   = fw_sq     = stream.Endpoint(fw_sq_cfg_layout())
         self.s_fw_cq_cfg   = fw_cq     = stream.Endpoint(cq_cfg_layout())
+        self.s_fw_sq_page  = sq.s_page
+        self.s_fw_cq_page  = cq.s_page
         self.s_fw_xfer     = stream.Endpoint(fw_xfer_layout(tw))
         self.m_fw_xfer_cpl = stream.Endpoint(fw_xfer_cpl_layout())
         self.s_fw_ivc      = stream.Endpoint(ivc_layout())
@@ -216,11 +228,6 @@ class NvmeController(LiteXModule):
             aer.source.connect(self.m_fw_aer),
         ]
 
-        # Status for the firmware.
-        self.comb += [
-            self.sq_pending.eq(sq.pending),
-            self.io_busy.eq(io.busy),
-        ]
 
         # Queue life cycle ------------------------------------------------------------------
         idx      = Signal(max=n_q + 1)
@@ -231,6 +238,10 @@ class NvmeController(LiteXModule):
         self.comb += [
             decode.sq_abort.eq(sq_abort),
             fetch_idle.eq(~sq.busy & ~sq.m_sqe.valid & ~decode.pipe.source.valid),
+            # For the firmware: SQ q still has entries not through the decoder (any SQE on its
+            # way from a fetch to the decoder counts for every queue).
+            self.sq_pending.eq(sq.pending | Replicate(~fetch_idle, n_q)),
+            self.io_busy.eq(io.busy),
         ]
         self.fsm = fsm = FSM(reset_state="DISABLED")
         fsm.act("DISABLED",
@@ -287,6 +298,7 @@ class NvmeController(LiteXModule):
             sq.s_cfg.base.eq(fw_sq.base),
             sq.s_cfg.qsize.eq(fw_sq.qsize),
             sq.s_cfg.enable.eq(fw_sq.enable),
+            sq.s_cfg.nc.eq(fw_sq.nc),
             io.s_map.sqid.eq(fw_sq.sqid),
             io.s_map.cqid.eq(fw_sq.cqid),
         )
@@ -361,6 +373,8 @@ class NvmeController(LiteXModule):
         ios = []
         for ep, prefix in [(self.m_fw_cmd, "m_fw_cmd"), (self.s_fw_cpl, "s_fw_cpl"),
                            (self.s_fw_sq_cfg, "s_fw_sq_cfg"), (self.s_fw_cq_cfg, "s_fw_cq_cfg"),
+                           (self.s_fw_sq_page, "s_fw_sq_page"),
+                           (self.s_fw_cq_page, "s_fw_cq_page"),
                            (self.s_fw_xfer, "s_fw_xfer"), (self.m_fw_xfer_cpl, "m_fw_xfer_cpl"),
                            (self.s_fw_ivc, "s_fw_ivc"), (self.m_fw_aer, "m_fw_aer"),
                            (self.m_be_req, "m_be_req"), (self.s_be_cpl, "s_be_cpl")]:

@@ -16,12 +16,12 @@ CQE (NVMe 1.4, figure 124), little endian in host memory:
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Signal
+from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
 
-__all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_head_layout", "cq_cpl_layout", "cq_irq_layout"]
+__all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_page_layout", "cq_head_layout", "cq_cpl_layout", "cq_irq_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
@@ -40,6 +40,17 @@ def cq_cfg_layout():
         ("iv",     VECTOR_BITS),   # Interrupt vector.
         ("ien",    1),             # Interrupts enabled.
         ("enable", 1),
+        ("nc",     1),             # Non-contiguous: entry pages from the page list, not base.
+    ]
+
+
+def cq_page_layout():
+    """Page `index` of non-contiguous CQ `cqid` (from its PRP list) is at byte address
+    `page` << 12."""
+    return [
+        ("cqid",  QID_BITS),
+        ("index", 4),
+        ("page",  52),
     ]
 
 
@@ -84,10 +95,15 @@ class NvmeCqPost(LiteXModule):
                the beat split, but is untested) and its address_width gives
                the reach (32: CQs below 4 GiB; 64: anywhere).
       n_cqs    (1..65, default 2): completion queues 0 (admin) .. n_cqs - 1.
+      list_pages (0 or a power of two 1..16, default 0): pages of a non-contiguous CQ (one
+               created with nc=1, its pages written on `s_page` from the queue's PRP list):
+               up to list_pages * 256 entries. 0: no page list, nc=1 is refused.
 
     Ports:
       s_cfg   create / delete a queue (`cq_cfg_layout`), taken when no CQE is in flight.
       s_head  CQ head doorbells (`cq_head_layout`), always ready, applied in one cycle.
+      s_page  page list writes (`cq_page_layout`), always ready (list_pages > 0 only); write
+              a queue's pages before its create.
       s_cpl   completions to post (`cq_cpl_layout`), taken when the CQE can be written.
       m_irq   one interrupt request per posted CQE of a queue with ien=1 (`cq_irq_layout`).
       bad_cqid   pulse: an s_cpl or s_head for a cqid that is not enabled (dropped).
@@ -95,21 +111,26 @@ class NvmeCqPost(LiteXModule):
       bad_cfg    pulse: an s_cfg with cqid >= n_cqs, or a create with qsize = 0 or a base
                  beyond the endpoint's address_width (ignored).
     """
-    def __init__(self, endpoint, n_cqs=2):
+    def __init__(self, endpoint, n_cqs=2, list_pages=0):
         # Parameters checks.
         _check("n_cqs", n_cqs, isinstance(n_cqs, int) and not isinstance(n_cqs, bool)
                and 1 <= n_cqs <= 65, "out of range 1..65")
+        _check("list_pages", list_pages, isinstance(list_pages, int)
+               and not isinstance(list_pages, bool) and 0 <= list_pages <= 16
+               and list_pages & (list_pages - 1) == 0, "is not 0 or a power of two 1..16")
         phy = getattr(endpoint, "phy", None)
         data_width = getattr(phy, "data_width", None)
         _check("endpoint", endpoint, data_width == 64 and hasattr(endpoint, "crossbar"),
                "is not a LitePCIeEndpoint with a PHY data_width of 64")
-        require(endpoint, "NvmeCqPost")    # MWr32 and MWr64 mixed under backpressure
+        require(endpoint, "NvmeCqPost")
+        self.list_pages = list_pages    # MWr32 and MWr64 mixed under backpressure
         self.n_cqs = n_cqs
         address_width = endpoint.crossbar.address_width
 
         # Ports.
         self.s_cfg  = s_cfg  = stream.Endpoint(cq_cfg_layout())
         self.s_head = s_head = stream.Endpoint(cq_head_layout())
+        self.s_page = s_page = stream.Endpoint(cq_page_layout())
         self.s_cpl  = s_cpl  = stream.Endpoint(cq_cpl_layout())
         self.m_irq  = m_irq  = stream.Endpoint(cq_irq_layout())
         self.bad_cqid = Signal()
@@ -133,6 +154,7 @@ class NvmeCqPost(LiteXModule):
         q_tail  = array("q_tail", QSIZE_BITS)
         q_head  = array("q_head", QSIZE_BITS)
         q_phase = array("q_phase", 1, reset=1)
+        q_nc    = array("q_nc", 1)             # Entry pages from the page list.
 
         def exists(cqid):
             return cqid < n_cqs if n_cqs < 2**QID_BITS else 1
@@ -172,6 +194,11 @@ class NvmeCqPost(LiteXModule):
         c_full = c_next == q_head[c]
 
         cfg_ok = exists(s_cfg.cqid) & (~s_cfg.enable | (s_cfg.qsize != 0))
+        if list_pages:
+            cfg_ok = cfg_ok & (~s_cfg.enable | ~s_cfg.nc
+                               | (s_cfg.qsize < list_pages * (4096 // CQE_BYTES)))
+        else:
+            cfg_ok = cfg_ok & (~s_cfg.enable | ~s_cfg.nc)
         if address_width < 64:
             # A base the endpoint cannot address would be silently truncated: refuse it.
             cfg_ok = cfg_ok & (~s_cfg.enable | (s_cfg.base[address_width:] == 0))
@@ -199,7 +226,8 @@ class NvmeCqPost(LiteXModule):
                     # other queue's completions) until the host frees a slot.
                     s_cpl.ready.eq(1),
                     NextValue(cq, c),
-                    NextValue(adr, Cat(Constant(0, 4), q_base[c] + q_tail[c])),
+                    NextValue(adr, Mux(q_nc[c], Cat(Constant(0, 4), q_tail[c][:8]),
+                                       Cat(Constant(0, 4), q_base[c] + q_tail[c]))),
                     NextValue(cqe, Cat(
                         s_cpl.dw0,                               # DW0
                         Constant(0, 32),                         # DW1 reserved
@@ -207,10 +235,38 @@ class NvmeCqPost(LiteXModule):
                         s_cpl.cid, q_phase[c], s_cpl.status,     # DW3
                     )),
                     NextValue(beat, 0),
-                    NextState("WRITE")
+                    If(q_nc[c],
+                        NextState("PAGE")
+                    ).Else(
+                        NextState("WRITE")
+                    )
                 )
             )
         )
+
+        # Page list of non-contiguous queues: one entry per (queue, 4 KiB page), read when the
+        # completion is taken; PAGE puts the page address above the entry's offset.
+        if list_pages:
+            lpw   = max(1, (list_pages - 1).bit_length())
+            qbits = max(1, (n_cqs - 1).bit_length())
+            self.specials.page_mem = page_mem = Memory(52, 2**(qbits + lpw), name="cq_pages")
+            page_wp = page_mem.get_port(write_capable=True)
+            page_rp = page_mem.get_port()
+            self.specials += page_wp, page_rp
+            self.comb += [
+                s_page.ready.eq(1),
+                page_wp.adr.eq(Cat(s_page.index[:lpw], s_page.cqid[:qbits])),
+                page_wp.dat_w.eq(s_page.page),
+                page_wp.we.eq(s_page.valid),
+                page_rp.adr.eq(Cat(q_tail[c][8:8 + lpw], c)),
+            ]
+            fsm.act("PAGE",
+                NextValue(adr, Cat(adr[:12], page_rp.dat_r)),
+                NextState("WRITE")
+            )
+        else:
+            self.comb += s_page.ready.eq(1)
+            fsm.act("PAGE", NextState("WRITE"))
 
         # One MWr of 4 DW: beats of data_width bits, lowest-addressed dword in bits 31:0.
         beat_dat = Array(cqe[i * data_width:(i + 1) * data_width] for i in range(beats))
@@ -258,6 +314,7 @@ class NvmeCqPost(LiteXModule):
                     q_en[i].eq(s_cfg.enable),
                     q_ien[i].eq(s_cfg.ien),
                     q_base[i].eq(s_cfg.base[4:]),
+                    q_nc[i].eq(s_cfg.nc),
                     q_size[i].eq(s_cfg.qsize),
                     q_iv[i].eq(s_cfg.iv),
                     q_tail[i].eq(0),
@@ -280,5 +337,6 @@ class NvmeCqPost(LiteXModule):
     def get_ios(self):
         """Core ports only; the endpoint's PHY ports belong to the enclosing top."""
         return (stream_port(self.s_cfg, "s_cfg") + stream_port(self.s_head, "s_head")
+                + (stream_port(self.s_page, "s_page") if self.list_pages else [])
                 + stream_port(self.s_cpl, "s_cpl") + stream_port(self.m_irq, "m_irq")
                 + [self.bad_cqid, self.bad_head, self.bad_cfg])

@@ -37,7 +37,7 @@ ACCESS = ("RO", "RW", "RW1S", "RW1C")
 
 # Defaults of the NvmeRegs parameters that appear in register values.
 DEFAULT_PARAMS = {"n_io_queues": 64, "mqes": 4095, "dstrd": 0, "timeout_500ms": 20,
-                  "mpsmin": 0, "mpsmax": 0}
+                  "mpsmin": 0, "mpsmax": 0, "cqr": 1}
 
 DOORBELL_BASE = 0x1000
 
@@ -95,7 +95,7 @@ F, R = Field, Register
 REGISTERS = (
     R("CAP", 0x00, 64, "Controller Capabilities", (
         F("MQES", 15, 0, "RO", "mqes", "Maximum Queue Entries Supported, 0's based"),
-        F("CQR", 16, 16, "RO", 1, "Contiguous Queues Required"),
+        F("CQR", 16, 16, "RO", "cqr", "Contiguous Queues Required"),
         F("AMS", 18, 17, "RO", 0, "Arbitration Mechanism Supported: round robin only"),
         F("TO", 31, 24, "RO", "timeout_500ms", "Timeout for CSTS.RDY changes, 500 ms units"),
         F("DSTRD", 35, 32, "RO", "dstrd", "Doorbell Stride: 4 << DSTRD bytes"),

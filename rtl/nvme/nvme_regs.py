@@ -50,11 +50,13 @@ class NvmeRegs(LiteXModule):
       timeout_500ms (1..255, default 20): CAP.TO, worst-case CSTS.RDY transition, 500 ms units.
       mpsmin        (0..15, default 0): CAP.MPSMIN, smallest page 2^(12+mpsmin) bytes.
       mpsmax        (mpsmin..15, default 0): CAP.MPSMAX.
+      cqr           (0..1, default 1): CAP.CQR, 1 when the queue engines need physically
+                    contiguous queues (0: they also take queues in PRP-list memory).
       address_width (13..64, default 32): AXI-Lite address bits (BAR0 offset); must cover
                     the doorbells, 0x1000 + 2 * (n_io_queues + 1) * (4 << dstrd) bytes.
     """
     def __init__(self, n_io_queues=64, mqes=4095, dstrd=0, timeout_500ms=20, mpsmin=0,
-                 mpsmax=0, address_width=32):
+                 mpsmax=0, address_width=32, cqr=1):
         # Parameters checks.
         _check("n_io_queues", n_io_queues, 1, 65535)
         _check("mqes", mqes, 1, 65535)
@@ -63,12 +65,13 @@ class NvmeRegs(LiteXModule):
         _check("mpsmin", mpsmin, 0, 15)
         _check("mpsmax", mpsmax, mpsmin, 15)
         _check("address_width", address_width, 13, 64)
+        _check("cqr", cqr, 0, 1)
         if doorbell_span(n_io_queues, dstrd) > 2**address_width:
             raise ValueError(f"NvmeRegs: address_width={address_width} does not cover the "
                              f"doorbells of {n_io_queues} queues at dstrd={dstrd} "
                              f"(0x{doorbell_span(n_io_queues, dstrd):x} bytes)")
         self.params = dict(n_io_queues=n_io_queues, mqes=mqes, dstrd=dstrd,
-                           timeout_500ms=timeout_500ms, mpsmin=mpsmin, mpsmax=mpsmax)
+                           timeout_500ms=timeout_500ms, mpsmin=mpsmin, mpsmax=mpsmax, cqr=cqr)
 
         # Host side: AXI4-Lite slave, 64-bit data.
         self.s_axil = s_axil = AXILiteInterface(data_width=64, address_width=address_width)

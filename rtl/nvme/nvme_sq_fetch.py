@@ -16,12 +16,12 @@ hold byte n (DW0 in bits 31:0: opcode 7:0, CID 31:16).
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Signal
+from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
 
-__all__ = ["NvmeSqFetch", "sq_cfg_layout", "sq_tail_layout", "sqe_layout"]
+__all__ = ["NvmeSqFetch", "sq_cfg_layout", "sq_page_layout", "sq_tail_layout", "sqe_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
@@ -38,6 +38,17 @@ def sq_cfg_layout():
         ("base",   64),            # Byte address of entry 0; bits 5:0 must be 0.
         ("qsize",  QSIZE_BITS),    # Entries - 1 (0's based), >= 1.
         ("enable", 1),
+        ("nc",     1),             # Non-contiguous: entry pages from the page list, not base.
+    ]
+
+
+def sq_page_layout():
+    """Page `index` of non-contiguous SQ `sqid` (from its PRP list) is at byte address
+    `page` << 12."""
+    return [
+        ("sqid",  QID_BITS),
+        ("index", 6),
+        ("page",  52),
     ]
 
 
@@ -88,25 +99,33 @@ class NvmeSqFetch(LiteXModule):
       n_sqs     (1..65, default 2): submission queues 0 (admin) .. n_sqs - 1.
       max_burst (1..8, default 4): most SQEs read by one request; at run time also bounded
                 by the PHY's max_request_size (bytes / 64: 2 SQEs at 128 bytes).
+      list_pages (0 or a power of two 1..64, default 0): pages of a non-contiguous SQ (one
+                created with nc=1, its pages written on `s_page` from the queue's PRP list):
+                up to list_pages * 64 entries. 0: no page list, nc=1 is refused.
 
     Ports:
       s_cfg   create / delete a queue (`sq_cfg_layout`), taken when no read is in flight.
       s_tail  SQ tail doorbells (`sq_tail_layout`), always ready, applied in one cycle.
+      s_page  page list writes (`sq_page_layout`), always ready (list_pages > 0 only); write
+              a queue's pages before its create.
       m_sqe   fetched SQEs (`sqe_layout`), in queue order per SQ.
       bad_sqid   pulse: an s_tail for a sqid that is not enabled (dropped).
       bad_tail   pulse: an s_tail value above the queue's qsize (dropped, tail unchanged).
       bad_cfg    pulse: an s_cfg with sqid >= n_sqs, or a create with qsize = 0 or a base
-                 beyond the endpoint's address_width (ignored).
+                 beyond the endpoint's address_width, or nc=1 with more entries than
+                 list_pages * 64 (ignored).
       fetch_err  pulse: a read completion with an error status (UR, CA); the queue stops
                  fetching until it is created again.
       pending    bit q: SQ q is enabled and has entries not fetched yet.
       busy       a read is in flight (entries fetched but not all in the output FIFO).
     """
-    def __init__(self, endpoint, n_sqs=2, max_burst=4):
+    def __init__(self, endpoint, n_sqs=2, max_burst=4, list_pages=0):
         # Parameters checks.
         _check("n_sqs", n_sqs, _is_int(n_sqs) and 1 <= n_sqs <= 65, "out of range 1..65")
         _check("max_burst", max_burst, _is_int(max_burst) and 1 <= max_burst <= 8,
                "out of range 1..8")
+        _check("list_pages", list_pages, _is_int(list_pages) and 0 <= list_pages <= 64
+               and list_pages & (list_pages - 1) == 0, "is not 0 or a power of two 1..64")
         phy = getattr(endpoint, "phy", None)
         data_width = getattr(phy, "data_width", None)
         _check("endpoint", endpoint, data_width == 64 and hasattr(endpoint, "crossbar"),
@@ -119,6 +138,8 @@ class NvmeSqFetch(LiteXModule):
         # Ports.
         self.s_cfg  = s_cfg  = stream.Endpoint(sq_cfg_layout())
         self.s_tail = s_tail = stream.Endpoint(sq_tail_layout())
+        self.s_page = s_page = stream.Endpoint(sq_page_layout())
+        self.list_pages = list_pages
         self.m_sqe  = m_sqe  = stream.Endpoint(sqe_layout())
         self.bad_sqid  = Signal()
         self.bad_tail  = Signal()
@@ -141,6 +162,7 @@ class NvmeSqFetch(LiteXModule):
         q_size = array("q_size", QSIZE_BITS)
         q_head = array("q_head", QSIZE_BITS)    # Next entry to fetch.
         q_tail = array("q_tail", QSIZE_BITS)    # Host tail (from doorbells).
+        q_nc   = array("q_nc", 1)               # Entry pages from the page list.
 
         def exists(sqid):
             return sqid < n_sqs if n_sqs < 2**QID_BITS else 1
@@ -171,6 +193,11 @@ class NvmeSqFetch(LiteXModule):
         ]
 
         cfg_ok = exists(s_cfg.sqid) & (~s_cfg.enable | (s_cfg.qsize != 0))
+        if list_pages:
+            cfg_ok = cfg_ok & (~s_cfg.enable | ~s_cfg.nc
+                               | (s_cfg.qsize < list_pages * (4096 // SQE_BYTES)))
+        else:
+            cfg_ok = cfg_ok & (~s_cfg.enable | ~s_cfg.nc)
         if address_width < 64:
             # A base the endpoint cannot address would be silently truncated: refuse it.
             cfg_ok = cfg_ok & (~s_cfg.enable | (s_cfg.base[address_width:] == 0))
@@ -202,7 +229,7 @@ class NvmeSqFetch(LiteXModule):
         mrrs   = Signal(7)
         n_sel  = Signal(4)
         self.comb += [
-            s_adr.eq(q_base[sel] + s_head),
+            s_adr.eq(Mux(q_nc[sel], s_head[:6], q_base[sel] + s_head)),
             to_end.eq(q_size[sel] + 1 - s_head),
             avail.eq(Mux(s_tl > s_head, s_tl - s_head, to_end)),
             to_4k.eq(64 - s_adr[:6]),
@@ -244,9 +271,37 @@ class NvmeSqFetch(LiteXModule):
                 NextValue(qsize, q_size[sel]),
                 NextValue(cur, s_head),
                 NextValue(failed, 0),
-                NextState("REQUEST")
+                If(q_nc[sel],
+                    NextState("PAGE")
+                ).Else(
+                    NextState("REQUEST")
+                )
             )
         )
+
+        # Page list of non-contiguous queues: one entry per (queue, 4 KiB page), read in the
+        # issue cycle; PAGE puts the page address under the entry's offset in its page.
+        if list_pages:
+            lpw   = max(1, (list_pages - 1).bit_length())
+            qbits = max(1, (n_sqs - 1).bit_length())
+            self.specials.page_mem = page_mem = Memory(52, 2**(qbits + lpw), name="sq_pages")
+            page_wp = page_mem.get_port(write_capable=True)
+            page_rp = page_mem.get_port()
+            self.specials += page_wp, page_rp
+            self.comb += [
+                s_page.ready.eq(1),
+                page_wp.adr.eq(Cat(s_page.index[:lpw], s_page.sqid[:qbits])),
+                page_wp.dat_w.eq(s_page.page),
+                page_wp.we.eq(s_page.valid),
+                page_rp.adr.eq(Cat(s_head[6:6 + lpw], sel)),
+            ]
+            fsm.act("PAGE",
+                NextValue(adr, Cat(adr[:6], page_rp.dat_r)),
+                NextState("REQUEST")
+            )
+        else:
+            self.comb += s_page.ready.eq(1)
+            fsm.act("PAGE", NextState("REQUEST"))
 
         # One MRd of n * 16 DW.
         self.comb += [
@@ -327,6 +382,7 @@ class NvmeSqFetch(LiteXModule):
                     q_en[i].eq(s_cfg.enable),
                     q_err[i].eq(0),
                     q_base[i].eq(s_cfg.base[SQE_SHIFT:]),
+                    q_nc[i].eq(s_cfg.nc),
                     q_size[i].eq(s_cfg.qsize),
                     q_head[i].eq(0),
                     q_tail[i].eq(0),
@@ -336,5 +392,6 @@ class NvmeSqFetch(LiteXModule):
     def get_ios(self):
         """Core ports only; the endpoint's PHY ports belong to the enclosing top."""
         return (stream_port(self.s_cfg, "s_cfg") + stream_port(self.s_tail, "s_tail")
+                + (stream_port(self.s_page, "s_page") if self.list_pages else [])
                 + stream_port(self.m_sqe, "m_sqe")
                 + [self.bad_sqid, self.bad_tail, self.bad_cfg, self.fetch_err])
