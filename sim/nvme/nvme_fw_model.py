@@ -234,7 +234,7 @@ class NvmeFirmwareModel:
         handle = self.fw_buf + buf
         if to_host:
             self.buf.write(handle, 0, data)
-        await self.xfer_src.send(buf=handle, prp1=prp1, prp2=prp2, length=length,
+        await self.xfer_src.send(buf=buf, prp1=prp1, prp2=prp2, length=length,
                                  to_host=int(bool(to_host)))
         while not self.xfer_done:
             self.xfer_event.clear()
