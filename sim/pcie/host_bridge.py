@@ -26,6 +26,7 @@ import logging
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, RisingEdge
+from cocotb.utils import get_sim_time
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSink, AxiStreamSource
 from cocotbext.pcie.core import Device, Endpoint, RootComplex
 from cocotbext.pcie.core.caps import MsiCapability, MsixCapability
@@ -137,6 +138,8 @@ class NvmeBridgeDevice(Device):
         self.tlp_sink.log.setLevel(logging.WARNING)
         self.malformed = []          # (TLP bytes, expected size) of dropped TLPs from the DUT
         self.from_dut = []           # every well-formed TLP the DUT sent, in order
+        self.from_dut_ns = []        # ... and the simulated time its last beat left the DUT
+        self.to_dut_log = None       # a list to record (time handed to the link, TLP) into
         self.msi_requests = []       # MSI vectors the DUT requested
         self.msi_ready_prob = 1.0    # m_msi_ready probability per cycle (backpressure knob)
         self._msi_rng = None
@@ -160,6 +163,8 @@ class NvmeBridgeDevice(Device):
     # Root complex -> DUT
     async def to_dut(self, tlp):
         self.log.debug("to DUT: %r", tlp)
+        if self.to_dut_log is not None:
+            self.to_dut_log.append((get_sim_time("ns"), tlp))
         await self.tlp_source.send(AxiStreamFrame(tlp_to_stream(tlp)))
 
     # DUT -> root complex
@@ -175,6 +180,7 @@ class NvmeBridgeDevice(Device):
             tlp = Tlp.unpack(pkt)
             self.log.debug("from DUT: %r", tlp)
             self.from_dut.append(tlp)
+            self.from_dut_ns.append(get_sim_time("ns"))
             if tlp.is_completion():
                 await self.function.upstream_send(tlp)
             else:
