@@ -210,6 +210,9 @@ class NvmeController(LiteXModule):
             irq.agg_time.eq(self.fw_agg_time),
             irq.reset.eq(irq_reset),
             masked.eq((irq.m_msi.vector < 32) & (regs.intm >> irq.m_msi.vector)[0]),
+            # Masked vectors stay pending in the coalescer without blocking the other vectors
+            # (INTMS/INTMC mask per vector with multiple-message MSI, NVMe 1.4 3.1.3).
+            irq.mask.eq(regs.intm[:min(32, n_q)]),
             msi.valid.eq(irq.m_msi.valid & ~masked),
             msi.dat.eq(irq.m_msi.vector),
             irq.m_msi.ready.eq(msi.ready & ~masked),

@@ -59,7 +59,9 @@ class NvmeIrqCoalesce(LiteXModule):
       s_ivc   Interrupt Vector Configuration writes (`ivc_layout`); always ready.
       agg_thr   Aggregation Threshold (feature 08h bits 7:0), 0's based.
       agg_time  Aggregation Time (feature 08h bits 15:8), 100 us units; 0 = no delay.
-      m_msi   interrupts to send (`irq_layout`), held stable until taken.
+      m_msi   interrupts to send (`irq_layout`), held stable until taken or masked.
+      mask    vectors held back (INTMS): not picked while set, their requests kept; a masked
+              vector in the output register gives way to the others.
       bad_vector  pulse: an s_irq or s_ivc with vector >= n_vectors (ignored).
     """
     def __init__(self, n_vectors=65, clk_freq_hz=250e6):
@@ -83,9 +85,10 @@ class NvmeIrqCoalesce(LiteXModule):
         self.agg_thr = Signal(8)
         self.agg_time = Signal(8)
         self.bad_vector = Signal()
+        self.mask = Signal(n)
         # `agg_` prefix: `time` is a Verilog keyword.
         for sig, name in [(self.agg_thr, "agg_thr"), (self.agg_time, "agg_time"),
-                          (self.bad_vector, "bad_vector")]:
+                          (self.bad_vector, "bad_vector"), (self.mask, "mask")]:
             sig.name_override = name
 
         # # #
@@ -117,8 +120,10 @@ class NvmeIrqCoalesce(LiteXModule):
             m_msi.vector.eq(out_vector),
             sent.eq(out_valid & m_msi.ready),
         ]
+        # A masked vector in the output register is reloaded over (it stays pending: its state
+        # clears only when sent), so one masked vector does not hold back the others' MSIs.
         load = Signal()
-        self.comb += load.eq(~out_valid | m_msi.ready)
+        self.comb += load.eq(~out_valid | m_msi.ready | (self.mask >> out_vector)[0])
 
         # Per-vector state, in registers.
         req = []
@@ -136,8 +141,8 @@ class NvmeIrqCoalesce(LiteXModule):
                 cleared.eq(sent & (out_vector == v)),
                 fire.eq((cnt != 0) & ((cnt > self.agg_thr) | expired | immediate_all
                                       | (cd if v else 1))),
-                # The vector held in the output register is not picked again.
-                r.eq(fire & ~(out_valid & (out_vector == v))),
+                # The vector held in the output register is not picked again, nor a masked one.
+                r.eq(fire & ~self.mask[v] & ~(out_valid & (out_vector == v))),
             ]
             req.append(r)
             start = (cnt == 0) | cleared
@@ -189,4 +194,5 @@ class NvmeIrqCoalesce(LiteXModule):
 
     def get_ios(self):
         return (stream_port(self.s_irq, "s_irq") + stream_port(self.s_ivc, "s_ivc")
-                + stream_port(self.m_msi, "m_msi") + [self.agg_thr, self.agg_time, self.bad_vector])
+                + stream_port(self.m_msi, "m_msi")
+                + [self.agg_thr, self.agg_time, self.bad_vector, self.mask])
