@@ -38,8 +38,13 @@ from rtl.nvme.nvme_cmd_decode import NvmeCmdDecode
 from rtl.nvme.nvme_common import check_param, stream_port
 from rtl.nvme.nvme_cq_post import NvmeCqPost, cq_cfg_layout, cq_cpl_layout
 from rtl.nvme.nvme_data_dma import NvmeDataDma
-from rtl.nvme.nvme_io_engine import (NvmeIoEngine, be_cpl_layout, be_req_layout,
-                                     fw_xfer_cpl_layout, fw_xfer_layout)
+from rtl.nvme.nvme_io_engine import (
+    NvmeIoEngine,
+    be_cpl_layout,
+    be_req_layout,
+    fw_xfer_cpl_layout,
+    fw_xfer_layout,
+)
 from rtl.nvme.nvme_irq_coalesce import NvmeIrqCoalesce, ivc_layout
 from rtl.nvme.nvme_prp_walk import NvmePrpWalk
 from rtl.nvme.nvme_regs import NvmeRegs

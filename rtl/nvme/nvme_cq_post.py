@@ -21,7 +21,8 @@ from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextVal
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
 
-__all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_page_layout", "cq_head_layout", "cq_cpl_layout", "cq_irq_layout"]
+__all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_page_layout", "cq_head_layout", "cq_cpl_layout",
+           "cq_irq_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 

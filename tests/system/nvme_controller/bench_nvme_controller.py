@@ -110,7 +110,7 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
             await ClockCycles(dut.clk, 20)
             to_dut = bridge.to_dut_log
             bridge.to_dut_log = None
-            sent = list(zip(bridge.from_dut_ns[n_from:], bridge.from_dut[n_from:]))
+            sent = list(zip(bridge.from_dut_ns[n_from:], bridge.from_dut[n_from:], strict=True))
             t_db = next(t for t, tlp in to_dut if tlp.fmt_type in
                         (TlpType.MEM_WRITE, TlpType.MEM_WRITE_64)
                         and tlp.address == bar_base + sq_db)
