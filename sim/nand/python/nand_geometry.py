@@ -6,7 +6,8 @@
   cycle counts, plane of a block, MLC page type.
 - `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS, optionally per MLC page type)
   and the short busy times of cache, multi-plane, feature and reset operations.
-- `NandPart` and `PARTS`: the IMFT dies of `personas.md` with their ONFI identity.
+- `NandPart` and `PARTS`: the dies of `personas.md` (IMFT MLC; Samsung planar TLC and V-NAND
+  MLC; Kioxia BiCS4 TLC) with their ONFI identity.
 
 ONFI row address (LSB first): page bits, then block bits (the plane is the block's low bits),
 then LUN bits; each field is ceil(log2(count)) bits wide. The column address is a byte offset
@@ -362,6 +363,40 @@ PARTS = {p.name: p for p in (
     _imft("imft-25nm-mlc-64gbit", 64, 8192, 256, 75, 1300, b"\x2c\x88\x04\x4b\xa9",
           "SSDLAB-IMFT25-64G", _ASSUMED),
 )}
+
+
+def _other(name, geometry, t_r_us, t_prog_us, t_bers_us, pe_cycles, id_bytes, manufacturer,
+           jedec_id, model, note):
+    timing = NandArrayTiming(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000,
+                             t_bers_ns=t_bers_us * 1000)
+    return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
+                    manufacturer=manufacturer, model=model, jedec_id=jedec_id,
+                    pe_cycles=pe_cycles, ecc_bits=40, notes=note)
+
+
+_ASSUMED_OTHER = ("everything but the cell type, node and die size is assumed (personas.md "
+                  "gives none): geometry, array times (class values), P/E cycles, planes 2, "
+                  "spare = page/16; the real part speaks Toggle DDR, modelled as ONFI")
+
+# The other dies of personas.md (Samsung and Kioxia drives). TLC dies hold a whole number of
+# blocks of 3-bit word lines, so they are built from blocks per plane, not from die_gbit:
+# their capacity is the nominal one within 0.1 % (over, like real TLC dies).
+PARTS.update({p.name: p for p in (
+    _other("samsung-16nm-tlc-128gbit",
+           NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=384,
+                        blocks_per_plane=1366, planes=2, bits_per_cell=3),
+           100, 2000, 5000, 1000, b"\xec\xde\x94\xc3\x00", "SAMSUNG", 0xEC,
+           "SSDLAB-SEC16-TLC128G", _ASSUMED_OTHER),
+    _other("samsung-vnand-32l-mlc-128gbit",
+           NandGeometry.from_capacity(128, 16384, 256),
+           60, 700, 4000, 6000, b"\xec\xd7\x14\x7e\x00", "SAMSUNG", 0xEC,
+           "SSDLAB-SECV2-MLC128G", _ASSUMED_OTHER),
+    _other("kioxia-bics4-tlc-512gbit",
+           NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1152,
+                        blocks_per_plane=1821, planes=2, bits_per_cell=3),
+           70, 600, 5000, 3000, b"\x98\x3c\x99\xb3\x76", "TOSHIBA", 0x98,
+           "SSDLAB-BICS4-TLC512G", _ASSUMED_OTHER),
+)})
 
 
 def part(name):

@@ -99,13 +99,13 @@ def test_parameter_page(name):
     g = p.geometry
     assert le(80, 4) == g.page_bytes and le(84, 2) == g.page_bytes // 16
     assert le(92, 4) == g.pages_per_block and le(96, 4) == g.blocks_per_plane * 2
-    assert page[100] == 1 and page[101] == 0x23 and page[102] == 2
+    assert page[100] == 1 and page[101] == 0x23 and page[102] == g.bits_per_cell
     assert page[14] == 3 and page[113] == 1             # copies, plane address bits
     assert le(129, 2) == 0x3F
     assert le(137, 2) * 1000 == p.timing.t_r_ns and le(133, 2) * 1000 == p.timing.t_prog_ns
-    assert le(135, 2) == 3000
-    assert page[105] * 10 ** page[106] == 3000
-    assert page[32:44].rstrip() == b"MICRON" and page[64] == 0x2C
+    assert le(135, 2) * 1000 == p.timing.t_bers_ns
+    assert page[105] * 10 ** page[106] == p.pe_cycles
+    assert page[32:44].rstrip() == p.manufacturer.encode() and page[64] == p.jedec_id
     assert le(8, 2) & 0x0F == 0x0F                      # cache program/read, features, 78h
     # A corrupted byte breaks the CRC (the host then falls back to the next copy).
     bad = bytearray(page)
@@ -627,7 +627,11 @@ def test_parts_and_address_packing():
     assert PARTS["imft-20nm-mlc-128gbit"].geometry.spare_bytes == 1024
     assert PARTS["imft-25nm-mlc-64gbit"].timing.t_r_ns == 75_000
     for p in PARTS.values():
-        assert p.geometry.lun_bytes * 8 in (64 << 30, 128 << 30)
+        nominal = {"64gbit": 64, "128gbit": 128, "512gbit": 512}[p.name.rsplit("-", 1)[1]]
+        if p.name.startswith("imft-"):
+            assert p.geometry.lun_bytes * 8 == nominal << 30
+        else:                                       # whole TLC blocks: within 0.1 % over
+            assert 0 <= p.geometry.lun_bytes * 8 - (nominal << 30) < (nominal << 30) // 1000
     g = PARTS["imft-20nm-mlc-128gbit"].geometry
     assert (g.page_bits, g.block_bits, g.plane_bits, g.row_cycles) == (9, 11, 1, 3)
     r = g.pack_row(0, 1234, 321)
