@@ -39,6 +39,7 @@ from rtl.nand.nand_die_scheduler import FlashCompletion, FlashOp, flash_op_layou
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_geometry import PARTS
 from sim.nand.python.onfi_timing import engine_registers
+from sw.ssdlab.persona import analytic_limits as persona_analytic_limits
 
 PART = PARTS["imft-20nm-mlc-128gbit"]
 GEO, TIMING = PART.geometry, PART.timing
@@ -63,31 +64,12 @@ def now_ns():
 # -- analytic limit ------------------------------------------------------------------------
 
 def analytic_limits(regs, n_ways, length, t_r_ns, t_prog_ns, period_ns=PERIOD_NS):
-    """Pages per second one channel can sustain, for reads and programs, from the bus cycle
-    costs the timing registers give (rtl/nand/README.md, onfi_sdr_engine: a write cycle is
-    t_wp + max(t_wh, t_clh, t_dh) cycles, a read cycle max(t_rp + t_reh, max(t_rp, t_rea) + 1))
-    and the array times. A die cannot start its next array operation before its own bus
-    phases are done; the bus carries one die at a time.
+    """Pages per second one channel can sustain (sw/ssdlab/persona.analytic_limits, which the
+    drive personas use too) for this part's address cycles.
 
     Returns {kind: (limit pages/s, bus-bound pages/s, array-bound pages/s, which)}."""
-    w = regs["t_wp"] + max(regs["t_wh"], regs["t_clh"], regs["t_dh"])
-    r = max(regs["t_rp"] + regs["t_reh"], max(regs["t_rp"], regs["t_rea"]) + 1)
-    addr = 1 + GEO.column_cycles + GEO.row_cycles       # command + address cycles
-    # read: 00h-addr-30h; then 06h-addr-E0h, tCCS, `length` data-out cycles
-    read_start = (addr + 1) * w
-    read_data = (addr + 1) * w + regs["t_ccs"] + length * r
-    # program: 80h-addr, tADL, `length` data-in cycles, 10h; then 70h, tWHR, one read cycle
-    prog_load = addr * w + regs["t_adl"] + length * w + w
-    prog_status = w + regs["t_whr"] + r
-    out = {}
-    for kind, bus_cycles, array_ns in (("read", read_start + read_data, t_r_ns),
-                                       ("program", prog_load + prog_status, t_prog_ns)):
-        bus_ns = bus_cycles * period_ns
-        bus_bound = 1e9 / bus_ns
-        array_bound = n_ways * 1e9 / (bus_ns + array_ns)
-        which = "bus-bound" if bus_bound <= array_bound else "array-bound"
-        out[kind] = (min(bus_bound, array_bound), bus_bound, array_bound, which)
-    return out
+    return persona_analytic_limits(regs, n_ways, length, t_r_ns, t_prog_ns, period_ns,
+                                   column_cycles=GEO.column_cycles, row_cycles=GEO.row_cycles)
 
 
 # -- the SV test top -----------------------------------------------------------------------
