@@ -146,7 +146,7 @@ class NvmeIoEngine(LiteXModule):
 
         # # #
 
-        # Output FIFOs: an event is taken only when every one of them has room.
+        # Output FIFOs.
         self.walk_fifo = walk_f = stream.SyncFIFO(prp_req_layout(tw + 1, tw + 1), 4)
         self.be_fifo   = be_f   = stream.SyncFIFO(be_req_layout(tw), 8)
         self.cpl_fifo  = cpl_f  = stream.SyncFIFO(cq_cpl_layout(), 8)
@@ -157,9 +157,11 @@ class NvmeIoEngine(LiteXModule):
             cpl_f.source.connect(self.m_cpl),
             fwx_f.source.connect(self.m_fw_xfer_cpl),
         ]
-        room = Signal()
-        self.comb += room.eq(walk_f.sink.ready & be_f.sink.ready & cpl_f.sink.ready
-                             & fwx_f.sink.ready)
+        # Each event needs room only in the FIFOs it may push to: a DMA completion must not
+        # wait for walk FIFO room, or a full walk FIFO (the walker stalled on the DMA's full
+        # to-host segment FIFO) and a DMA write waiting to report its completion deadlock.
+        walk_rdy, be_rdy, cpl_rdy, fwx_rdy = (walk_f.sink.ready, be_f.sink.ready,
+                                              cpl_f.sink.ready, fwx_f.sink.ready)
 
         # SQ -> CQ map.
         qw = max(1, (n_sqs - 1).bit_length())
@@ -199,16 +201,25 @@ class NvmeIoEngine(LiteXModule):
         ev_fwx = Signal()
         ev_cmd = Signal()
         dma_fw = Signal()
+        ok_be  = Signal()
+        ok_dma = Signal()
+        ok_err = Signal()
+        ok_fwc = Signal()
+        ok_fwx = Signal()
         self.comb += [
             dma_fw.eq(s_dma.tag[tw]),
-            ev_be.eq(room & s_be.valid),
-            ev_dma.eq(room & ~s_be.valid & s_dma.valid),
-            ev_err.eq(room & ~s_be.valid & ~s_dma.valid & s_err.valid),
-            ev_fwc.eq(room & ~s_be.valid & ~s_dma.valid & ~s_err.valid & s_fw_cpl.valid),
-            ev_fwx.eq(room & ~s_be.valid & ~s_dma.valid & ~s_err.valid & ~s_fw_cpl.valid
-                      & s_fwx.valid & ~fwx_busy),
-            ev_cmd.eq(room & ~s_be.valid & ~s_dma.valid & ~s_err.valid & ~s_fw_cpl.valid
-                      & ~(s_fwx.valid & ~fwx_busy) & s_cmd.valid & have_tag),
+            ok_be.eq(s_be.valid & walk_rdy & cpl_rdy),
+            ok_dma.eq(s_dma.valid & fwx_rdy & be_rdy & cpl_rdy),
+            ok_err.eq(s_err.valid & cpl_rdy),
+            ok_fwc.eq(s_fw_cpl.valid & cpl_rdy),
+            ok_fwx.eq(s_fwx.valid & ~fwx_busy & walk_rdy),
+            ev_be.eq(ok_be),
+            ev_dma.eq(~ok_be & ok_dma),
+            ev_err.eq(~ok_be & ~ok_dma & ok_err),
+            ev_fwc.eq(~ok_be & ~ok_dma & ~ok_err & ok_fwc),
+            ev_fwx.eq(~ok_be & ~ok_dma & ~ok_err & ~ok_fwc & ok_fwx),
+            ev_cmd.eq(~ok_be & ~ok_dma & ~ok_err & ~ok_fwc & ~(s_fwx.valid & ~fwx_busy)
+                      & s_cmd.valid & have_tag & walk_rdy & be_rdy & cpl_rdy),
             s_be.ready.eq(ev_be),
             s_dma.ready.eq(ev_dma),
             s_err.ready.eq(ev_err),
