@@ -699,17 +699,26 @@ async def test_qm_many_queues(dut):
     """All n_io_queues I/O queue pairs at once (4.1, 4.11): a seeded random mix of reads,
     writes and flushes on every queue concurrently, each queue on its own LBA range, several
     commands in flight per queue; data checked against a shadow."""
-    tb = TB(dut, be_kw=dict(jitter=40))
-    nq = tb.p["n_io_queues"]
+    per_w, n_w = 5, 3           # per queue: 3 workers, 5 commands each, own LBA ranges
+    # Every command waits for about all the others on the link (64 queues: ~0.5 ms each).
+    nq = core_params().get("n_io_queues", DEFAULTS["n_io_queues"])
+    tb = TB(dut, be_kw=dict(jitter=40), cmd_timeout_us=500 + 15 * nq * n_w)
     host = await tb.start(n_io_queues=nq, qdepth=16, msi_vectors=8)
     assert host.n_io_queues == nq
-    per_w, n_w = 5, 3           # per queue: 3 workers, 5 commands each, own LBA ranges
+
+    latencies = []
 
     async def worker(qid, w):
         rng = random.Random(tb.seed * 100 + 4 * qid + w)
         base = 256 * qid + 64 * w
         shadow = {}
         for _ in range(per_w):
+            t0 = get_sim_time("ns")
+            await one_op(qid, rng, base, shadow)
+            latencies.append(get_sim_time("ns") - t0)
+
+    async def one_op(qid, rng, base, shadow):
+        if True:
             nlb = rng.choice([1, 2, 8, 9, 16])
             slba = base + rng.randrange(0, 64 - nlb)
             op = rng.random()
@@ -726,8 +735,14 @@ async def test_qm_many_queues(dut):
             else:
                 assert (await host.flush(qid)).ok
 
-    await Combine(*[cocotb.start_soon(worker(q, w)) for q in range(1, nq + 1)
-                    for w in range(n_w)])
+    try:
+        await Combine(*[cocotb.start_soon(worker(q, w)) for q in range(1, nq + 1)
+                        for w in range(n_w)])
+    except NvmeTimeout:
+        dut._log.error("many queues stuck:\n%s", tb.diagnose())
+        raise
+    lat = sorted(latencies)
+    dut._log.info("command latency: median %d ns, max %d ns", lat[len(lat) // 2], lat[-1])
     for qid in range(1, nq + 1):
         assert host.cqs[qid].completions >= per_w * n_w
     await tb.check_clean()
