@@ -16,7 +16,8 @@ from sim.pcie.host_bridge import PcieSystemTB
 
 CORE = LiteXCore("tests.system.nvme_controller.nvme_controller_top:NvmeControllerTop",
                  toplevel="nvme_controller_top")
-DEFAULTS = {"n_io_queues": 8, "tag_width": 6, "max_transfer": 131072}
+# clk_freq_hz: the bench clock (PcieSystemTB, 8 ns), so aggregation times are real time.
+DEFAULTS = {"n_io_queues": 8, "tag_width": 6, "max_transfer": 131072, "clk_freq_hz": 125e6}
 PAGE = 4096
 
 
