@@ -79,6 +79,7 @@ def write_tb(params, path):
     die whose CE# is low, R/B# of each way, violation counts summed."""
     from tests.nand.nand_array.nand_array_top import NandArrayTop
     top = NandArrayTop(**params)
+    top._MustUse__silence = True     # built for its port list only, never elaborated here
     n_ch, n_ways = params["n_channels"], params["n_ways"]
     ports, conns = [], []
     for member_path, member, value in top.signature.flatten(top):
