@@ -11,7 +11,7 @@ TIME = 0). See rtl/nvme/README.md, section nvme_irq_coalesce.
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import If, Signal
+from migen import Array, If, Signal
 
 from rtl.nvme.nvme_common import check_param, stream_port
 from rtl.nvme.nvme_cq_post import VECTOR_BITS, cq_irq_layout
@@ -123,7 +123,8 @@ class NvmeIrqCoalesce(LiteXModule):
         # A masked vector in the output register is reloaded over (it stays pending: its state
         # clears only when sent), so one masked vector does not hold back the others' MSIs.
         load = Signal()
-        self.comb += load.eq(~out_valid | m_msi.ready | (self.mask >> out_vector)[0])
+        out_masked = Array(self.mask[i] for i in range(n))[out_vector]
+        self.comb += load.eq(~out_valid | m_msi.ready | out_masked)
 
         # Per-vector state, in registers.
         req = []
