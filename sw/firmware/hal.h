@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * hal.h - what the firmware sees of the SoC (soc/ssdlab_soc.py). The firmware above this
+ * header (admin command set, FTL) is hardware independent: on the SoC, hal_soc.c implements
+ * it on the generated CSR header; in host unit tests, tests/sw/firmware's mock implements it.
+ *
+ * Everything is polled: the firmware is one loop (main.c) that serves the NVMe command
+ * stream, the back-end request stream and the flash completion stream in turn.
+ *
+ * Buffer memory (BUF_BYTES, 64-bit words) is shared by the NVMe data DMA, the flash data
+ * movers, the copy engine and the CPU. It is addressed in 4 KiB slots (slot s = bytes
+ * s * 4096 .. s * 4096 + 4095):
+ *   - fast-path command with tag t: slots t * HANDLE_SLOTS .. + HANDLE_SLOTS - 1 (the data
+ *     of its Write has arrived there when hal_be_req_pop returns it; a Read's data must be
+ *     there before hal_be_cpl_push);
+ *   - firmware transfer buffer b (hal_xfer): slots (N_TAGS + b) * HANDLE_SLOTS ..;
+ *   - slots FW_SLOT_FIRST .. BUF_SLOTS - 1: the firmware's own (write buffer, GC, map pages).
+ */
+#ifndef SSDLAB_FW_HAL_H
+#define SSDLAB_FW_HAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SLOT_BYTES      4096u
+
+/* Build constants: hal_ident() reports the values of the running SoC. */
+struct hal_ident {
+    uint32_t n_channels;        /* flash channels (1..32) */
+    uint32_t n_ways;            /* chip enables per channel (1..8) */
+    uint32_t n_io_queues;       /* I/O queue pairs the front end has (1..64) */
+    uint32_t tag_width;         /* fast-path tags: 1 << tag_width */
+    uint32_t max_transfer;      /* bytes per command (MDTS), = HANDLE_SLOTS * SLOT_BYTES */
+    uint32_t lbads;             /* LBA size 2^lbads */
+    uint32_t buf_slots;         /* buffer memory size in slots */
+    uint32_t fw_slot_first;     /* the first slot the firmware owns */
+    uint32_t clk_hz;            /* system clock */
+    uint32_t git_hash;          /* first 8 hex digits of the build's commit */
+    char     persona[32];       /* persona name (NUL-terminated) */
+    /* the flash part of every die (the drive has one part type), as the persona gives it */
+    uint32_t page_bytes, spare_bytes, pages_per_block, blocks_per_plane, planes;
+    uint32_t onfi_mode;         /* SDR timing mode to run the bus at */
+};
+void hal_ident(struct hal_ident *id);
+
+/* Free-running cycle counter of the system clock (for latencies and timeouts). */
+uint64_t hal_cycles(void);
+
+/* Console (UART): one byte. */
+void hal_putc(char c);
+
+/* --- NVMe front end (rtl/nvme/nvme_controller.py, processor interface) ------------------- */
+
+/* A command for the firmware: every admin command, and I/O commands other than Read,
+ * Write and Flush. dw[] is the SQE, little endian dwords (dw[0] = CDW0). */
+struct hal_cmd {
+    uint16_t sqid;
+    uint16_t sq_head;           /* the SQ head for this command's CQE */
+    uint32_t dw[16];
+};
+bool hal_cmd_pop(struct hal_cmd *cmd);          /* false: none waiting */
+
+/* Post a completion. status = the CQE Status Field (DW3 31:17): bits 7:0 SC, 10:8 SCT,
+ * 14 DNR. Blocks until the front end takes it. */
+void hal_cpl_push(uint16_t cqid, uint16_t sqid, uint16_t sq_head, uint16_t cid,
+                  uint16_t status, uint32_t dw0);
+
+/* Create (enable) or delete an I/O queue; returns when the front end has done it (a delete
+ * first aborts the SQ's unfetched entries and waits for its commands in flight).
+ * nc: non-contiguous (PC=0): write the pages with hal_*q_page before the create. */
+void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bool nc,
+                   uint16_t cqid);
+void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
+                   bool enable, bool nc);
+void hal_sq_page(uint16_t sqid, uint32_t index, uint64_t page_addr);
+void hal_cq_page(uint16_t cqid, uint32_t index, uint64_t page_addr);
+
+/* Move `length` bytes between the command's PRP1/PRP2 and firmware buffer `buf` (slot
+ * (N_TAGS + buf) * HANDLE_SLOTS). to_host: buffer -> host. Blocks; returns the NVMe status
+ * (0 success; a PRP error gives the front end's status, e.g. Invalid PRP Offset). */
+uint16_t hal_xfer(uint32_t buf, uint64_t prp1, uint64_t prp2, uint32_t length, bool to_host);
+
+/* Interrupts: per-vector coalescing disable, aggregation threshold (0's based) and time
+ * (100 us units), as Set Features 08h/09h give them. */
+void hal_ivc(uint16_t vector, bool cd);
+void hal_aggregation(uint8_t thr, uint8_t time);
+
+/* Namespace 1 size in LBAs: the fast path answers LBA Out of Range beyond it. */
+void hal_ns_size(uint64_t lbas);
+
+/* Abort: arm the slot for (sqid, cid); once the SQ has no unfetched entries (see
+ * hal_sq_pending), hal_abort_hit() says whether the command was caught before fetch. */
+void hal_abort_arm(uint16_t sqid, uint16_t cid);
+void hal_abort_disarm(void);
+bool hal_abort_hit(void);
+uint64_t hal_sq_pending(void);  /* bit q: SQ q has entries not yet fetched */
+
+/* Asynchronous events the front end raised (invalid doorbell writes): info byte. */
+bool hal_aer_pop(uint8_t *info);
+
+bool hal_ctrl_enabled(void);    /* CC.EN = 1 and the admin queues exist */
+
+/* Shutdown (CC.SHN): 0 none, 1 normal, 2 abrupt. CSTS.SHST reaches 10b (complete) only once
+ * the firmware says done (map saved) and no fast-path command is in flight. Clear `done`
+ * when hal_shutdown_request() returns to 0. */
+uint8_t hal_shutdown_request(void);
+void hal_shutdown_done(bool done);
+bool hal_io_busy(void);         /* a fast-path command is in flight */
+
+/* --- fast path: block requests from the front end ------------------------------------- */
+
+struct hal_be_req {
+    uint8_t  tag;
+    uint8_t  opcode;            /* 00h Flush, 01h Write, 02h Read */
+    uint16_t nlb;               /* 0's based */
+    uint32_t nsid;
+    uint64_t slba;
+    uint16_t flags;             /* CDW12 31:16 (FUA bit 14) */
+};
+bool hal_be_req_pop(struct hal_be_req *req);
+void hal_be_cpl_push(uint8_t tag, uint16_t status);
+
+/* --- buffer memory ------------------------------------------------------------------- */
+
+/* The CPU's window on the buffer memory (uncached): byte `s * SLOT_BYTES + o` is
+ * hal_buf()[s * SLOT_BYTES + o]. Word (32-bit) accesses are the fast ones. */
+volatile uint8_t *hal_buf(void);
+
+/* Copy engine: copy `bytes` (multiple of 8) from src to dst (byte addresses in buffer
+ * memory, multiples of 8), or fill dst with the 64-bit `pattern`. Up to COPY_QUEUE jobs
+ * queue; hal_copy_done() counts finished jobs since reset (wraps at 2^32). */
+bool hal_copy(uint32_t dst, uint32_t src, uint32_t bytes);     /* false: queue full */
+bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes);
+uint32_t hal_copy_done(void);
+
+/* --- flash back end (rtl/nand/nand_backend.py) ---------------------------------------- */
+
+enum hal_flash_opcode {
+    FLASH_READ = 0, FLASH_PROGRAM = 1, FLASH_ERASE = 2, FLASH_RESET = 3, FLASH_READ_ID = 4,
+    FLASH_READ_PARAM = 5, FLASH_SET_FEATURES = 6, FLASH_GET_FEATURES = 7,
+    FLASH_READ_STATUS = 8,
+};
+
+/* One flash operation. Data of plane p moves at buffer memory byte address
+ * ((buffer + p * plane_slots) mod 2^16) * SLOT_BYTES (plane_slots: hal_flash_setup), so a
+ * single-plane op on plane 1 whose data is at slot s uses buffer = s - plane_slots. A READ
+ * moves `length` bytes from `column` of the page; a PROGRAM writes `length` bytes from
+ * `column`. Ops to one die run in order, to different dies in parallel. */
+struct hal_flash_op {
+    uint8_t  tag;               /* returned in the completion */
+    uint8_t  op;                /* enum hal_flash_opcode */
+    uint8_t  channel, way, lun;
+    uint8_t  plane_mask;
+    uint16_t block;             /* block within the LUN (plane in its low bits) */
+    uint16_t page;
+    uint16_t column;
+    uint16_t length;
+    uint16_t buffer;            /* slot */
+};
+bool hal_flash_push(const struct hal_flash_op *op);             /* false: queue full */
+
+struct hal_flash_cpl {
+    uint8_t tag;
+    uint8_t status;             /* 70h status byte of a program or erase */
+    bool    fail;               /* status bit 0: program / erase failed */
+    bool    error;              /* refused op (bad channel, way, length, plane mask) */
+};
+bool hal_flash_pop(struct hal_flash_cpl *cpl);
+
+/* Bus timing of SDR mode `mode` at the system clock, row geometry (log2 pages per block,
+ * log2 blocks per LUN, log2 planes) and the plane stride of the data movers. */
+void hal_flash_setup(uint32_t mode, uint32_t page_bits, uint32_t block_bits,
+                     uint32_t plane_bits, uint32_t plane_slots);
+void hal_flash_write_protect(bool on);
+
+#endif /* SSDLAB_FW_HAL_H */
