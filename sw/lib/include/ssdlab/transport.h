@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * transport.h - how the driver reaches a controller: BAR0 MMIO, DMA-able host memory,
+ * interrupts/events and a clock, behind one ops table.
+ *
+ *   sim   the Verilator harness through sim/bridge/ssdlab_bridge.h (time = simulated time)
+ *   vfio  a real PCIe card through /dev/vfio (time = CLOCK_MONOTONIC)
+ *
+ * Every function returning int returns 0 or a negative errno; the transport then keeps a
+ * message (sl_transport_errmsg) that says what failed, with the errno text.
+ */
+#ifndef SSDLAB_TRANSPORT_H
+#define SSDLAB_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A piece of DMA-able host memory: the CPU's pointer and the device's (bus) address. */
+struct sl_dma {
+    void    *vaddr;
+    uint64_t bus;
+    size_t   len;               /* bytes, a multiple of the 4 KiB page */
+};
+
+/* Events to wait for (mask) and the one that happened. */
+enum sl_event_kind {
+    SL_EV_NONE      = 0,        /* deadline reached (or, on VFIO, polling: re-check queues) */
+    SL_EV_IRQ       = 1u << 0,  /* an interrupt (MSI/MSI-X); vector */
+    SL_EV_DMA_WRITE = 1u << 1,  /* the device wrote host memory (sim only); addr */
+};
+
+struct sl_event {
+    unsigned kind;              /* enum sl_event_kind */
+    unsigned vector;
+    uint64_t addr;
+};
+
+struct sl_transport;
+
+struct sl_transport_ops {
+    const char *name;
+    int  (*read32)(struct sl_transport *t, uint32_t off, uint32_t *val);
+    int  (*read64)(struct sl_transport *t, uint32_t off, uint64_t *val);
+    int  (*write32)(struct sl_transport *t, uint32_t off, uint32_t val);
+    int  (*write64)(struct sl_transport *t, uint32_t off, uint64_t val);
+    /* len rounded up to 4 KiB; memory zeroed, page aligned, bus address never 0. */
+    int  (*dma_alloc)(struct sl_transport *t, size_t len, struct sl_dma *out);
+    void (*dma_free)(struct sl_transport *t, struct sl_dma *d);
+    /* Let time pass until one of the events in mask, or timeout_ns (mask 0: just sleep).
+     * Returns 0 with ev->kind = SL_EV_NONE when the timeout passed. */
+    int  (*wait)(struct sl_transport *t, unsigned mask, uint64_t timeout_ns,
+                 struct sl_event *ev);
+    uint64_t (*time_ns)(struct sl_transport *t);
+    /* Optional (NULL: -ENOTSUP): power cycle / function reset of the device. */
+    int  (*reset)(struct sl_transport *t);
+    /* Optional: statistics as "key=value ..." text. */
+    int  (*stats)(struct sl_transport *t, char *buf, size_t len);
+    void (*close)(struct sl_transport *t);
+};
+
+struct sl_transport {
+    const struct sl_transport_ops *ops;
+    unsigned n_vectors;         /* interrupt vectors the device can raise (>= 1) */
+    unsigned events;            /* SL_EV_* the transport can wait for */
+    char     err[256];          /* the last error */
+    void    *priv;
+};
+
+/* Simulation transport: socket path, or NULL for $SSDLAB_SIM_SOCKET. */
+int sl_transport_open_sim(const char *socket_path, struct sl_transport **out);
+/* VFIO transport: PCI address "0000:01:00.0" bound to vfio-pci. */
+int sl_transport_open_vfio(const char *pci_addr, struct sl_transport **out);
+
+/* Errors of a failed open are kept here (no transport exists to hold them). */
+const char *sl_transport_open_errmsg(void);
+const char *sl_transport_errmsg(const struct sl_transport *t);
+void sl_transport_close(struct sl_transport *t);
+
+/* Records a message "fmt...: strerror(-err)" in t->err (t may be NULL: the open message);
+ * returns err (a negative errno) so callers can `return sl_terr(t, -EIO, "...")`. */
+int sl_terr(struct sl_transport *t, int err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SSDLAB_TRANSPORT_H */
