@@ -72,6 +72,9 @@ struct sl_transport {
 
 /* Simulation transport: socket path, or NULL for $SSDLAB_SIM_SOCKET. */
 int sl_transport_open_sim(const char *socket_path, struct sl_transport **out);
+/* Sim only: ask the harness to finish (SB_QUIT); simulated time in ps. */
+int sl_sim_quit(struct sl_transport *t);
+uint64_t sl_sim_time_ps(struct sl_transport *t);
 /* VFIO transport: PCI address "0000:01:00.0" bound to vfio-pci. */
 int sl_transport_open_vfio(const char *pci_addr, struct sl_transport **out);
 

@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// transport_sim.c - the simulation transport: the Verilator harness's host bridge
+// (sim/bridge/ssdlab_bridge.h). MMIO, waiting and time over a Unix socket; host RAM is the
+// harness's file, mmap()ed shared, bus address A = byte A.
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "sl_priv.h"
+#include "ssdlab_bridge.h"
+
+struct sim {
+    struct sl_transport t;
+    int      fd;
+    uint8_t *ram;
+    uint64_t ram_bytes;
+    uint64_t period_ps;
+    uint64_t time_ps;
+    char     path[108];
+    struct sl_pagealloc pa;
+};
+
+static const char *type_name(uint32_t type)
+{
+    static const char *names[] = {"?", "HELLO", "MMIO_WRITE", "MMIO_READ", "WAIT", "ADVANCE",
+                                  "INFO", "QUIT", "RESET"};
+    return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
+}
+
+static int io_all(struct sim *s, void *buf, size_t len, int out)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = out ? send(s->fd, p, len, MSG_NOSIGNAL) : recv(s->fd, p, len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -ECONNRESET;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* One request, one reply of the same type; the reply's time becomes the transport's time. */
+static int xfer(struct sim *s, struct sb_msg *m)
+{
+    uint32_t type = m->type;
+    uint64_t addr = m->addr;
+    if (s->fd < 0)
+        return sl_terr(&s->t, -ENOTCONN, "sim %s: not connected", type_name(type));
+    int rc = io_all(s, m, sizeof(*m), 1);
+    if (rc == 0)
+        rc = io_all(s, m, sizeof(*m), 0);
+    if (rc < 0) {
+        close(s->fd);
+        s->fd = -1;
+        return sl_terr(&s->t, rc, "sim %s: the harness at %s %s", type_name(type), s->path,
+                       rc == -ECONNRESET ? "closed the connection" : "failed");
+    }
+    if (m->type != type)
+        return sl_terr(&s->t, -EPROTO, "sim %s: reply of type %u (%s)", type_name(type),
+                       m->type, type_name(m->type));
+    s->time_ps = m->time_ps;
+    switch (m->status) {
+    case SB_OK:
+        return 0;
+    case SB_ERR_TIMEOUT:
+        return sl_terr(&s->t, -ETIMEDOUT, "sim %s of BAR0+0x%llx: completion timeout",
+                       type_name(type), (unsigned long long)addr);
+    case SB_ERR_ARG:
+        return sl_terr(&s->t, -EINVAL, "sim %s: the harness refused the size or offset "
+                       "(BAR0+0x%llx)", type_name(type), (unsigned long long)addr);
+    case SB_ERR_VERSION:
+        return sl_terr(&s->t, -EPROTONOSUPPORT, "sim HELLO: the harness speaks protocol "
+                       "version %llu, this library %u", (unsigned long long)m->data,
+                       SB_VERSION);
+    default:
+        return sl_terr(&s->t, -EPROTO, "sim %s: the harness answered status %u",
+                       type_name(type), m->status);
+    }
+}
+
+static struct sim *sim_of(struct sl_transport *t)
+{
+    return (struct sim *)t;
+}
+
+static int mmio_read(struct sl_transport *t, uint32_t off, uint32_t size, uint64_t *val)
+{
+    struct sb_msg m = {.type = SB_MMIO_READ, .size = size, .addr = off};
+    int rc = xfer(sim_of(t), &m);
+    if (rc == 0)
+        *val = m.data;
+    return rc;
+}
+
+static int sim_read32(struct sl_transport *t, uint32_t off, uint32_t *val)
+{
+    uint64_t v = 0;
+    int rc = mmio_read(t, off, 4, &v);
+    *val = (uint32_t)v;
+    return rc;
+}
+
+static int sim_read64(struct sl_transport *t, uint32_t off, uint64_t *val)
+{
+    return mmio_read(t, off, 8, val);
+}
+
+static int sim_write32(struct sl_transport *t, uint32_t off, uint32_t val)
+{
+    struct sb_msg m = {.type = SB_MMIO_WRITE, .size = 4, .addr = off, .data = val};
+    return xfer(sim_of(t), &m);
+}
+
+static int sim_write64(struct sl_transport *t, uint32_t off, uint64_t val)
+{
+    struct sb_msg m = {.type = SB_MMIO_WRITE, .size = 8, .addr = off, .data = val};
+    return xfer(sim_of(t), &m);
+}
+
+static int sim_dma_alloc(struct sl_transport *t, size_t len, struct sl_dma *out)
+{
+    struct sim *s = sim_of(t);
+    uint64_t pages = (len + SL_PAGE - 1) / SL_PAGE;
+    uint64_t page = sl_pa_alloc(&s->pa, pages ? pages : 1);
+    if (page == 0)
+        return sl_terr(t, -ENOMEM, "sim: no %llu contiguous pages free in the %llu-byte host "
+                       "RAM", (unsigned long long)pages, (unsigned long long)s->ram_bytes);
+    out->bus = page * SL_PAGE;
+    out->vaddr = s->ram + out->bus;
+    out->len = (size_t)(pages ? pages : 1) * SL_PAGE;
+    memset(out->vaddr, 0, out->len);
+    return 0;
+}
+
+static void sim_dma_free(struct sl_transport *t, struct sl_dma *d)
+{
+    struct sim *s = sim_of(t);
+    if (d->vaddr)
+        sl_pa_free(&s->pa, d->bus / SL_PAGE, d->len / SL_PAGE);
+    memset(d, 0, sizeof(*d));
+}
+
+static int sim_wait(struct sl_transport *t, unsigned mask, uint64_t timeout_ns,
+                    struct sl_event *ev)
+{
+    struct sim *s = sim_of(t);
+    memset(ev, 0, sizeof(*ev));
+    if (timeout_ns == 0)
+        return 0;
+    struct sb_msg m = {0};
+    if (mask == 0) {
+        m.type = SB_ADVANCE;
+        m.data = timeout_ns * 1000u;
+        return xfer(s, &m);
+    }
+    m.type = SB_WAIT;
+    m.data = s->time_ps + timeout_ns * 1000u;
+    m.size = ((mask & SL_EV_IRQ) ? SB_EV_MSI : 0) | ((mask & SL_EV_DMA_WRITE) ?
+             SB_EV_DMA_WRITE : 0);
+    int rc = xfer(s, &m);
+    if (rc < 0)
+        return rc;
+    if (m.size & SB_EV_MSI) {
+        ev->kind = SL_EV_IRQ;
+        ev->vector = (unsigned)m.addr;
+    } else if (m.size & SB_EV_DMA_WRITE) {
+        ev->kind = SL_EV_DMA_WRITE;
+        ev->addr = m.addr;
+    }
+    return 0;
+}
+
+static uint64_t sim_time_ns(struct sl_transport *t)
+{
+    return sim_of(t)->time_ps / 1000u;
+}
+
+static int sim_reset(struct sl_transport *t)
+{
+    struct sb_msg m = {.type = SB_RESET};
+    return xfer(sim_of(t), &m);
+}
+
+static int sim_stats(struct sl_transport *t, char *buf, size_t len)
+{
+    struct sb_msg m = {.type = SB_INFO};
+    int rc = xfer(sim_of(t), &m);
+    if (rc < 0)
+        return rc;
+    m.name[SB_NAME_BYTES - 1] = 0;
+    snprintf(buf, len, "cycles=%llu msis=%llu dma_writes=%u sim_ps=%llu %s",
+             (unsigned long long)m.data, (unsigned long long)m.addr, m.size,
+             (unsigned long long)m.time_ps, m.name);
+    return 0;
+}
+
+static void sim_close(struct sl_transport *t)
+{
+    struct sim *s = sim_of(t);
+    if (s->ram)
+        munmap(s->ram, s->ram_bytes);
+    if (s->fd >= 0)
+        close(s->fd);
+    sl_pa_fini(&s->pa);
+    free(s);
+}
+
+static const struct sl_transport_ops sim_ops = {
+    .name = "sim",
+    .read32 = sim_read32, .read64 = sim_read64,
+    .write32 = sim_write32, .write64 = sim_write64,
+    .dma_alloc = sim_dma_alloc, .dma_free = sim_dma_free,
+    .wait = sim_wait, .time_ns = sim_time_ns,
+    .reset = sim_reset, .stats = sim_stats, .close = sim_close,
+};
+
+int sl_sim_quit(struct sl_transport *t)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    struct sb_msg m = {.type = SB_QUIT};
+    return xfer(sim_of(t), &m);
+}
+
+uint64_t sl_sim_time_ps(struct sl_transport *t)
+{
+    return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;
+}
+
+static int fail(struct sim *s, int rc)
+{
+    sl_terr(NULL, 0, "%s", s->t.err);
+    sim_close(&s->t);
+    return rc;
+}
+
+int sl_transport_open_sim(const char *path, struct sl_transport **out)
+{
+    *out = NULL;
+    if (!path || !*path)
+        path = getenv("SSDLAB_SIM_SOCKET");
+    if (!path || !*path)
+        return sl_terr(NULL, -EINVAL, "sim: no socket given and SSDLAB_SIM_SOCKET is not set");
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return sl_terr(NULL, -ENAMETOOLONG, "sim: socket path %s", path);
+    struct sim *s = calloc(1, sizeof(*s));
+    if (!s)
+        return sl_terr(NULL, -ENOMEM, "sim: allocating the transport");
+    s->t.ops = &sim_ops;
+    s->t.priv = s;
+    s->t.events = SL_EV_IRQ | SL_EV_DMA_WRITE;
+    s->fd = -1;
+    strcpy(sa.sun_path, path);
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s->fd < 0)
+        return fail(s, sl_terr(&s->t, -errno, "sim: socket()"));
+    if (connect(s->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+        return fail(s, sl_terr(&s->t, -errno, "sim: connecting to the harness at %s (is it "
+                               "running?)", path));
+    struct sb_msg m = {.type = SB_HELLO, .data = SB_VERSION};
+    int rc = xfer(s, &m);
+    if (rc < 0)
+        return fail(s, rc);
+    m.name[SB_NAME_BYTES - 1] = 0;
+    s->ram_bytes = m.data;
+    s->period_ps = m.addr;
+    s->t.n_vectors = m.size ? m.size : 1;
+    if (s->ram_bytes < 4 * SL_PAGE)
+        return fail(s, sl_terr(&s->t, -EPROTO, "sim HELLO: host RAM of %llu bytes is too small",
+                               (unsigned long long)s->ram_bytes));
+    int fd = open(m.name, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return fail(s, sl_terr(&s->t, -errno, "sim: opening the host RAM file %s", m.name));
+    struct stat st;
+    if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < s->ram_bytes) {
+        close(fd);
+        return fail(s, sl_terr(&s->t, -EPROTO, "sim: host RAM file %s is smaller than the %llu "
+                               "bytes HELLO announced", m.name,
+                               (unsigned long long)s->ram_bytes));
+    }
+    void *p = mmap(NULL, s->ram_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    rc = -errno;
+    close(fd);
+    if (p == MAP_FAILED)
+        return fail(s, sl_terr(&s->t, rc, "sim: mmap of the host RAM file %s", m.name));
+    s->ram = p;
+    rc = sl_pa_init(&s->pa, 0, s->ram_bytes / SL_PAGE);
+    if (rc < 0)
+        return fail(s, sl_terr(&s->t, rc, "sim: page allocator"));
+    *out = &s->t;
+    return 0;
+}
