@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* admin.c - the command dispatcher (admin set, and the I/O commands the fast path hands to
+ * the firmware), completions with error logging, Identify, Abort, Format NVM. */
+#include "ftl.h"
+
+#define ACL 3                   /* Identify ACL, 0's based */
+
+static inline uint64_t prp1_of(const struct hal_cmd *c)
+{
+    return c->dw[6] | (uint64_t)c->dw[7] << 32;
+}
+
+static inline uint64_t prp2_of(const struct hal_cmd *c)
+{
+    return c->dw[8] | (uint64_t)c->dw[9] << 32;
+}
+
+void admin_reset(void)
+{
+    queues_reset();
+    features_reset();
+    log_reset();
+    hal_aggregation(0, 0);
+    hal_abort_disarm();
+}
+
+void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0)
+{
+    if (status && status != SC_ABORT_REQUESTED)
+        log_error(c->sqid, (uint16_t)(c->dw[0] >> 16), status, c->dw[1]);
+    hal_cpl_push(queue_cqid_of(c->sqid), c->sqid, c->sq_head, (uint16_t)(c->dw[0] >> 16),
+                 status, dw0);
+}
+
+/* --- Identify -------------------------------------------------------------------------- */
+
+static uint8_t page[4096];
+
+static uint32_t log2u(uint32_t v)
+{
+    uint32_t n = 0;
+    while ((1u << (n + 1)) <= v)
+        n++;
+    return n;
+}
+
+static void hex8(char *s, uint32_t v)
+{
+    for (int i = 0; i < 8; i++)
+        s[i] = "0123456789abcdef"[(v >> (28 - 4 * i)) & 15];
+    s[8] = 0;
+}
+
+const char *fw_revision(void)
+{
+    static char fr[9];
+    hex8(fr, G.id.git_hash);
+    return fr;
+}
+
+static void eui64(uint8_t *p)
+{
+    /* locally administered (no OUI of ours), unique per build hash and persona */
+    uint32_t h = 2166136261u;
+    for (const char *s = G.id.persona; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    put_le(p, 8, 0x02ull << 56 | (uint64_t)G.id.git_hash << 24 | (h & 0xFFFFFF));
+}
+
+static void id_controller(void)
+{
+    uint8_t *p = page;
+    put_le(p + 0, 2, 0x1D1D);                  /* VID */
+    put_le(p + 2, 2, 0x1D1D);                  /* SSVID */
+    put_str(p + 4, 20, "SSDLAB0001");
+    put_str(p + 24, 40, "ssdlab NVMe controller");
+    put_str(p + 64, 8, fw_revision());
+    p[77] = (uint8_t)log2u(G.id.max_transfer / 4096);     /* MDTS */
+    put_le(p + 78, 2, 1);                      /* CNTLID */
+    put_le(p + 80, 4, 0x00010400);             /* VER 1.4 */
+    p[111] = 1;                                /* CNTRLTYPE: I/O controller */
+    put_le(p + 256, 2, 0x0002);                /* OACS: Format NVM */
+    p[258] = ACL;
+    p[259] = 3;                                /* AERL */
+    p[260] = 0x03;                             /* FRMW: one slot, read only */
+    p[261] = 0x04;                             /* LPA: extended data (NUMDU, offset) */
+    p[262] = 63;                               /* ELPE */
+    put_le(p + 266, 2, 343);                   /* WCTEMP */
+    put_le(p + 268, 2, 353);                   /* CCTEMP */
+    put_le(p + 280, 8, (uint64_t)F.user_units * UNIT_BYTES);   /* TNVMCAP (low 8 bytes) */
+    p[512] = 0x66;                             /* SQES */
+    p[513] = 0x44;                             /* CQES */
+    put_le(p + 516, 4, 1);                     /* NN */
+    put_le(p + 520, 2, 0x000C);                /* ONCS: DSM, Write Zeroes */
+    p[524] = 0x04;                             /* FNA: crypto erase supported */
+    p[525] = 1;                                /* VWC present */
+    p[530] = 1;                                /* NVSCC */
+    put_le(p + 2048, 2, 2500);                 /* PSD0 MP: 25 W */
+}
+
+static void id_namespace(void)
+{
+    uint8_t *p = page;
+    put_le(p + 0, 8, F.ns_lbas);               /* NSZE */
+    put_le(p + 8, 8, F.ns_lbas);               /* NCAP */
+    put_le(p + 16, 8, F.ns_lbas);              /* NUSE */
+    p[33] = 0x09;                              /* DLFEAT: reads zeroes; WZ deallocates */
+    put_le(p + 48, 8, F.ns_lbas << G.id.lbads);    /* NVMCAP (low 8 bytes) */
+    eui64(p + 120);
+    p[130] = (uint8_t)G.id.lbads;              /* LBAF0: LBADS */
+}
+
+static uint16_t identify_cmd(const struct hal_cmd *c)
+{
+    uint32_t cns = c->dw[10] & 0xFF, nsid = c->dw[1];
+    memset(page, 0, sizeof(page));
+    switch (cns) {
+    case 0x00:
+        if (nsid != 1)
+            return SC_INVALID_NS;
+        id_namespace();
+        break;
+    case 0x01:
+        id_controller();
+        break;
+    case 0x02:
+        if (nsid >= 0xFFFFFFFEu)
+            return SC_INVALID_NS;
+        if (nsid < 1)
+            put_le(page, 4, 1);
+        break;
+    case 0x03:
+        if (nsid != 1)
+            return SC_INVALID_NS;
+        page[0] = 1;                           /* NIDT: IEEE EUI-64 */
+        page[1] = 8;                           /* NIDL */
+        eui64(page + 4);
+        break;
+    default:
+        return SC_INVALID_FIELD;
+    }
+    buf_write(G.xfer_addr, page, sizeof(page));
+    return hal_xfer(0, prp1_of(c), prp2_of(c), sizeof(page), true);
+}
+
+uint16_t identify(const struct hal_cmd *c)
+{
+    return identify_cmd(c);
+}
+
+/* --- Abort: the front end's abort slot --------------------------------------------------- */
+
+static uint32_t abort_cmd(const struct hal_cmd *c)
+{
+    uint16_t t_sqid = (uint16_t)c->dw[10], t_cid = (uint16_t)(c->dw[10] >> 16);
+    bool aborted = false;
+    if (t_sqid == 0 || queue_cqid_of(t_sqid) != 0xFFFF) {
+        hal_abort_arm(t_sqid, t_cid);
+        /* wait until the SQ has nothing unfetched (bounded: 1 ms, in case the fetch is held
+         * up behind us), then let the last fetched entries pass the decoder */
+        uint64_t t0 = hal_cycles(), lim = G.id.clk_hz / 1000 + 64;
+        while ((hal_sq_pending() >> t_sqid & 1) && hal_cycles() - t0 < lim)
+            ;
+        t0 = hal_cycles();
+        while (hal_cycles() - t0 < 32)
+            ;
+        aborted = hal_abort_hit();
+        hal_abort_disarm();
+    }
+    return aborted ? 0 : 1;
+}
+
+/* --- Format NVM -------------------------------------------------------------------------- */
+
+uint16_t admin_format(const struct hal_cmd *c)
+{
+    uint32_t v = c->dw[10], nsid = c->dw[1];
+    if (nsid != 1 && nsid != NSID_ALL)
+        return SC_INVALID_NS;
+    uint32_t lbaf = v & 0xF, mset = v >> 4 & 1, pi = v >> 5 & 7, ses = v >> 9 & 7;
+    if (lbaf != 0 || mset || pi)
+        return SC_INVALID_FORMAT;
+    if (ses > 2)
+        return SC_INVALID_FIELD;
+    /* SES 0 and 1 both erase every block (deallocated data must read as zeroes anyway);
+     * 2 (crypto erase) has no key to drop here: a user data erase is what it can do. */
+    ftl_format(true);
+    hal_ns_size(F.ns_lbas);
+    return 0;
+}
+
+/* --- dispatch ----------------------------------------------------------------------------- */
+
+void admin_dispatch(const struct hal_cmd *c)
+{
+    uint8_t opc = (uint8_t)c->dw[0];
+    uint16_t st = SC_INVALID_OPCODE;
+    uint32_t dw0 = 0;
+    if (c->sqid != 0) {
+        switch (opc) {
+        case 0x08: st = io_write_zeroes(c); break;
+        case 0x09: st = io_dsm(c); break;
+        default: break;
+        }
+        admin_complete(c, st, 0);
+        return;
+    }
+    switch (opc) {
+    case 0x00: st = queues_delete_sq(c); break;
+    case 0x01: st = queues_create_sq(c); break;
+    case 0x02: st = log_get_page(c); break;
+    case 0x04: st = queues_delete_cq(c); break;
+    case 0x05: st = queues_create_cq(c); break;
+    case 0x06: st = identify(c); break;
+    case 0x08: st = 0; dw0 = abort_cmd(c); break;
+    case 0x09: st = features_set(c, &dw0); break;
+    case 0x0A: st = features_get(c, &dw0); break;
+    case 0x0C:
+        st = log_aer_request(c);
+        if (st == AER_HELD)
+            return;
+        break;
+    case 0x18: st = 0; break;                  /* Keep Alive (KAS 0: no timer to reset) */
+    case 0x80: st = admin_format(c); break;
+    default: break;
+    }
+    admin_complete(c, st, dw0);
+}

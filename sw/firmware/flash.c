@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* flash.c - the flash back end as the FTL uses it: op tags with their context, the
+ * completion dispatcher, synchronous ops (bring-up, checkpoints, GC reads) and bring-up. */
+#include "ftl.h"
+
+#define N_FTAGS 256
+
+static struct fop_ctx ctx[N_FTAGS];
+static uint32_t next_tag, n_inflight;
+
+static uint32_t log2u(uint32_t v)
+{
+    uint32_t n = 0;
+    while ((1u << n) < v)
+        n++;
+    return n;
+}
+
+/* Completion handlers never push ops, so dispatch cannot recurse into the push paths. */
+static void dispatch(const struct hal_flash_cpl *c)
+{
+    struct fop_ctx *x = &ctx[c->tag];
+    uint8_t kind = x->kind;
+    bool fail = c->fail || c->error;
+    switch (kind) {
+    case FOP_SYNC:
+        x->done = 1;
+        x->fail = c->fail;
+        x->error = c->error;
+        return;             /* flash_sync frees the tag */
+    case FOP_HOST_READ:
+        req_flash_done(x->a, fail);
+        break;
+    case FOP_PROGRAM:
+        ftl_grp_done(x->a, fail);
+        break;
+    case FOP_ERASE:
+        blk_erase_done(x->a, x->b, fail);
+        break;
+    default:
+        fw_panic("flash completion for a free tag");
+    }
+    x->kind = FOP_FREE;
+    n_inflight--;
+}
+
+void flash_poll(void)
+{
+    struct hal_flash_cpl c;
+    while (hal_flash_pop(&c))
+        dispatch(&c);
+}
+
+uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b)
+{
+    for (;;) {
+        for (uint32_t i = 0; i < N_FTAGS; i++) {
+            uint32_t t = (next_tag + i) % N_FTAGS;
+            if (ctx[t].kind == FOP_FREE) {
+                next_tag = t + 1;
+                ctx[t] = (struct fop_ctx){ .kind = kind, .a = a, .b = b };
+                n_inflight++;
+                return (uint8_t)t;
+            }
+        }
+        flash_poll();
+    }
+}
+
+void flash_push(struct hal_flash_op *op)
+{
+    while (!hal_flash_push(op))
+        flash_poll();
+}
+
+uint32_t flash_inflight(void)
+{
+    return n_inflight;
+}
+
+struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
+{
+    uint8_t t = flash_tag_get(FOP_SYNC, 0, 0);
+    op->tag = t;
+    flash_push(op);
+    while (!ctx[t].done)
+        flash_poll();
+    struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error };
+    ctx[t].kind = FOP_FREE;
+    n_inflight--;
+    return c;
+}
+
+/* Die d: channel first, then way, so successive dies are on successive channels. */
+void flash_op_addr(struct hal_flash_op *op, uint32_t die)
+{
+    op->channel = (uint8_t)(die % F.n_ch);
+    op->way = (uint8_t)(die / F.n_ch);
+    op->lun = 0;
+}
+
+/* rtl/nand/README.md "Bring-up": mode 0, RESET every die, READ PARAMETER PAGE of one die
+ * (signature "ONFI"), SET FEATURES 01h = timing mode on every die, then that mode. */
+bool flash_bringup(void)
+{
+    const struct hal_ident *id = &G.id;
+    uint32_t pb = log2u(id->pages_per_block), plb = log2u(id->planes);
+    uint32_t bb = log2u(id->blocks_per_plane * id->planes);
+    uint32_t plane_slots = id->page_bytes / SLOT_BYTES;
+    F.page_bits = pb;
+    F.block_bits = bb;
+    F.plane_bits = plb;
+    hal_flash_write_protect(false);
+    hal_flash_setup(0, pb, bb, plb, plane_slots);
+    struct hal_flash_op op;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        op = (struct hal_flash_op){ .op = FLASH_RESET, .plane_mask = 1 };
+        flash_op_addr(&op, d);
+        flash_sync(&op);
+    }
+    uint32_t s = F.scratch;
+    op = (struct hal_flash_op){ .op = FLASH_READ_PARAM, .plane_mask = 1, .length = 256,
+                                .buffer = (uint16_t)s };
+    flash_op_addr(&op, 0);
+    struct hal_flash_cpl c = flash_sync(&op);
+    uint32_t sig = buf_read32(slot_addr(s));
+    if (c.error || sig != ('O' | 'N' << 8 | 'F' << 16 | (uint32_t)'I' << 24)) {
+        fw_puts("flash: no ONFI parameter page\n");
+        return false;
+    }
+    /* SET FEATURES takes P1..P4 from the buffer: P1 = timing mode. */
+    buf_write32(slot_addr(s), id->onfi_mode & 0xF);
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        op = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
+                                    .column = 0x01, .length = 4, .buffer = (uint16_t)s };
+        flash_op_addr(&op, d);
+        flash_sync(&op);
+    }
+    hal_flash_setup(id->onfi_mode, pb, bb, plb, plane_slots);
+    return true;
+}

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ftl.c - geometry, the L2P map, the write buffer (groups of one multi-plane page), the
+ * striped program path and the fast-path block requests (Read, Write, Flush). */
+#include "ftl.h"
+
+struct ftl F;
+struct ftl_config ftl_config = {
+    .op_permille = 70,          /* 7 %: what consumer drives keep (persona may add) */
+    .pe_budget = 3000,          /* MLC budget when the part says nothing */
+    .gc_low = 3,
+};
+extern uint32_t fw_buf_limit;
+
+#define MAX_GROUPS   128
+#define N_SCRATCH    8
+#define CKPT_HDR_WORDS 64
+
+/* --- geometry and tables -------------------------------------------------------------- */
+
+void ftl_init_geometry(void)
+{
+    const struct hal_ident *id = &G.id;
+    F.n_ch = id->n_channels;
+    F.n_dies = id->n_channels * id->n_ways;
+    F.nblk = id->blocks_per_plane;
+    F.ppb = id->pages_per_block;
+    F.planes = id->planes;
+    F.upp = id->page_bytes / UNIT_BYTES;
+    if (F.upp == 0 || id->lbads < 9 || id->lbads > 12 || F.nblk < 8 || F.planes == 0)
+        fw_panic("unsupported geometry (page < 4 KiB, LBA size, or too few blocks)");
+    F.pu_units = F.upp * F.planes;
+    F.upb = F.ppb * F.pu_units;
+    F.raw_units = F.n_dies * F.nblk * F.upb;
+    F.spu_shift = 12 - id->lbads;
+
+    /* firmware slots: GC stage, checkpoint stage, scratch, then write-buffer groups */
+    F.gc_stage = id->fw_slot_first;
+    F.ckpt_stage = F.gc_stage + F.pu_units;
+    F.scratch = F.ckpt_stage + F.pu_units;
+    F.n_scratch = N_SCRATCH;
+    F.grp_base = F.scratch + N_SCRATCH;
+    fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
+    if (fw_buf_limit > id->buf_slots)
+        fw_panic("buffer memory too small for the write buffer");
+
+    /* system area: two checkpoint areas big enough for any capacity of this geometry */
+    uint32_t words = CKPT_HDR_WORDS + F.raw_units + F.n_dies * F.nblk;
+    uint64_t blk_bytes = (uint64_t)F.upb * UNIT_BYTES;
+    F.area_blocks = (uint32_t)(((uint64_t)words * 4 + blk_bytes - 1) / blk_bytes);
+    F.n_sys = 2 * F.area_blocks;
+    if (F.n_sys > 64 || F.n_sys + 4 > F.nblk)
+        fw_panic("checkpoint area does not fit in die 0");
+
+    /* user capacity: raw minus system blocks, minus over-provisioning, but always leaving
+     * each die gc_low + 2 blocks (GC reserve, open block, victim) */
+    uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
+    uint64_t user = avail * (1000 - ftl_config.op_permille) / 1000;
+    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 2) * F.upb;
+    if (user + reserve > avail)
+        user = avail > reserve ? avail - reserve : 0;
+    F.user_units = (uint32_t)user;
+    F.ns_lbas = (uint64_t)F.user_units << F.spu_shift;
+
+    fw_alloc_reset();
+    F.l2p = fw_alloc(F.user_units * 4);
+    F.p2l = fw_alloc(F.raw_units * 4);
+    F.blk = fw_alloc(F.n_dies * F.nblk * sizeof(struct blk_info));
+    F.die = fw_alloc(F.n_dies * sizeof(struct die_info));
+    uint32_t top = id->buf_slots - (fw_alloc_used_buf() + SLOT_BYTES - 1) / SLOT_BYTES;
+    uint32_t n = (top - F.grp_base) / F.pu_units;
+    F.n_grp = n > MAX_GROUPS ? MAX_GROUPS : n;
+    F.grp = fw_alloc(F.n_grp * sizeof(struct grp));
+    F.grp_lpn = fw_alloc(F.n_grp * F.pu_units * 4);
+    for (uint32_t g = 0; g < F.n_grp; g++)
+        F.grp[g].state = GRP_FREE;
+    F.filling = F.n_grp;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        F.blk[b] = (struct blk_info){ 0, 0, 0, BLK_FREE };
+}
+
+/* Every unit unmapped; blocks keep erase counts, bad and system marks. */
+void ftl_reset_map(void)
+{
+    for (uint32_t i = 0; i < F.user_units; i++)
+        F.l2p[i] = MAP_NONE;
+    ftl_rebuild();
+    F.dirty = true;
+}
+
+/* p2l, valid counts, block states and free counts from the l2p (boot, format). A block with
+ * valid data is full (its unwritten pages wait for GC); one without is free (erased when
+ * allocated). */
+void ftl_rebuild(void)
+{
+    for (uint32_t p = 0; p < F.raw_units; p++)
+        F.p2l[p] = MAP_NONE;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        F.blk[b].valid = 0;
+        F.blk[b].inflight = 0;
+    }
+    for (uint32_t l = 0; l < F.user_units; l++) {
+        uint32_t p = F.l2p[l];
+        if (p == MAP_NONE)
+            continue;
+        if ((p & MAP_WB) || p >= F.raw_units)
+            fw_panic("map entry out of range");
+        F.p2l[p] = l;
+        F.blk[p / F.upb].valid++;
+    }
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        F.die[d] = (struct die_info){ -1, 0, 0 };
+        for (uint32_t k = 0; k < F.nblk; k++) {
+            struct blk_info *b = &F.blk[bidx(d, k)];
+            if (b->state == BLK_BAD || b->state == BLK_SYS)
+                continue;
+            if (b->state == BLK_RETIRING) {
+                b->state = BLK_BAD;
+                continue;
+            }
+            b->state = b->valid ? BLK_FULL : BLK_FREE;
+            if (!b->valid)
+                F.die[d].n_free++;
+        }
+    }
+    for (uint32_t g = 0; g < F.n_grp; g++)
+        F.grp[g].state = GRP_FREE;
+    F.filling = F.n_grp;
+}
+
+void ftl_map_set(uint32_t lpn, uint32_t v)
+{
+    uint32_t old = F.l2p[lpn];
+    if (old != MAP_NONE && !(old & MAP_WB))
+        blk_invalidate(old);
+    F.l2p[lpn] = v;
+    F.dirty = true;
+}
+
+/* --- write buffer ---------------------------------------------------------------------- */
+
+static bool grp_busy(uint32_t g)
+{
+    return F.grp[g].state == GRP_PROGRAMMING || F.grp[g].state == GRP_REQUEUE;
+}
+
+/* A slot in the group being filled; waits for a free group (programs complete). */
+uint32_t ftl_wb_alloc(uint32_t lpn)
+{
+    while (F.filling == F.n_grp) {
+        for (uint32_t g = 0; g < F.n_grp; g++) {
+            if (F.grp[g].state == GRP_FREE) {
+                F.grp[g] = (struct grp){ .state = GRP_FILLING };
+                for (uint32_t i = 0; i < F.pu_units; i++)
+                    F.grp_lpn[g * F.pu_units + i] = MAP_NONE;
+                F.filling = g;
+                break;
+            }
+        }
+        if (F.filling == F.n_grp) {
+            flash_poll();
+            ftl_submit_ready();
+        }
+    }
+    struct grp *gr = &F.grp[F.filling];
+    uint32_t wb = F.filling * F.pu_units + gr->fill++;
+    F.grp_lpn[wb] = lpn;
+    return wb;
+}
+
+/* Program group g on the next die of the stripe (channel first, then way). */
+static void grp_submit(uint32_t g)
+{
+    struct grp *gr = &F.grp[g];
+    /* the flash data mover reads the slots: every copy into them must have landed */
+    copy_wait();
+    if (gr->state == GRP_FILLING)
+        gr->seq = F.seq_next++;
+    for (uint32_t tries = 0; tries < F.n_dies; tries++) {
+        uint32_t d = F.rr_die;
+        F.rr_die = (F.rr_die + 1) % F.n_dies;
+        struct die_info *di = &F.die[d];
+        if (di->active < 0 || di->next_page >= F.ppb ||
+            F.blk[bidx(d, (uint32_t)di->active)].state != BLK_ACTIVE) {
+            if (blk_alloc(d) < 0)
+                continue;
+        }
+        uint32_t blk = (uint32_t)di->active;
+        struct blk_info *b = &F.blk[bidx(d, blk)];
+        gr->die = d;
+        gr->blk = blk;
+        gr->page = di->next_page++;
+        gr->state = GRP_PROGRAMMING;
+        b->inflight++;
+        if (di->next_page >= F.ppb) {
+            b->state = BLK_FULL;
+            di->active = -1;
+        }
+        struct hal_flash_op op = {
+            .op = FLASH_PROGRAM, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+            .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)gr->page,
+            .column = 0, .length = (uint16_t)G.id.page_bytes,
+            .buffer = (uint16_t)(F.grp_base + g * F.pu_units),
+        };
+        flash_op_addr(&op, d);
+        op.tag = flash_tag_get(FOP_PROGRAM, g, 0);
+        C.nand_units_written += F.pu_units;
+        flash_push(&op);
+        return;
+    }
+    fw_panic("no free block on any die");
+}
+
+static void wb_maybe_submit(void)
+{
+    if (F.filling != F.n_grp && F.grp[F.filling].fill == F.pu_units) {
+        uint32_t g = F.filling;
+        F.filling = F.n_grp;
+        grp_submit(g);
+    }
+}
+
+/* Program the partly filled group now (Flush, FUA); unused slots map nothing. */
+static void wb_pad_submit(void)
+{
+    if (F.filling != F.n_grp && F.grp[F.filling].fill) {
+        uint32_t g = F.filling;
+        F.filling = F.n_grp;
+        grp_submit(g);
+    }
+}
+
+void ftl_submit_ready(void)
+{
+    for (uint32_t g = 0; g < F.n_grp; g++)
+        if (F.grp[g].state == GRP_REQUEUE)
+            grp_submit(g);
+}
+
+/* Program of group g done: map its live units to the page; a failed program (grown bad
+ * block) or a block found bad meanwhile sends the group elsewhere (its data is still in
+ * the buffer). */
+void ftl_grp_done(uint32_t g, bool fail)
+{
+    struct grp *gr = &F.grp[g];
+    struct blk_info *b = &F.blk[bidx(gr->die, gr->blk)];
+    b->inflight--;
+    if (fail || b->state == BLK_RETIRING || b->state == BLK_BAD) {
+        if (fail)
+            blk_retire(gr->die, gr->blk);
+        gr->state = GRP_REQUEUE;
+        return;
+    }
+    for (uint32_t i = 0; i < F.pu_units; i++) {
+        uint32_t wb = g * F.pu_units + i;
+        uint32_t lpn = F.grp_lpn[wb];
+        uint32_t ppn = ppn_of(gr->die, gr->blk, gr->page, i);
+        if (lpn != MAP_NONE && F.l2p[lpn] == (MAP_WB | wb)) {
+            F.l2p[lpn] = ppn;
+            F.p2l[ppn] = lpn;
+            b->valid++;
+        } else {
+            F.p2l[ppn] = MAP_NONE;
+        }
+    }
+    gr->state = GRP_FREE;
+}
+
+/* A whole unit from buffer byte address src (host data or a GC stage). */
+void ftl_write_unit_from(uint32_t lpn, uint32_t src)
+{
+    uint32_t old = F.l2p[lpn];
+    if (old != MAP_NONE && (old & MAP_WB) &&
+        F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
+        /* still in the group being filled: overwrite in place */
+        copy_start(slot_addr(grp_slot(old & ~MAP_WB)), src, UNIT_BYTES);
+        return;
+    }
+    uint32_t wb = ftl_wb_alloc(lpn);
+    copy_start(slot_addr(grp_slot(wb)), src, UNIT_BYTES);
+    ftl_map_set(lpn, MAP_WB | wb);
+    wb_maybe_submit();
+}
+
+/* One unit of flash into `slot` (whole unit), synchronously. */
+static bool read_unit_sync(uint32_t ppn, uint32_t slot)
+{
+    uint32_t u = ppn % F.pu_units, b = ppn / F.upb;
+    uint32_t page = (ppn / F.pu_units) % F.ppb;
+    uint32_t plane = u / F.upp, off = u % F.upp;
+    struct hal_flash_op op = {
+        .op = FLASH_READ, .plane_mask = (uint8_t)(1u << plane),
+        .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane), .page = (uint16_t)page,
+        .column = (uint16_t)(off * UNIT_BYTES), .length = UNIT_BYTES,
+        .buffer = (uint16_t)(slot - plane * F.upp),
+    };
+    flash_op_addr(&op, b / F.nblk);
+    struct hal_flash_cpl c = flash_sync(&op);
+    return !(c.fail || c.error);
+}
+
+/* Part of a unit (bytes at `off`) from src, or zeroes when zero: read-modify-write. */
+static void write_partial(uint32_t lpn, uint32_t off, uint32_t bytes, uint32_t src, bool zero)
+{
+    uint32_t old = F.l2p[lpn], dst;
+    if (old != MAP_NONE && (old & MAP_WB) &&
+        F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
+        dst = slot_addr(grp_slot(old & ~MAP_WB));
+    } else {
+        copy_wait();            /* nothing may still be reading the slot we take */
+        uint32_t wb = ftl_wb_alloc(lpn);
+        dst = slot_addr(grp_slot(wb));
+        if (old == MAP_NONE)
+            fill_start(dst, 0, UNIT_BYTES);
+        else if (old & MAP_WB)
+            copy_start(dst, slot_addr(grp_slot(old & ~MAP_WB)), UNIT_BYTES);
+        else if (!read_unit_sync(old, grp_slot(wb)))
+            C.media_errors++;
+        ftl_map_set(lpn, MAP_WB | wb);
+    }
+    if (zero)
+        fill_start(dst + off, 0, bytes);
+    else
+        copy_start(dst + off, src, bytes);
+    wb_maybe_submit();
+}
+
+/* Deallocate (DSM) and Write Zeroes: whole units unmapped, partial ones zeroed. */
+uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb)
+{
+    uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
+    uint64_t end = slba + nlb;
+    while (slba < end) {
+        uint32_t lpn = (uint32_t)(slba >> F.spu_shift);
+        uint32_t s0 = (uint32_t)(slba & (spu - 1));
+        uint64_t s1 = s0 + (end - slba);
+        if (s1 > spu)
+            s1 = spu;
+        if (s0 == 0 && s1 == spu) {
+            if (F.l2p[lpn] != MAP_NONE)
+                ftl_map_set(lpn, MAP_NONE);
+        } else if (F.l2p[lpn] != MAP_NONE) {
+            write_partial(lpn, s0 << lbads, (uint32_t)(s1 - s0) << lbads, 0, true);
+        }
+        slba += s1 - s0;
+    }
+    return 0;
+}
+
+/* --- fast-path requests ------------------------------------------------------------------ */
+
+struct req {
+    uint8_t  active, ckpt, durable;
+    uint16_t status;
+    uint16_t pending;           /* flash reads outstanding (+1 while issuing) */
+    uint32_t copy_target;
+    uint32_t seq;               /* durable: groups with seq < this must be programmed */
+};
+static struct req reqs[256];
+static uint8_t active[256];
+static uint32_t n_active;
+
+void req_flash_done(uint32_t tag, bool fail)
+{
+    if (fail) {
+        reqs[tag].status = SC_UNRECOVERED_READ;
+        C.media_errors++;
+    }
+    reqs[tag].pending--;
+}
+
+static bool durable_upto(uint32_t seq)
+{
+    for (uint32_t g = 0; g < F.n_grp; g++)
+        if (grp_busy(g) && (int32_t)(F.grp[g].seq - seq) < 0)
+            return false;
+    return true;
+}
+
+static void gc_ensure(void)
+{
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        while (F.die[d].n_free < ftl_config.gc_low && gc_one(d))
+            ;
+}
+
+static void do_write(const struct hal_be_req *r, struct req *q)
+{
+    uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
+    uint32_t base = r->tag * G.handle_slots * SLOT_BYTES;
+    uint64_t lba = r->slba, end = r->slba + r->nlb + 1u;
+    gc_ensure();
+    while (lba < end) {
+        uint32_t lpn = (uint32_t)(lba >> F.spu_shift);
+        uint32_t s0 = (uint32_t)(lba & (spu - 1));
+        uint64_t s1 = s0 + (end - lba);
+        if (s1 > spu)
+            s1 = spu;
+        uint32_t src = base + ((uint32_t)(lba - r->slba) << lbads);
+        if (s0 == 0 && s1 == spu)
+            ftl_write_unit_from(lpn, src);
+        else
+            write_partial(lpn, s0 << lbads, (uint32_t)(s1 - s0) << lbads, src, false);
+        C.host_units_written++;
+        lba += s1 - s0;
+    }
+    C.host_writes++;
+    C.lbas_written += r->nlb + 1u;
+    if ((r->flags & (1u << 14)) || !features_vwc()) {
+        wb_pad_submit();
+        q->durable = 1;
+        q->seq = F.seq_next;
+    }
+}
+
+static void do_read(const struct hal_be_req *r, struct req *q)
+{
+    uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
+    uint32_t base = r->tag * G.handle_slots * SLOT_BYTES;
+    uint64_t lba = r->slba, end = r->slba + r->nlb + 1u;
+    while (lba < end) {
+        uint32_t lpn = (uint32_t)(lba >> F.spu_shift);
+        uint32_t s0 = (uint32_t)(lba & (spu - 1));
+        uint64_t s1 = s0 + (end - lba);
+        if (s1 > spu)
+            s1 = spu;
+        uint32_t dst = base + ((uint32_t)(lba - r->slba) << lbads);
+        uint32_t bytes = (uint32_t)(s1 - s0) << lbads, off = s0 << lbads;
+        uint32_t v = F.l2p[lpn];
+        if (v == MAP_NONE) {
+            fill_start(dst, 0, bytes);
+        } else if (v & MAP_WB) {
+            copy_start(dst, slot_addr(grp_slot(v & ~MAP_WB)) + off, bytes);
+        } else if (bytes == UNIT_BYTES && dst % SLOT_BYTES == 0) {
+            /* the common case: the flash data mover lands the unit in the tag's slot */
+            uint32_t u = v % F.pu_units, b = v / F.upb;
+            uint32_t page = (v / F.pu_units) % F.ppb, plane = u / F.upp;
+            uint32_t slot = dst / SLOT_BYTES;
+            struct hal_flash_op op = {
+                .op = FLASH_READ, .plane_mask = (uint8_t)(1u << plane),
+                .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane),
+                .page = (uint16_t)page, .column = (uint16_t)((u % F.upp) * UNIT_BYTES),
+                .length = UNIT_BYTES, .buffer = (uint16_t)(slot - plane * F.upp),
+            };
+            flash_op_addr(&op, b / F.nblk);
+            op.tag = flash_tag_get(FOP_HOST_READ, r->tag, 0);
+            q->pending++;
+            flash_push(&op);
+        } else {
+            /* unaligned part: through a scratch slot */
+            copy_wait();
+            if (!read_unit_sync(v, F.scratch)) {
+                q->status = SC_UNRECOVERED_READ;
+                C.media_errors++;
+            }
+            copy_start(dst, slot_addr(F.scratch) + off, bytes);
+        }
+        lba += s1 - s0;
+    }
+    C.host_reads++;
+    C.lbas_read += r->nlb + 1u;
+}
+
+void ftl_be_request(const struct hal_be_req *r)
+{
+    struct req *q = &reqs[r->tag];
+    *q = (struct req){ .active = 1, .pending = 1 };
+    if (r->opcode != 0 && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
+        q->status = r->nsid != 1 ? SC_INVALID_NS : SC_LBA_RANGE;
+    } else if (r->opcode == 0x01) {
+        do_write(r, q);
+    } else if (r->opcode == 0x02) {
+        do_read(r, q);
+    } else if (r->opcode == 0x00) {
+        if (r->nsid != 1 && r->nsid != NSID_ALL) {
+            q->status = SC_INVALID_NS;
+        } else {
+            wb_pad_submit();
+            q->durable = 1;
+            q->ckpt = 1;
+            q->seq = F.seq_next;
+        }
+    } else {
+        q->status = SC_INVALID_OPCODE;
+    }
+    q->copy_target = copy_issued();
+    q->pending--;
+    active[n_active++] = r->tag;
+}
+
+bool ftl_idle(void)
+{
+    if (n_active || F.filling != F.n_grp)
+        return false;
+    for (uint32_t g = 0; g < F.n_grp; g++)
+        if (grp_busy(g))
+            return false;
+    return true;
+}
+
+void ftl_flush_sync(void)
+{
+    for (;;) {
+        wb_pad_submit();
+        flash_poll();
+        ftl_submit_ready();
+        gc_poll();              /* retiring blocks move their data into the buffer */
+        bool busy = F.filling != F.n_grp || F.retire_pending;
+        for (uint32_t g = 0; g < F.n_grp && !busy; g++)
+            busy = grp_busy(g);
+        if (!busy)
+            break;
+    }
+    while (flash_inflight())
+        flash_poll();
+}
+
+void ftl_poll(void)
+{
+    flash_poll();
+    ftl_submit_ready();
+    for (uint32_t i = 0; i < n_active;) {
+        uint8_t t = active[i];
+        struct req *q = &reqs[t];
+        if (q->pending || !copy_reached(q->copy_target) ||
+            (q->durable && !durable_upto(q->seq))) {
+            i++;
+            continue;
+        }
+        if (q->ckpt && F.dirty)
+            ckpt_save(false);
+        q->active = 0;
+        active[i] = active[--n_active];
+        hal_be_cpl_push(t, q->status);
+    }
+    gc_poll();
+}

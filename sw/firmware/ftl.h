@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ftl.h - the flash translation layer: page-level map with a 4 KiB unit, write buffer in
+ * firmware buffer slots, striping, greedy GC, TRIM, bad blocks, wear-aware allocation,
+ * checkpoints. Theory of operation: sw/firmware/README.md.
+ */
+#ifndef SSDLAB_FTL_H
+#define SSDLAB_FTL_H
+
+#include "fw.h"
+
+#define UNIT_BYTES      4096u
+#define MAP_NONE        0xFFFFFFFFu     /* unmapped: reads as zeroes */
+#define MAP_WB          0x80000000u     /* in the write buffer: low bits = buffer index */
+
+/* Run-time parameters; the SoC (or a test) may change them before fw_init(). */
+struct ftl_config {
+    uint32_t op_permille;       /* over-provisioning, per mille of the raw capacity */
+    uint32_t pe_budget;         /* program/erase cycles of the part (percentage used) */
+    uint32_t gc_low;            /* GC a die when it has fewer free blocks than this */
+};
+extern struct ftl_config ftl_config;
+
+enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS };
+
+struct blk_info {
+    uint32_t erase_count;
+    uint16_t valid;             /* valid units */
+    uint8_t  inflight;          /* programs pushed, not completed */
+    uint8_t  state;             /* enum blk_state */
+};
+
+struct die_info {
+    int32_t  active;            /* block being filled, -1 none */
+    uint32_t next_page;
+    uint32_t n_free;
+};
+
+/* write buffer group: one multi-plane page of one die (pu_units slots) */
+enum grp_state { GRP_FREE, GRP_FILLING, GRP_PROGRAMMING, GRP_REQUEUE };
+
+struct grp {
+    uint8_t  state;
+    uint16_t fill;              /* slots handed out */
+    uint32_t die, blk, page;
+    uint32_t seq;               /* submit order (FUA / Flush wait for it) */
+};
+
+struct ftl {
+    /* geometry */
+    uint32_t n_dies, n_ch, nblk, ppb, planes, plane_bits, page_bits, block_bits;
+    uint32_t upp;               /* units per page per plane */
+    uint32_t pu_units;          /* units per multi-plane page */
+    uint32_t upb;               /* units per (multi-plane) block */
+    uint32_t raw_units, user_units, spu_shift;  /* spu_shift: log2 LBAs per unit */
+    uint64_t ns_lbas;
+    /* tables */
+    uint32_t *l2p;              /* user_units */
+    uint32_t *p2l;              /* raw_units */
+    struct blk_info *blk;       /* n_dies * nblk */
+    struct die_info *die;       /* n_dies */
+    struct grp *grp;            /* n_grp */
+    uint32_t *grp_lpn;          /* n_grp * pu_units */
+    uint32_t n_grp, filling;    /* filling: group being filled, or n_grp */
+    uint32_t rr_die;            /* striping cursor */
+    uint32_t seq_next;
+    /* firmware slots */
+    uint32_t gc_stage, ckpt_stage, scratch, grp_base;
+    uint32_t n_scratch;
+    /* system area (checkpoints): blocks of die 0 */
+    uint32_t sys_blk[64], n_sys, area_blocks;
+    uint32_t ckpt_seq;
+    bool     dirty;             /* map changed since the last checkpoint */
+    bool     in_gc;
+    bool     retire_pending;
+};
+extern struct ftl F;
+
+static inline uint32_t bidx(uint32_t die, uint32_t blk) { return die * F.nblk + blk; }
+static inline uint32_t ppn_of(uint32_t die, uint32_t blk, uint32_t page, uint32_t u)
+{
+    return (bidx(die, blk) * F.ppb + page) * F.pu_units + u;
+}
+static inline uint32_t slot_addr(uint32_t slot) { return slot * SLOT_BYTES; }
+static inline uint32_t grp_slot(uint32_t wb) { return F.grp_base + wb; }
+
+/* ftl.c */
+void ftl_init_geometry(void);
+void ftl_reset_map(void);                       /* every unit unmapped, blocks rebuilt */
+void ftl_rebuild(void);                         /* p2l, valid counts, states from l2p */
+void ftl_be_request(const struct hal_be_req *r);
+void ftl_poll(void);                            /* request completions, deferred work */
+uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb);
+void ftl_flush_sync(void);                      /* write buffer -> flash, wait */
+bool ftl_idle(void);
+void ftl_map_set(uint32_t lpn, uint32_t v);
+uint32_t ftl_wb_alloc(uint32_t lpn);
+void ftl_wb_commit(uint32_t wb);
+void ftl_write_unit_from(uint32_t lpn, uint32_t src_addr);
+void ftl_grp_done(uint32_t g, bool fail);
+void ftl_submit_ready(void);
+
+/* ftl_block.c: allocation, erase, bad blocks */
+int32_t blk_alloc(uint32_t die);                /* erased block for writing, -1 none */
+void blk_invalidate(uint32_t ppn);
+void blk_erase_done(uint32_t die, uint32_t blk, bool fail);
+void blk_retire(uint32_t die, uint32_t blk);
+void blk_scan_factory_bad(void);
+uint32_t blk_count_state(uint8_t state);
+uint32_t blk_avg_erase(void);
+
+/* ftl_gc.c */
+bool gc_one(uint32_t die);
+void gc_relocate(uint32_t die, uint32_t blk);
+void gc_poll(void);
+
+/* ftl_ckpt.c */
+void ckpt_find_area(void);
+bool ckpt_load(void);
+void ckpt_save(bool clean);
+void ftl_format(bool erase_all);
+
+/* flash.c: op tags, synchronous ops, completion dispatch */
+enum fop_kind { FOP_FREE, FOP_SYNC, FOP_HOST_READ, FOP_PROGRAM, FOP_ERASE };
+struct fop_ctx { uint8_t kind; uint8_t done; uint8_t fail; uint8_t error; uint32_t a, b; };
+uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b);
+void flash_push(struct hal_flash_op *op);
+void flash_poll(void);                          /* dispatch every waiting completion */
+struct hal_flash_cpl flash_sync(struct hal_flash_op *op);
+void flash_op_addr(struct hal_flash_op *op, uint32_t die);
+bool flash_bringup(void);
+uint32_t flash_inflight(void);
+
+/* request side (ftl.c) */
+void req_flash_done(uint32_t tag, bool fail);
+
+#endif /* SSDLAB_FTL_H */

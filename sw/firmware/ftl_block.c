@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ftl_block.c - block management: wear-aware allocation (erase on allocate), invalidation,
+ * erase completions, grown bad blocks (retire) and the factory bad-block scan. */
+#include "ftl.h"
+
+/* The free block of `die` with the lowest erase count; erased now (the erase is queued
+ * ahead of the die's programs, and ops to one die run in order). */
+int32_t blk_alloc(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    if (di->n_free == 0 && !F.in_gc)
+        while (di->n_free == 0 && gc_one(die))
+            ;
+    int32_t best = -1;
+    uint32_t best_ec = 0xFFFFFFFFu;
+    for (uint32_t k = 0; k < F.nblk; k++) {
+        struct blk_info *b = &F.blk[bidx(die, k)];
+        if (b->state == BLK_FREE && b->inflight == 0 && b->erase_count < best_ec) {
+            best = (int32_t)k;
+            best_ec = b->erase_count;
+        }
+    }
+    if (best < 0)
+        return -1;
+    struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
+    b->state = BLK_ACTIVE;
+    b->erase_count++;
+    b->inflight++;
+    di->n_free--;
+    di->active = best;
+    di->next_page = 0;
+    C.erases++;
+    struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                               .block = (uint16_t)((uint32_t)best << F.plane_bits) };
+    flash_op_addr(&op, die);
+    op.tag = flash_tag_get(FOP_ERASE, die, (uint32_t)best);
+    flash_push(&op);
+    return best;
+}
+
+void blk_erase_done(uint32_t die, uint32_t blk, bool fail)
+{
+    F.blk[bidx(die, blk)].inflight--;
+    if (fail)
+        blk_retire(die, blk);
+}
+
+void blk_invalidate(uint32_t ppn)
+{
+    F.p2l[ppn] = MAP_NONE;
+    F.blk[ppn / F.upb].valid--;
+}
+
+/* A program or erase failed: no more writes to the block; gc_poll moves its valid data
+ * out once nothing is in flight to it, then it is bad for good. */
+void blk_retire(uint32_t die, uint32_t blk)
+{
+    struct blk_info *b = &F.blk[bidx(die, blk)];
+    if (b->state == BLK_RETIRING || b->state == BLK_BAD)
+        return;
+    if (b->state == BLK_FREE)
+        F.die[die].n_free--;
+    b->state = BLK_RETIRING;
+    F.retire_pending = true;
+    if (F.die[die].active == (int32_t)blk)
+        F.die[die].active = -1;
+    F.dirty = true;
+}
+
+/* Factory bad blocks: the first spare byte of page 0 is not FFh on any plane. Only ever
+ * read on blocks we have not written spare bytes of (we never program the spare area). */
+static bool blk_marked_bad(uint32_t die, uint32_t blk)
+{
+    uint32_t len = G.id.spare_bytes < 8 ? G.id.spare_bytes : 8;
+    for (uint32_t p = 0; p < F.planes; p++) {
+        struct hal_flash_op op = {
+            .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
+            .block = (uint16_t)(blk << F.plane_bits | p), .page = 0,
+            .column = (uint16_t)G.id.page_bytes, .length = (uint16_t)len,
+            .buffer = (uint16_t)(F.scratch - p * F.upp),
+        };
+        flash_op_addr(&op, die);
+        struct hal_flash_cpl c = flash_sync(&op);
+        if (c.error || (buf_read32(slot_addr(F.scratch)) & 0xFF) != 0xFF)
+            return true;
+    }
+    return false;
+}
+
+void blk_scan_factory_bad(void)
+{
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        for (uint32_t k = 0; k < F.nblk; k++) {
+            struct blk_info *b = &F.blk[bidx(d, k)];
+            if (b->state == BLK_SYS)
+                continue;
+            b->state = blk_marked_bad(d, k) ? BLK_BAD : BLK_FREE;
+        }
+}
+
+/* System area: the first 2 x area_blocks good blocks of die 0, found the same way at every
+ * boot (their markers stay FFh: checkpoints never program the spare area). */
+void ckpt_find_area(void)
+{
+    F.n_sys = 0;
+    for (uint32_t k = 0; k < F.nblk && F.n_sys < 2 * F.area_blocks; k++) {
+        struct blk_info *b = &F.blk[bidx(0, k)];
+        if (blk_marked_bad(0, k)) {
+            b->state = BLK_BAD;
+        } else {
+            b->state = BLK_SYS;
+            F.sys_blk[F.n_sys++] = k;
+        }
+    }
+    if (F.n_sys < 2 * F.area_blocks)
+        fw_panic("not enough good blocks for the checkpoint area");
+}
+
+uint32_t blk_count_state(uint8_t state)
+{
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        n += F.blk[b].state == state;
+    return n;
+}
+
+uint32_t blk_avg_erase(void)
+{
+    uint64_t sum = 0;
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        if (F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_SYS) {
+            sum += F.blk[b].erase_count;
+            n++;
+        }
+    return n ? (uint32_t)(sum / n) : 0;
+}

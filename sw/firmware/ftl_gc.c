@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ftl_gc.c - greedy garbage collection per die and the relocation it shares with bad-block
+ * retirement: valid units go back through the ordinary write path (striped, buffered). */
+#include "ftl.h"
+
+/* Move every valid unit of (die, blk) into the write buffer, one multi-plane page at a
+ * time through the GC stage. */
+void gc_relocate(uint32_t die, uint32_t blk)
+{
+    bool was = F.in_gc;
+    F.in_gc = true;
+    for (uint32_t page = 0; page < F.ppb && F.blk[bidx(die, blk)].valid; page++) {
+        uint32_t live = 0;
+        for (uint32_t u = 0; u < F.pu_units; u++) {
+            uint32_t ppn = ppn_of(die, blk, page, u);
+            uint32_t lpn = F.p2l[ppn];
+            if (lpn != MAP_NONE && F.l2p[lpn] == ppn)
+                live |= 1u << u;
+        }
+        if (!live)
+            continue;
+        copy_wait();            /* the stage's previous contents have been copied out */
+        struct hal_flash_op op = {
+            .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+            .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
+            .column = 0, .length = (uint16_t)G.id.page_bytes, .buffer = (uint16_t)F.gc_stage,
+        };
+        flash_op_addr(&op, die);
+        struct hal_flash_cpl c = flash_sync(&op);
+        if (c.fail || c.error)
+            C.media_errors++;
+        for (uint32_t u = 0; u < F.pu_units; u++) {
+            if (!(live >> u & 1))
+                continue;
+            uint32_t ppn = ppn_of(die, blk, page, u);
+            uint32_t lpn = F.p2l[ppn];
+            /* the write path may have moved it meanwhile (wb_alloc waits on programs) */
+            if (lpn == MAP_NONE || F.l2p[lpn] != ppn)
+                continue;
+            ftl_write_unit_from(lpn, slot_addr(F.gc_stage + u));
+            C.gc_units_moved++;
+        }
+    }
+    copy_wait();
+    F.in_gc = was;
+}
+
+/* Greedy: the full block of `die` with the fewest valid units, nothing in flight to it.
+ * false when no block would gain space. */
+bool gc_one(uint32_t die)
+{
+    int32_t best = -1;
+    uint32_t best_valid = F.upb;
+    for (uint32_t k = 0; k < F.nblk; k++) {
+        struct blk_info *b = &F.blk[bidx(die, k)];
+        if (b->state == BLK_FULL && b->inflight == 0 && b->valid < best_valid) {
+            best = (int32_t)k;
+            best_valid = b->valid;
+        }
+    }
+    if (best < 0)
+        return false;
+    gc_relocate(die, (uint32_t)best);
+    struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
+    if (b->valid)
+        fw_panic("GC victim still has valid units");
+    b->state = BLK_FREE;
+    F.die[die].n_free++;
+    return true;
+}
+
+/* Deferred work of the main loop: retire blocks that failed, keep gc_low free blocks. */
+void gc_poll(void)
+{
+    if (F.in_gc)
+        return;
+    if (F.retire_pending) {
+        bool left = false;
+        for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+            struct blk_info *bi = &F.blk[b];
+            if (bi->state != BLK_RETIRING)
+                continue;
+            if (bi->inflight) {
+                left = true;
+                continue;
+            }
+            gc_relocate(b / F.nblk, b % F.nblk);
+            bi->state = BLK_BAD;
+        }
+        F.retire_pending = left;
+    }
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        if (F.die[d].n_free < ftl_config.gc_low)
+            gc_one(d);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * fw.h - the firmware's internal interfaces: NVMe constants, the shared state of the admin
+ * side and the FTL, and the small freestanding helpers (no libc on the target).
+ */
+#ifndef SSDLAB_FW_H
+#define SSDLAB_FW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#include "hal.h"
+
+/* --- freestanding helpers (util.c) ------------------------------------------------------- */
+void *memset(void *d, int c, size_t n);
+void *memcpy(void *d, const void *s, size_t n);
+void fw_puts(const char *s);
+void fw_put_hex(uint32_t v);
+void fw_panic(const char *why) __attribute__((noreturn));
+/* Put `size` bytes of `v` little endian at p (Identify and log page fields). */
+void put_le(uint8_t *p, unsigned size, uint64_t v);
+void put_str(uint8_t *p, unsigned size, const char *s);   /* ASCII, space padded */
+/* CPU word copies between RAM and buffer memory (control structures only, never data). */
+void buf_write(uint32_t byte_addr, const void *src, uint32_t bytes);
+void buf_read(void *dst, uint32_t byte_addr, uint32_t bytes);
+uint32_t buf_read32(uint32_t byte_addr);
+void buf_write32(uint32_t byte_addr, uint32_t v);
+/* Copy engine with retry on a full queue; copy_wait() waits for every job issued so far. */
+void copy_start(uint32_t dst, uint32_t src, uint32_t bytes);
+void fill_start(uint32_t dst, uint64_t pattern, uint32_t bytes);
+uint32_t copy_issued(void);
+bool copy_reached(uint32_t target);
+void copy_wait(void);
+/* Bump allocator over main RAM (falls back to firmware-owned buffer memory). */
+void *fw_alloc(uint32_t bytes);
+void fw_alloc_reset(void);
+uint32_t fw_alloc_used_ram(void);
+uint32_t fw_alloc_used_buf(void);
+
+/* --- NVMe status field values (DNR included where the spec's errors are permanent) -------- */
+#define DNR                  0x4000u
+#define ST(sct, sc)          ((uint16_t)((sc) | (sct) << 8))
+#define SC_SUCCESS           0
+#define SC_INVALID_OPCODE    (ST(0, 0x01) | DNR)
+#define SC_INVALID_FIELD     (ST(0, 0x02) | DNR)
+#define SC_DATA_XFER_ERROR   ST(0, 0x04)
+#define SC_INTERNAL_ERROR    ST(0, 0x06)
+#define SC_ABORT_REQUESTED   ST(0, 0x07)
+#define SC_INVALID_NS        (ST(0, 0x0B) | DNR)
+#define SC_CMD_SEQ_ERROR     (ST(0, 0x0C) | DNR)
+#define SC_PRP_OFFSET        (ST(0, 0x13) | DNR)
+#define SC_LBA_RANGE         (ST(0, 0x80) | DNR)
+#define SC_CQ_INVALID        (ST(1, 0x00) | DNR)
+#define SC_INVALID_QID       (ST(1, 0x01) | DNR)
+#define SC_INVALID_QSIZE     (ST(1, 0x02) | DNR)
+#define SC_ABORT_LIMIT       (ST(1, 0x03) | DNR)
+#define SC_AER_LIMIT         (ST(1, 0x05) | DNR)
+#define SC_INVALID_IV        (ST(1, 0x08) | DNR)
+#define SC_INVALID_LOG_PAGE  (ST(1, 0x09) | DNR)
+#define SC_INVALID_FORMAT    (ST(1, 0x0A) | DNR)
+#define SC_INVALID_Q_DELETE  (ST(1, 0x0C) | DNR)
+#define SC_NOT_SAVEABLE      (ST(1, 0x0D) | DNR)
+#define SC_NOT_NS_SPECIFIC   (ST(1, 0x0F) | DNR)
+#define SC_WRITE_FAULT       ST(2, 0x80)
+#define SC_UNRECOVERED_READ  ST(2, 0x81)
+
+#define NSID_ALL             0xFFFFFFFFu
+
+/* --- controller-wide state (main.c) -------------------------------------------------------- */
+struct fw_geom {
+    struct hal_ident id;
+    uint32_t n_tags, handle_slots;
+    uint32_t xfer_addr;         /* byte address of firmware transfer buffer 0 */
+    uint32_t mqes;              /* largest QSIZE accepted (0's based) */
+};
+extern struct fw_geom G;
+
+/* --- the main loop (main.c): tests step it -------------------------------------------- */
+bool fw_init(void);                             /* boot; false: flash bring-up failed */
+void fw_poll(void);                             /* one iteration of the main loop */
+uint64_t fw_power_on_seconds(void);             /* ftl_ckpt.c */
+
+/* --- admin side (admin.c, features.c, log.c, queues.c) -------------------------------------- */
+void admin_reset(void);                         /* controller reset: defaults */
+void admin_dispatch(const struct hal_cmd *c);   /* admin and firmware I/O commands */
+void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0);
+uint16_t queue_cqid_of(uint16_t sqid);
+void queues_reset(void);
+uint16_t queues_create_cq(const struct hal_cmd *c);
+uint16_t queues_create_sq(const struct hal_cmd *c);
+uint16_t queues_delete_sq(const struct hal_cmd *c);
+uint16_t queues_delete_cq(const struct hal_cmd *c);
+bool queues_any_io(void);
+void features_reset(void);
+uint16_t features_get(const struct hal_cmd *c, uint32_t *dw0);
+uint16_t features_set(const struct hal_cmd *c, uint32_t *dw0);
+uint32_t features_nq(void);                     /* Number of Queues value (0's based) */
+bool features_vwc(void);                        /* volatile write cache enabled */
+void log_reset(void);
+void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid);
+uint16_t log_get_page(const struct hal_cmd *c);
+uint16_t log_aer_request(const struct hal_cmd *c);  /* 0xFFFF: held */
+void log_aer_event(uint8_t type, uint8_t info, uint8_t lid);
+void log_aer_poll(void);
+uint16_t identify(const struct hal_cmd *c);
+uint16_t io_dsm(const struct hal_cmd *c);
+uint16_t io_write_zeroes(const struct hal_cmd *c);
+uint16_t admin_format(const struct hal_cmd *c);
+#define AER_HELD 0xFFFFu
+
+/* --- SMART and FTL counters, saved in the checkpoint --------------------------------------- */
+struct fw_counters {
+    uint64_t lbas_read, lbas_written;           /* host data, in LBAs */
+    uint64_t host_reads, host_writes;           /* host read / write commands */
+    uint64_t host_units_written;                /* 4 KiB units the host wrote (partial: 1) */
+    uint64_t nand_units_written;                /* units programmed (GC and padding included) */
+    uint64_t gc_units_moved;
+    uint64_t erases;
+    uint64_t media_errors;
+    uint64_t power_cycles;
+    uint64_t power_on_seconds;
+    uint64_t unsafe_shutdowns;
+    uint64_t ckpt_saves;
+};
+extern struct fw_counters C;
+
+#endif /* SSDLAB_FW_H */

@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* log.c - Get Log Page (01h error information, 02h SMART / health, 03h firmware slot, C0h
+ * vendor FTL counters; offset and NUMDL/NUMDU) and Asynchronous Event Requests. */
+#include "ftl.h"
+
+#define N_ERR   64              /* ELPE + 1 */
+#define AERL    3               /* 0's based */
+#define N_EVENT 16
+
+struct err_entry { uint64_t count; uint16_t sqid, cid, status; uint32_t nsid; };
+static struct err_entry errs[N_ERR];    /* ring, newest at err_head - 1 */
+static uint32_t err_head;
+static uint64_t err_count;
+
+struct aer { uint16_t sqid, sq_head, cid; };
+static struct aer aers[AERL + 1];
+static uint32_t n_aers;
+struct event { uint8_t type, info, lid; };
+static struct event events[N_EVENT];
+static uint32_t n_events;
+static uint32_t masked;         /* event types reported, waiting for their log page read */
+
+static uint8_t page[4096];
+
+/* Controller reset drops outstanding AERs and events; the error log survives. */
+void log_reset(void)
+{
+    n_aers = 0;
+    n_events = 0;
+    masked = 0;
+}
+
+void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid)
+{
+    errs[err_head] = (struct err_entry){ ++err_count, sqid, cid, status, nsid };
+    err_head = (err_head + 1) % N_ERR;
+}
+
+void log_aer_event(uint8_t type, uint8_t info, uint8_t lid)
+{
+    log_error(0xFFFF, 0xFFFF, 0, 0);
+    if (n_events < N_EVENT)
+        events[n_events++] = (struct event){ type, info, lid };
+}
+
+uint16_t log_aer_request(const struct hal_cmd *c)
+{
+    if (n_aers > AERL)
+        return SC_AER_LIMIT;
+    aers[n_aers++] = (struct aer){ c->sqid, c->sq_head, (uint16_t)(c->dw[0] >> 16) };
+    return AER_HELD;
+}
+
+/* Complete outstanding AERs with unmasked events, oldest first; a reported type is masked
+ * until its log page is read (NVMe 1.4 section 5.2). */
+void log_aer_poll(void)
+{
+    while (n_aers) {
+        uint32_t e = 0;
+        while (e < n_events && (masked >> events[e].type & 1))
+            e++;
+        if (e == n_events)
+            return;
+        struct event ev = events[e];
+        for (uint32_t i = e + 1; i < n_events; i++)
+            events[i - 1] = events[i];
+        n_events--;
+        masked |= 1u << ev.type;
+        struct aer a = aers[0];
+        for (uint32_t i = 1; i < n_aers; i++)
+            aers[i - 1] = aers[i];
+        n_aers--;
+        hal_cpl_push(0, a.sqid, a.sq_head, a.cid, 0,
+                     ev.type | (uint32_t)ev.info << 8 | (uint32_t)ev.lid << 16);
+    }
+}
+
+static uint32_t build_error(void)
+{
+    for (uint32_t i = 0; i < N_ERR; i++) {
+        const struct err_entry *e = &errs[(err_head + N_ERR - 1 - i) % N_ERR];
+        uint8_t *p = page + 64 * i;
+        if (!e->count)
+            break;
+        put_le(p + 0, 8, e->count);
+        put_le(p + 8, 2, e->sqid);
+        put_le(p + 10, 2, e->cid);
+        put_le(p + 12, 2, (uint32_t)(e->status & 0x7FFF) << 1);
+        put_le(p + 14, 2, 0xFFFF);             /* parameter error location: unknown */
+        put_le(p + 24, 4, e->nsid);
+    }
+    return 64 * N_ERR;
+}
+
+/* SMART data units: thousands of 512-byte units, rounded up. */
+static uint64_t data_units(uint64_t lbas)
+{
+    return ((lbas << G.id.lbads) / 512 + 999) / 1000;
+}
+
+static uint32_t build_smart(void)
+{
+    uint8_t *p = page;
+    uint32_t used = blk_avg_erase() * 100 / (ftl_config.pe_budget ? ftl_config.pe_budget : 1);
+    p[1] = 313 & 0xFF;                         /* composite temperature: 313 K */
+    p[2] = 313 >> 8;
+    p[3] = 100;                                /* available spare */
+    p[4] = 10;                                 /* available spare threshold */
+    p[5] = (uint8_t)(used > 255 ? 255 : used);
+    put_le(p + 32, 16, data_units(C.lbas_read));
+    put_le(p + 48, 16, data_units(C.lbas_written));
+    put_le(p + 64, 16, C.host_reads);
+    put_le(p + 80, 16, C.host_writes);
+    put_le(p + 112, 16, C.power_cycles);
+    put_le(p + 128, 16, fw_power_on_seconds() / 3600);
+    put_le(p + 144, 16, C.unsafe_shutdowns);
+    put_le(p + 160, 16, C.media_errors);
+    put_le(p + 176, 16, err_count);
+    return 512;
+}
+
+const char *fw_revision(void);
+
+static uint32_t build_fw_slot(void)
+{
+    page[0] = 1;                               /* AFI: slot 1 active */
+    put_str(page + 8, 8, fw_revision());
+    return 512;
+}
+
+/* Vendor page C0h: FTL counters (layout in sw/firmware/README.md). */
+static uint32_t build_vendor(void)
+{
+    uint8_t *p = page;
+    uint32_t max_ec = 0;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        if (F.blk[b].erase_count > max_ec && F.blk[b].state != BLK_SYS)
+            max_ec = F.blk[b].erase_count;
+    uint32_t nfree = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        nfree += F.die[d].n_free;
+    put_le(p + 0, 8, C.host_units_written);
+    put_le(p + 8, 8, C.nand_units_written);
+    put_le(p + 16, 8, C.gc_units_moved);
+    put_le(p + 24, 8, C.erases);
+    put_le(p + 32, 8, blk_count_state(BLK_BAD) + blk_count_state(BLK_RETIRING));
+    put_le(p + 40, 8, nfree);
+    put_le(p + 48, 8, F.user_units);
+    put_le(p + 56, 8, F.raw_units);
+    put_le(p + 64, 8, C.host_units_written ?
+           C.nand_units_written * 1000 / C.host_units_written : 0);
+    put_le(p + 72, 8, blk_avg_erase());
+    put_le(p + 80, 8, max_ec);
+    put_le(p + 88, 8, C.ckpt_saves);
+    put_le(p + 96, 8, F.n_grp);
+    put_le(p + 104, 8, F.pu_units);
+    put_le(p + 112, 8, F.n_dies);
+    put_le(p + 120, 8, C.media_errors);
+    return 512;
+}
+
+uint16_t log_get_page(const struct hal_cmd *c)
+{
+    uint32_t lid = c->dw[10] & 0xFF, rae = c->dw[10] >> 15 & 1, nsid = c->dw[1];
+    uint64_t numd = ((uint64_t)(c->dw[11] & 0xFFFF) << 16 | c->dw[10] >> 16) + 1;
+    uint64_t offset = c->dw[12] | (uint64_t)c->dw[13] << 32, length = 4 * numd;
+    if (nsid != 0 && nsid != 1 && nsid != NSID_ALL)
+        return SC_INVALID_NS;
+    memset(page, 0, sizeof(page));
+    uint32_t len;
+    switch (lid) {
+    case 0x01: len = build_error(); break;
+    case 0x02: len = build_smart(); break;
+    case 0x03: len = build_fw_slot(); break;
+    case 0xC0: len = build_vendor(); break;
+    default: return SC_INVALID_LOG_PAGE;
+    }
+    if (offset % 4 || offset >= len || length > G.id.max_transfer)
+        return SC_INVALID_FIELD;
+    if (!rae && (lid == 0x01 || lid == 0x02))
+        masked &= ~(1u << (lid == 0x01 ? 0 : 1));
+    uint32_t n = (uint32_t)(len - offset < length ? len - offset : length);
+    if (length > n) {
+        fill_start(G.xfer_addr, 0, ((uint32_t)length + 7) & ~7u);
+        copy_wait();
+    }
+    buf_write(G.xfer_addr, page + offset, n);
+    return hal_xfer(0, c->dw[6] | (uint64_t)c->dw[7] << 32,
+                    c->dw[8] | (uint64_t)c->dw[9] << 32, (uint32_t)length, true);
+}

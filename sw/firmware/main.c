@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* main.c - boot (identity, flash bring-up, checkpoint or format) and the polled main loop:
+ * controller enable/shutdown, the NVMe command stream, block requests, flash completions. */
+#include "ftl.h"
+
+struct fw_geom G;
+struct fw_counters C;
+
+static bool was_enabled, shutdown_done;
+
+/* Boot. false: the flash did not come up (the loop still answers admin commands). */
+bool fw_init(void)
+{
+    memset(&C, 0, sizeof(C));
+    memset(&F, 0, sizeof(F));
+    hal_ident(&G.id);
+    G.n_tags = 1u << G.id.tag_width;
+    G.handle_slots = G.id.max_transfer / SLOT_BYTES;
+    G.xfer_addr = G.n_tags * G.handle_slots * SLOT_BYTES;
+    G.mqes = 4095;
+    was_enabled = false;
+    shutdown_done = false;
+    fw_puts("ssdlab firmware: persona ");
+    fw_puts(G.id.persona);
+    hal_putc('\n');
+    ftl_init_geometry();
+    admin_reset();
+    log_reset();
+    if (!flash_bringup())
+        return false;
+    ckpt_find_area();
+    if (!ckpt_load()) {
+        fw_puts("no valid checkpoint: formatting\n");
+        blk_scan_factory_bad();
+        ftl_reset_map();
+        C.power_cycles = 1;
+        ckpt_save(false);
+    }
+    hal_ns_size(F.ns_lbas);
+    fw_puts("ready: user units ");
+    fw_put_hex(F.user_units);
+    hal_putc('\n');
+    return true;
+}
+
+/* One iteration of the main loop. */
+void fw_poll(void)
+{
+    bool en = hal_ctrl_enabled();
+    if (was_enabled && !en) {
+        /* controller reset: queues, AERs and features back to their defaults */
+        admin_reset();
+    }
+    was_enabled = en;
+
+    uint8_t shn = hal_shutdown_request();
+    if (shn && !shutdown_done) {
+        ftl_flush_sync();
+        ckpt_save(true);
+        shutdown_done = true;
+        hal_shutdown_done(true);
+    } else if (!shn && shutdown_done) {
+        shutdown_done = false;
+        hal_shutdown_done(false);
+    }
+
+    struct hal_cmd cmd;
+    if (hal_cmd_pop(&cmd))
+        admin_dispatch(&cmd);
+
+    struct hal_be_req r;
+    for (int i = 0; i < 8 && hal_be_req_pop(&r); i++)
+        ftl_be_request(&r);
+
+    ftl_poll();
+    uint8_t info;
+    while (hal_aer_pop(&info))
+        log_aer_event(0, info, 0x01);
+    log_aer_poll();
+}
+
+#ifndef FW_HOST
+int main(void)
+{
+    fw_init();
+    for (;;)
+        fw_poll();
+}
+#endif

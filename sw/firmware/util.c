@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* util.c - freestanding helpers: mem*, console, LE field packing, buffer-memory word access,
+ * the copy-engine bookkeeping and the table allocator. */
+#include "fw.h"
+
+#ifndef FW_HOST
+/* No libc on the target; gcc may emit calls to these for struct copies and clears. */
+void *memset(void *d, int c, size_t n)
+{
+    uint8_t *p = d;
+    while (n--)
+        *p++ = (uint8_t)c;
+    return d;
+}
+
+void *memcpy(void *d, const void *s, size_t n)
+{
+    uint8_t *p = d;
+    const uint8_t *q = s;
+    while (n--)
+        *p++ = *q++;
+    return d;
+}
+#endif
+
+void fw_puts(const char *s)
+{
+    while (*s)
+        hal_putc(*s++);
+}
+
+void fw_put_hex(uint32_t v)
+{
+    for (int i = 28; i >= 0; i -= 4)
+        hal_putc("0123456789abcdef"[(v >> i) & 15]);
+}
+
+#ifndef FW_HOST
+void fw_panic(const char *why)
+{
+    fw_puts("firmware panic: ");
+    fw_puts(why);
+    hal_putc('\n');
+    for (;;)
+        ;
+}
+#endif
+
+void put_le(uint8_t *p, unsigned size, uint64_t v)
+{
+    for (unsigned i = 0; i < size; i++) {
+        p[i] = (uint8_t)v;
+        v = i < 7 ? v >> 8 : 0;
+    }
+}
+
+void put_str(uint8_t *p, unsigned size, const char *s)
+{
+    unsigned i = 0;
+    for (; i < size && s[i]; i++)
+        p[i] = (uint8_t)s[i];
+    for (; i < size; i++)
+        p[i] = ' ';
+}
+
+/* Word accesses: the fast ones on the uncached window. */
+void buf_write32(uint32_t a, uint32_t v)
+{
+    *(volatile uint32_t *)(hal_buf() + a) = v;
+}
+
+uint32_t buf_read32(uint32_t a)
+{
+    return *(volatile uint32_t *)(hal_buf() + a);
+}
+
+void buf_write(uint32_t a, const void *src, uint32_t bytes)
+{
+    const uint8_t *s = src;
+    for (uint32_t i = 0; i < bytes; i += 4) {
+        uint32_t w = 0;
+        for (uint32_t k = 0; k < 4 && i + k < bytes; k++)
+            w |= (uint32_t)s[i + k] << (8 * k);
+        buf_write32(a + i, w);
+    }
+}
+
+void buf_read(void *dst, uint32_t a, uint32_t bytes)
+{
+    uint8_t *d = dst;
+    for (uint32_t i = 0; i < bytes; i += 4) {
+        uint32_t w = buf_read32(a + i);
+        for (uint32_t k = 0; k < 4 && i + k < bytes; k++)
+            d[i + k] = (uint8_t)(w >> (8 * k));
+    }
+}
+
+/* The copy engine counts finished jobs since reset; we count the ones we issued. Both wrap
+ * at 2^32, so "done" is a signed difference. */
+static uint32_t issued, base;
+static bool base_set;
+
+static void copy_base(void)
+{
+    if (!base_set) {
+        base = hal_copy_done();
+        base_set = true;
+    }
+}
+
+void copy_start(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    copy_base();
+    while (!hal_copy(dst, src, bytes))
+        ;
+    issued++;
+}
+
+void fill_start(uint32_t dst, uint64_t pattern, uint32_t bytes)
+{
+    copy_base();
+    while (!hal_fill(dst, pattern, bytes))
+        ;
+    issued++;
+}
+
+uint32_t copy_issued(void)
+{
+    return issued;
+}
+
+bool copy_reached(uint32_t target)
+{
+    copy_base();
+    return (int32_t)(hal_copy_done() - base - target) >= 0;
+}
+
+void copy_wait(void)
+{
+    while (!copy_reached(issued))
+        ;
+}
+
+/* Tables live in main RAM (linker symbols _heap_start/_heap_end on the target); what does
+ * not fit goes to the top of the firmware's buffer-memory slots (see README, memory budget). */
+#ifdef FW_HOST
+#define HOST_HEAP (64u << 20)
+static uint8_t host_heap[HOST_HEAP] __attribute__((aligned(8)));
+#define HEAP_START (host_heap)
+#define HEAP_END   (host_heap + HOST_HEAP)
+#else
+extern uint8_t _heap_start[], _heap_end[];
+#define HEAP_START (_heap_start)
+#define HEAP_END   (_heap_end)
+#endif
+static uint32_t ram_used, buf_used;
+uint32_t fw_buf_limit;          /* first slot above the firmware's buffer tables (ftl.c) */
+
+void fw_alloc_reset(void)
+{
+    ram_used = buf_used = 0;
+}
+
+void *fw_alloc(uint32_t bytes)
+{
+    bytes = (bytes + 7) & ~7u;
+    if ((uint32_t)(HEAP_END - HEAP_START) - ram_used >= bytes) {
+        void *p = HEAP_START + ram_used;
+        ram_used += bytes;
+        memset(p, 0, bytes);
+        return p;
+    }
+    /* Buffer memory: carve from the top of the slots, below what is already carved. */
+    uint32_t top = G.id.buf_slots * SLOT_BYTES - buf_used;
+    uint32_t floor = fw_buf_limit * SLOT_BYTES;
+    if (top < floor + bytes)
+        fw_panic("tables do not fit in RAM nor buffer memory");
+    buf_used += bytes;
+    return (void *)(hal_buf() + top - bytes);
+}
+
+uint32_t fw_alloc_used_ram(void)
+{
+    return ram_used;
+}
+
+uint32_t fw_alloc_used_buf(void)
+{
+    return buf_used;
+}
