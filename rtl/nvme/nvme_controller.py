@@ -157,6 +157,11 @@ class NvmeController(LiteXModule):
         self.sq_pending    = Signal(n_q)
         self.io_busy       = Signal()
         self.ctrl_enabled  = Signal()
+        # Shutdown: CC.SHN as the host wrote it, and the firmware's "done" (map saved); SHST
+        # reaches 10b only with it. Not a port of the test tops: their firmware model saves
+        # nothing, so it stays 1 there.
+        self.fw_shn        = Signal(2)
+        self.fw_shn_done   = Signal(reset=1)
         # Back end and buffer memory.
         self.m_be_req = stream.Endpoint(be_req_layout(tw))
         self.s_be_cpl = stream.Endpoint(be_cpl_layout(tw))
@@ -372,7 +377,9 @@ class NvmeController(LiteXModule):
             )
         )
         self.comb += [
-            regs.shutdown_done.eq((regs.cc_shn != 0) & ~io.busy & fetch_idle),
+            regs.shutdown_done.eq((regs.cc_shn != 0) & ~io.busy & fetch_idle &
+                                  self.fw_shn_done),
+            self.fw_shn.eq(regs.cc_shn),
             regs.fatal.eq(0),
         ]
 

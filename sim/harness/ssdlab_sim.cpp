@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// ssdlab_sim: the fast full-system simulation of the drive. Verilator model of
+// ssdlab_sim_top (the SoC of soc/ and a fast NAND die model on every chip enable), and the
+// host bridge of sim/bridge/ssdlab_bridge.h: host RAM is a shared file, MMIO and interrupts
+// cross a Unix socket, and the simulation advances only while it serves a host request
+// (lockstep), so that simulated time never depends on the speed of either process.
+//
+// The bridge stands where the root complex would: it turns MMIO requests into MWr/MRd TLPs
+// to BAR0, serves the device's memory reads from host RAM after a modelled read latency
+// (completions split at MPS boundaries), writes the device's memory writes into host RAM,
+// and reports MSIs. See sim/harness/README.md.
+
+#include <verilated.h>
+#if VM_TRACE
+#include <verilated_fst_c.h>
+#endif
+#include "Vssdlab_sim_top.h"
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fcntl.h>
+#include <string>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+#include <vector>
+
+extern "C" {
+#include "ssdlab_bridge.h"
+}
+
+namespace {
+
+struct Options {
+    std::string socket_path = "build/sim/drive.sock";
+    std::string ram_path;                   // default: socket path + ".ram"
+    uint64_t ram_bytes = 256ull << 20;
+    uint64_t period_ps = 8000;
+    uint64_t host_delay_ns = 200;           // each host MMIO request, before it is sent
+    uint64_t read_latency_ns = 400;         // device memory read -> first completion
+    uint64_t mmio_timeout_us = 1000;
+    unsigned mps_code = 1;                  // 256 B
+    unsigned mrrs_code = 2;                 // 512 B
+    uint64_t boot_us = 0;                   // run this long before serving the first host
+    std::string trace_path;
+    bool once = false;                      // exit when the first host disconnects
+    bool quiet_uart = false;
+};
+
+constexpr uint64_t BAR0_BASE = 0xF7000000ull;
+constexpr uint16_t ROOT_ID = 0x0000;
+
+uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
+
+struct Tlp {
+    std::vector<uint32_t> dw;               // header + payload, dword n = TLP bytes 4n..4n+3
+    uint64_t not_before;                    // cycle
+};
+
+struct PendingRead {                        // a device memory read being answered
+    uint64_t due;                           // cycle of its first completion
+    uint16_t requester;
+    uint8_t tag;
+    uint64_t addr;                          // first byte
+    uint32_t bytes;
+    uint64_t dw_addr;                       // dword-aligned start
+};
+
+class Drive {
+  public:
+    Drive(const Options &o, VerilatedContext *ctx) : opt(o), ctx(ctx) {
+        top = new Vssdlab_sim_top(ctx);
+        half_ps = opt.period_ps / 2;
+#if VM_TRACE
+        if (!opt.trace_path.empty()) {
+            ctx->traceEverOn(true);
+            trace = new VerilatedFstC;
+            top->trace(trace, 99);
+            trace->open(opt.trace_path.c_str());
+        }
+#endif
+        top->cfg_bus_dev_fn = 0x0100;
+        top->cfg_max_payload = opt.mps_code;
+        top->cfg_max_read_req = opt.mrrs_code;
+        top->m_tlp_tready = 1;
+        top->m_msi_ready = 1;
+        reset(100);
+    }
+    ~Drive() {
+#if VM_TRACE
+        if (trace) { trace->close(); delete trace; }
+#endif
+        top->final();
+        delete top;
+    }
+
+    void map_ram(uint8_t *p, uint64_t n) { ram = p; ram_bytes = n; }
+
+    // One clock cycle: inputs change at the falling edge (where the die models evaluate),
+    // outputs are sampled before the rising edge, which transfers the handshakes.
+    void cycle() {
+        drive_s_tlp();
+        top->clk = 0;
+        ctx->timeInc(half_ps);
+        top->eval();
+#if VM_TRACE
+        if (trace) trace->dump(ctx->time());
+#endif
+        bool s_fire = top->s_tlp_tvalid && top->s_tlp_tready;
+        bool m_fire = top->m_tlp_tvalid && top->m_tlp_tready;
+        uint64_t m_data = top->m_tlp_tdata;
+        unsigned m_keep = top->m_tlp_tkeep;
+        bool m_last = top->m_tlp_tlast;
+        bool msi = top->m_msi_valid && top->m_msi_ready;
+        unsigned msi_vec = top->m_msi_data;
+        bool uart = top->uart_valid;
+        char uart_c = (char)top->uart_data;
+        top->clk = 1;
+        ctx->timeInc(opt.period_ps - half_ps);
+        top->eval();
+#if VM_TRACE
+        if (trace) trace->dump(ctx->time());
+#endif
+        cycles++;
+        if (s_fire) advance_s_tlp();
+        if (m_fire) take_m_beat(m_data, m_keep, m_last);
+        if (msi) { msis.push_back(msi_vec); n_msi++; }
+        if (uart && !opt.quiet_uart) { fputc(uart_c, stdout); if (uart_c == '\n') fflush(stdout); }
+        serve_reads();
+    }
+
+    void reset(unsigned n) {
+        top->rst = 1;
+        for (unsigned i = 0; i < n; i++) cycle();
+        top->rst = 0;
+        to_dev.clear(); beat = 0; rx.clear(); reads.clear(); msis.clear();
+        dma_pending = false;
+        cpl_waiting = false;
+    }
+
+    // Host requests -------------------------------------------------------------------
+    void host_delay() { run_cycles(ns_to_cycles(opt.host_delay_ns)); }
+
+    void mmio_write(uint64_t off, unsigned size, uint64_t v) {
+        host_delay();
+        Tlp t;
+        uint32_t len = size / 4;
+        t.dw.push_back((0b010u << 29) | len);
+        t.dw.push_back((uint32_t(ROOT_ID) << 16) | (uint32_t(next_tag++) << 8) |
+                       (len == 2 ? 0xF0 : 0x00) | 0xF);
+        t.dw.push_back(uint32_t(BAR0_BASE + off) & ~3u);
+        for (unsigned k = 0; k < len; k++) t.dw.push_back(bswap32(uint32_t(v >> (32 * k))));
+        t.not_before = cycles;
+        to_dev.push_back(t);
+        n_mmio++;
+    }
+
+    // returns false on a completion timeout
+    bool mmio_read(uint64_t off, unsigned size, uint64_t *v) {
+        host_delay();
+        Tlp t;
+        uint32_t len = size / 4;
+        uint8_t tag = next_tag++;
+        t.dw.push_back(len);
+        t.dw.push_back((uint32_t(ROOT_ID) << 16) | (uint32_t(tag) << 8) |
+                       (len == 2 ? 0xF0 : 0x00) | 0xF);
+        t.dw.push_back(uint32_t(BAR0_BASE + off) & ~3u);
+        t.not_before = cycles;
+        to_dev.push_back(t);
+        cpl_waiting = true; cpl_tag = tag; cpl_got = false;
+        uint64_t limit = cycles + ns_to_cycles(opt.mmio_timeout_us * 1000);
+        while (!cpl_got && cycles < limit) cycle();
+        cpl_waiting = false;
+        n_mmio++;
+        if (!cpl_got) return false;
+        *v = cpl_value;
+        return true;
+    }
+
+    // run until an event in mask, or the deadline (ps, 0 = none); returns the event
+    uint32_t wait(uint32_t mask, uint64_t deadline_ps, uint64_t *addr) {
+        for (;;) {
+            if ((mask & SB_EV_MSI) && !msis.empty()) {
+                *addr = msis.front(); msis.pop_front(); return SB_EV_MSI;
+            }
+            if ((mask & SB_EV_DMA_WRITE) && dma_pending) {
+                *addr = dma_addr; dma_pending = false; return SB_EV_DMA_WRITE;
+            }
+            if (deadline_ps && time_ps() >= deadline_ps) return 0;
+            cycle();
+        }
+    }
+
+    void run_cycles(uint64_t n) { for (uint64_t i = 0; i < n; i++) cycle(); }
+    uint64_t ns_to_cycles(uint64_t ns) { return (ns * 1000 + opt.period_ps - 1) / opt.period_ps; }
+    uint64_t time_ps() const { return cycles * opt.period_ps; }
+
+    uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_mmio = 0;
+    uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
+    uint32_t rule_violations() const { return top->nand_rule_violations; }
+    uint32_t timing_violations() const { return top->nand_timing_violations; }
+
+  private:
+    // host -> device: beats of the TLP at the head of the queue
+    void drive_s_tlp() {
+        if (to_dev.empty() || to_dev.front().not_before > cycles) {
+            top->s_tlp_tvalid = 0;
+            return;
+        }
+        const Tlp &t = to_dev.front();
+        size_t n = t.dw.size(), i = 2 * beat;
+        uint32_t lo = t.dw[i], hi = i + 1 < n ? t.dw[i + 1] : 0;
+        top->s_tlp_tvalid = 1;
+        top->s_tlp_tdata = (uint64_t(hi) << 32) | lo;
+        top->s_tlp_tkeep = i + 1 < n ? 0xFF : 0x0F;
+        top->s_tlp_tlast = i + 2 >= n;
+    }
+    void advance_s_tlp() {
+        const Tlp &t = to_dev.front();
+        if (2 * (beat + 1) >= t.dw.size()) { to_dev.pop_front(); beat = 0; }
+        else beat++;
+    }
+
+    // device -> host
+    void take_m_beat(uint64_t data, unsigned keep, bool last) {
+        rx.push_back(uint32_t(data));
+        if (keep & 0xF0) rx.push_back(uint32_t(data >> 32));
+        if (last) { handle_tlp(rx); rx.clear(); }
+    }
+
+    void handle_tlp(const std::vector<uint32_t> &d) {
+        if (d.size() < 3) { n_malformed++; return; }
+        unsigned fmt = d[0] >> 29, type = (d[0] >> 24) & 0x1F, len = d[0] & 0x3FF;
+        if (len == 0) len = 1024;
+        bool four = fmt & 1, data = fmt & 2;
+        size_t hdr = four ? 4 : 3;
+        if (type == 0x00) {                                    // memory request
+            uint64_t addr = four ? (uint64_t(d[2]) << 32) | (d[3] & ~3u) : (d[2] & ~3u);
+            unsigned first_be = d[1] & 0xF, last_be = (d[1] >> 4) & 0xF;
+            if (data) {
+                if (d.size() != hdr + len) { n_malformed++; return; }
+                for (unsigned k = 0; k < len; k++) {
+                    uint32_t w = bswap32(d[hdr + k]);
+                    unsigned be = k == 0 ? first_be : (k == len - 1 ? last_be : 0xF);
+                    for (unsigned b = 0; b < 4; b++) {
+                        uint64_t a = addr + 4 * k + b;
+                        if ((be >> b & 1) && a < ram_bytes) ram[a] = uint8_t(w >> (8 * b));
+                    }
+                }
+                n_dma_wr++;
+                bytes_to_host += 4 * len;
+                if (!dma_pending) { dma_pending = true; dma_addr = addr; }
+            } else {
+                if (d.size() != hdr) { n_malformed++; return; }
+                unsigned lead = first_be ? __builtin_ctz(first_be) : 0;
+                unsigned trail = len == 1 ? (first_be ? 3 - (31 - __builtin_clz(first_be)) : 0)
+                                          : (last_be ? 3 - (31 - __builtin_clz(last_be)) : 0);
+                PendingRead r;
+                r.due = cycles + ns_to_cycles(opt.read_latency_ns);
+                r.requester = d[1] >> 16;
+                r.tag = (d[1] >> 8) & 0xFF;
+                r.dw_addr = addr;
+                r.addr = addr + lead;
+                r.bytes = 4 * len - lead - trail;
+                reads.push_back(r);
+                n_dma_rd++;
+            }
+        } else if (type == 0x0A) {                             // completion (MMIO read)
+            uint8_t tag = (d[2] >> 8) & 0xFF;
+            if (cpl_waiting && tag == cpl_tag && data) {
+                uint64_t v = bswap32(d[3]);
+                if (len >= 2 && d.size() >= 5) v |= uint64_t(bswap32(d[4])) << 32;
+                cpl_value = v; cpl_got = true;
+            }
+        } else {
+            n_malformed++;
+        }
+    }
+
+    // completions for the device's reads, in order, one per cycle budget of the link
+    void serve_reads() {
+        if (reads.empty() || reads.front().due > cycles) return;
+        PendingRead &r = reads.front();
+        unsigned mps = std::min(128u << opt.mps_code, 512u);
+        uint64_t end = r.addr + r.bytes;
+        uint64_t stop = std::min<uint64_t>(end, (r.addr / mps + 1) * mps);
+        uint64_t first_dw = r.addr & ~3ull, last_dw = (stop + 3) & ~3ull;
+        uint32_t ndw = uint32_t((last_dw - first_dw) / 4);
+        Tlp t;
+        t.dw.push_back((0b010u << 29) | (0x0Au << 24) | (ndw & 0x3FF));
+        t.dw.push_back((uint32_t(ROOT_ID) << 16) | (r.bytes & 0xFFF));
+        t.dw.push_back((uint32_t(r.requester) << 16) | (uint32_t(r.tag) << 8) | (r.addr & 0x7F));
+        for (uint32_t k = 0; k < ndw; k++) {
+            uint64_t a = first_dw + 4 * k;
+            uint32_t w = 0;
+            for (unsigned b = 0; b < 4; b++)
+                w |= uint32_t(a + b < ram_bytes ? ram[a + b] : 0xFF) << (8 * b);
+            t.dw.push_back(bswap32(w));
+        }
+        t.not_before = cycles;
+        to_dev.push_back(t);
+        bytes_from_host += 4 * ndw;
+        r.bytes -= uint32_t(stop - r.addr);
+        r.addr = stop;
+        if (r.bytes == 0) reads.pop_front();
+    }
+
+    const Options &opt;
+    VerilatedContext *ctx;
+    Vssdlab_sim_top *top;
+#if VM_TRACE
+    VerilatedFstC *trace = nullptr;
+#endif
+    uint64_t half_ps;
+    uint8_t *ram = nullptr;
+    uint64_t ram_bytes = 0;
+    std::deque<Tlp> to_dev;
+    size_t beat = 0;
+    std::vector<uint32_t> rx;
+    std::deque<PendingRead> reads;
+    std::deque<uint32_t> msis;
+    bool dma_pending = false;
+    uint64_t dma_addr = 0;
+    uint8_t next_tag = 0;
+    bool cpl_waiting = false, cpl_got = false;
+    uint8_t cpl_tag = 0;
+    uint64_t cpl_value = 0;
+};
+
+bool read_full(int fd, void *buf, size_t n) {
+    auto *p = static_cast<uint8_t *>(buf);
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r; n -= size_t(r);
+    }
+    return true;
+}
+
+bool write_full(int fd, const void *buf, size_t n) {
+    auto *p = static_cast<const uint8_t *>(buf);
+    while (n) {
+        ssize_t r = write(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return false;
+        p += r; n -= size_t(r);
+    }
+    return true;
+}
+
+void usage() {
+    fprintf(stderr,
+            "usage: ssdlab_sim [--socket PATH] [--ram PATH] [--ram-mib N] [--period-ps N]\n"
+            "                  [--host-delay-ns N] [--read-latency-ns N] [--mps 128|256|512]\n"
+            "                  [--mrrs 128|256|512] [--boot-us N] [--trace FILE.fst] [--once]\n"
+            "                  [--quiet-uart]\n");
+}
+
+bool parse(int argc, char **argv, Options &o) {
+    for (int i = 1; i < argc; i++) {
+        std::string a = argv[i];
+        auto val = [&](const char *name) -> const char * {
+            if (i + 1 >= argc) { fprintf(stderr, "ssdlab_sim: %s needs a value\n", name); exit(2); }
+            return argv[++i];
+        };
+        auto num = [&](const char *name) -> uint64_t {
+            const char *v = val(name);
+            char *end;
+            errno = 0;
+            unsigned long long n = strtoull(v, &end, 0);
+            if (errno || *end || !*v) {
+                fprintf(stderr, "ssdlab_sim: %s: '%s' is not a number\n", name, v);
+                exit(2);
+            }
+            return n;
+        };
+        auto code = [&](const char *name) -> unsigned {
+            uint64_t b = num(name);
+            if (b != 128 && b != 256 && b != 512) {
+                fprintf(stderr, "ssdlab_sim: %s must be 128, 256 or 512, got %llu\n", name,
+                        (unsigned long long)b);
+                exit(2);
+            }
+            return b == 128 ? 0 : b == 256 ? 1 : 2;
+        };
+        if (a == "--socket") o.socket_path = val("--socket");
+        else if (a == "--ram") o.ram_path = val("--ram");
+        else if (a == "--ram-mib") o.ram_bytes = num("--ram-mib") << 20;
+        else if (a == "--period-ps") o.period_ps = num("--period-ps");
+        else if (a == "--host-delay-ns") o.host_delay_ns = num("--host-delay-ns");
+        else if (a == "--read-latency-ns") o.read_latency_ns = num("--read-latency-ns");
+        else if (a == "--mps") o.mps_code = code("--mps");
+        else if (a == "--mrrs") o.mrrs_code = code("--mrrs");
+        else if (a == "--boot-us") o.boot_us = num("--boot-us");
+        else if (a == "--trace") o.trace_path = val("--trace");
+        else if (a == "--once") o.once = true;
+        else if (a == "--quiet-uart") o.quiet_uart = true;
+        else if (a == "-h" || a == "--help") { usage(); exit(0); }
+        else if (a.rfind("+verilator", 0) == 0) continue;
+        else { fprintf(stderr, "ssdlab_sim: unknown option '%s'\n", a.c_str()); usage(); return false; }
+    }
+    if (o.ram_path.empty()) o.ram_path = o.socket_path + ".ram";
+    if (o.period_ps < 2) { fprintf(stderr, "ssdlab_sim: --period-ps must be >= 2\n"); return false; }
+    if (o.ram_bytes < (1u << 20)) { fprintf(stderr, "ssdlab_sim: --ram-mib must be >= 1\n"); return false; }
+    return true;
+}
+
+volatile sig_atomic_t stop_requested = 0;
+void on_signal(int) { stop_requested = 1; }
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    Options opt;
+    if (!parse(argc, argv, opt)) return 2;
+    auto ctx = new VerilatedContext;
+    ctx->commandArgs(argc, argv);
+    ctx->timeunit(-12);
+    ctx->timeprecision(-12);
+
+    // Host RAM.
+    int rfd = open(opt.ram_path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+    if (rfd < 0 || ftruncate(rfd, off_t(opt.ram_bytes)) != 0) {
+        fprintf(stderr, "ssdlab_sim: host RAM file %s: %s\n", opt.ram_path.c_str(), strerror(errno));
+        return 1;
+    }
+    auto *ram = static_cast<uint8_t *>(mmap(nullptr, opt.ram_bytes, PROT_READ | PROT_WRITE,
+                                            MAP_SHARED, rfd, 0));
+    if (ram == MAP_FAILED) { perror("ssdlab_sim: mmap"); return 1; }
+
+    // Socket.
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un sa{};
+    sa.sun_family = AF_UNIX;
+    if (opt.socket_path.size() >= sizeof sa.sun_path) {
+        fprintf(stderr, "ssdlab_sim: socket path too long: %s\n", opt.socket_path.c_str());
+        return 2;
+    }
+    strcpy(sa.sun_path, opt.socket_path.c_str());
+    unlink(opt.socket_path.c_str());
+    if (bind(lfd, (sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0) {
+        fprintf(stderr, "ssdlab_sim: socket %s: %s\n", opt.socket_path.c_str(), strerror(errno));
+        return 1;
+    }
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    Drive drive(opt, ctx);
+    drive.map_ram(ram, opt.ram_bytes);
+    auto wall0 = std::chrono::steady_clock::now();
+    if (opt.boot_us) drive.run_cycles(drive.ns_to_cycles(opt.boot_us * 1000));
+    fprintf(stderr, "ssdlab_sim: drive up at %.3f us simulated; attach with "
+            "SSDLAB_SIM_SOCKET=%s (host RAM %s, %llu MiB)\n", drive.time_ps() / 1e6,
+            opt.socket_path.c_str(), opt.ram_path.c_str(),
+            (unsigned long long)(opt.ram_bytes >> 20));
+
+    bool quit = false;
+    while (!quit && !stop_requested) {
+        int cfd = accept(lfd, nullptr, nullptr);
+        if (cfd < 0) { if (errno == EINTR) continue; perror("ssdlab_sim: accept"); break; }
+        sb_msg m;
+        while (!stop_requested && read_full(cfd, &m, sizeof m)) {
+            sb_msg r{};
+            r.type = m.type;
+            switch (m.type) {
+            case SB_HELLO:
+                if (m.data != SB_VERSION) { r.status = SB_ERR_VERSION; break; }
+                r.data = opt.ram_bytes;
+                r.addr = opt.period_ps;
+                r.size = 32;
+                snprintf(r.name, sizeof r.name, "%s", opt.ram_path.c_str());
+                break;
+            case SB_MMIO_WRITE:
+            case SB_MMIO_READ:
+                if ((m.size != 4 && m.size != 8) || (m.addr & (m.size - 1)) ||
+                    m.addr + m.size > 0x4000) { r.status = SB_ERR_ARG; break; }
+                if (m.type == SB_MMIO_WRITE) drive.mmio_write(m.addr, m.size, m.data);
+                else if (!drive.mmio_read(m.addr, m.size, &r.data)) r.status = SB_ERR_TIMEOUT;
+                break;
+            case SB_WAIT: {
+                uint64_t a = 0;
+                r.size = drive.wait(m.size, m.data, &a);
+                r.addr = a;
+                break;
+            }
+            case SB_ADVANCE:
+                drive.run_cycles((m.data + opt.period_ps - 1) / opt.period_ps);
+                break;
+            case SB_RESET:
+                drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
+                break;
+            case SB_INFO: {
+                double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                            wall0).count();
+                r.data = drive.cycles;
+                r.addr = drive.n_msi;
+                r.size = uint32_t(drive.n_dma_wr);
+                snprintf(r.name, sizeof r.name,
+                         "wall_s=%.3f dma_rd=%llu to_host_B=%llu from_host_B=%llu mmio=%llu "
+                         "malformed=%llu nand_rules=%u nand_timing=%u", wall,
+                         (unsigned long long)drive.n_dma_rd,
+                         (unsigned long long)drive.bytes_to_host,
+                         (unsigned long long)drive.bytes_from_host,
+                         (unsigned long long)drive.n_mmio,
+                         (unsigned long long)drive.n_malformed, drive.rule_violations(),
+                         drive.timing_violations());
+                break;
+            }
+            case SB_QUIT:
+                quit = true;
+                break;
+            default:
+                r.status = SB_ERR_TYPE;
+            }
+            r.time_ps = drive.time_ps();
+            if (!write_full(cfd, &r, sizeof r) || quit) break;
+        }
+        close(cfd);
+        if (opt.once) break;
+    }
+    double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    fprintf(stderr, "ssdlab_sim: %llu cycles (%.3f ms simulated) in %.1f s wall: %.0f cycles/s; "
+            "NAND rule violations %u, timing violations %u, malformed TLPs %llu\n",
+            (unsigned long long)drive.cycles, drive.time_ps() / 1e9, wall,
+            wall > 0 ? drive.cycles / wall : 0.0, drive.rule_violations(),
+            drive.timing_violations(), (unsigned long long)drive.n_malformed);
+    close(lfd);
+    unlink(opt.socket_path.c_str());
+    munmap(ram, opt.ram_bytes);
+    close(rfd);
+    return 0;
+}

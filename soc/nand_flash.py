@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""NandFlash: the thin LiteX wrapper of the Amaranth flash subsystem (rtl/nand/nand_subsystem).
+
+The Amaranth core is elaborated to Verilog (module `nand_subsystem`, written to the build
+directory and added to the platform's sources) and instantiated here. Its packed struct
+ports become LiteX stream endpoints whose field order follows the Amaranth layouts' offsets,
+so the firmware's CSRs (soc/fw_ports) see named fields. The ONFI pins of every channel are
+plain signals (`pins[c][name]`) for the top level, where the die models attach.
+"""
+
+from pathlib import Path
+
+from amaranth.hdl import Shape
+from amaranth.lib import data, wiring
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
+from migen import Cat, Instance, Signal
+
+from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout
+from rtl.nand.nand_subsystem import PINS, NandSubsystem, pins_signature
+from rtl.nand.onfi_sdr_engine import timing_layout
+
+__all__ = ["NandFlash", "struct_fields"]
+
+
+def struct_fields(layout):
+    """An Amaranth struct layout as [(name, width)] in bit order (low bits first)."""
+    layout = data.Layout.cast(layout)
+    members = sorted(((f.offset, name, Shape.cast(f.shape).width) for name, f in layout),
+                     key=lambda m: m[0])
+    return [(name, width) for _, name, width in members]
+
+
+class NandFlash(LiteXModule):
+    """Parameters: platform (gets the Verilog source), build_dir (where nand_subsystem.v is
+    written), memory (BufferMemory: one reader and one writer are added), and NandSubsystem's
+    parameters (n_channels, n_ways, queue_depth, max_planes, max_len, row_cycles,
+    col_cycles, timer_width); the word address width comes from the memory."""
+
+    def __init__(self, platform, build_dir, memory, **params):
+        from amaranth.back import verilog
+        core = NandSubsystem(addr_width=memory.addr_width, **params)
+        self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
+        text = verilog.convert(core, name="nand_subsystem", emit_src=False,
+                               strip_internal_attrs=True)
+        path = Path(build_dir) / "nand_subsystem.v"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text() != text:
+            path.write_text(text)
+        platform.add_source(str(path))
+        self.verilog_path = path
+
+        ch_bits = max(1, (core.n_channels - 1).bit_length())
+        self.op_fields = struct_fields(flash_op_layout(params.get("max_len", 18432), ch_bits))
+        self.cpl_fields = struct_fields(FlashCompletion)
+        self.timing_fields = struct_fields(timing_layout(params.get("timer_width", 8)))
+        self.s_op = s_op = stream.Endpoint(self.op_fields)
+        self.m_cpl = m_cpl = stream.Endpoint(self.cpl_fields)
+        self.geometry = Signal(11)          # page_bits[3:0], block_bits[8:4], plane_bits[10:9]
+        self.timing = {name: Signal(width, name=f"nand_t_{name}")
+                       for name, width in self.timing_fields}
+        self.write_protect = Signal()
+        self.plane_slots = Signal(8)
+        self.busy = Signal()
+
+        wr = memory.add_writer("nand")
+        rd, rdata = memory.add_reader("nand")
+
+        conns = dict(
+            i_clk=Signal(), i_rst=Signal(),
+            i_s_op__valid=s_op.valid, o_s_op__ready=s_op.ready,
+            i_s_op__payload=Cat(*[getattr(s_op, n) for n, _ in self.op_fields]),
+            o_m_cpl__valid=m_cpl.valid, i_m_cpl__ready=m_cpl.ready,
+            o_m_cpl__payload=Cat(*[getattr(m_cpl, n) for n, _ in self.cpl_fields]),
+            i_geometry=self.geometry,
+            i_timing=Cat(*[self.timing[n] for n, _ in self.timing_fields]),
+            i_write_protect=self.write_protect, i_plane_slots=self.plane_slots,
+            o_busy=self.busy,
+            o_m_rd__valid=rd.valid, i_m_rd__ready=rd.ready, o_m_rd__payload=rd.addr,
+            i_s_rdd__valid=rdata.valid, o_s_rdd__ready=rdata.ready,
+            i_s_rdd__payload=rdata.data,
+            o_m_wr__valid=wr.valid, i_m_wr__ready=wr.ready,
+            o_m_wr__payload=Cat(wr.addr, wr.data, wr.strb),
+        )
+        conns["i_clk"] = Signal()
+        self.pins = []
+        sig = pins_signature(self.n_ways)
+        for c in range(core.n_channels):
+            pins = {}
+            for name in PINS:
+                member = sig.members[name]
+                width = Shape.cast(member.shape).width
+                s = Signal(width, name=f"nand_ch{c}_{name}")
+                pins[name] = s
+                d = "i" if member.flow == wiring.In else "o"
+                conns[f"{d}_ch__{c}__{name}"] = s
+            self.pins.append(pins)
+        self._conns = conns
+
+    def do_finalize(self):
+        from migen import ClockSignal, ResetSignal
+        conns = dict(self._conns)
+        conns["i_clk"] = ClockSignal("sys")
+        conns["i_rst"] = ResetSignal("sys")
+        self.specials += Instance("nand_subsystem", **conns)
+
+    def pin_ios(self):
+        """Every ONFI pin signal, for the top level's port list."""
+        return [s for pins in self.pins for s in pins.values()]

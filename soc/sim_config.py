@@ -1,0 +1,62 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""From a drive persona to the SoC's build parameters (SocConfig).
+
+The persona gives channels, ways, the part (geometry, array times), host queues, MDTS and LBA
+size (sw/ssdlab/persona.py, `rtl_params`). Two things the RTL cannot take as they are:
+
+- NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported);
+- a persona mixing part types (intel-750-400g: 128 and 64 Gbit dies) gets its first group's
+  part on every die, since the flash back end shares one geometry and timing register set
+  (reported).
+
+Simulation scale: a capacity-scaled persona keeps per-die geometry (blocks per plane shrink).
+A drive small enough to be written end to end in Verilator also needs fewer pages per block:
+`pages_per_block` does that, and it is reported as a change of per-die geometry.
+"""
+
+from soc.ssdlab_soc import SocConfig
+
+__all__ = ["soc_config"]
+
+
+def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
+               sys_clk_freq=125e6):
+    """SocConfig for persona (name or path; None: "default"), with `params` (a dict of
+    SocConfig fields) applied last. Returns the config; its `notes` say what differs from
+    the persona."""
+    from sw.ssdlab.persona import load_persona
+    p = load_persona(persona or "default")
+    notes = []
+    if blocks_per_plane is not None:
+        p = p.scaled(blocks_per_plane=blocks_per_plane)
+    rtl = None
+    try:
+        rtl = p.rtl_params(clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
+    except Exception as e:          # PersonaError: mixed parts; use the first group's part
+        notes.append(f"persona not buildable as is ({e}); first part type used on every die")
+    g = p.groups[0].part
+    geo = g.geometry
+    c, h = p.controller, p.host
+    mode = rtl["onfi"]["mode"] if rtl else g.sdr_modes.bit_length() - 1
+    if rtl:
+        notes += rtl["substitutions"] + rtl["notes"]
+    ppb = geo.pages_per_block
+    if pages_per_block is not None:
+        if not 1 <= pages_per_block <= ppb or pages_per_block & (pages_per_block - 1):
+            raise ValueError(f"pages_per_block={pages_per_block}: must be a power of two in "
+                             f"1..{ppb} (the part's)")
+        notes.append(f"simulation scale: {pages_per_block} pages per block (part: {ppb})")
+        ppb = pages_per_block
+    from dataclasses import replace
+    row_cycles = replace(geo, pages_per_block=ppb).row_cycles
+    fields = dict(row_cycles=row_cycles,
+        persona=p.name, part=g.name, n_channels=c.channels, n_ways=c.ways_per_channel,
+        page_bytes=geo.page_bytes, spare_bytes=geo.spare_bytes, pages_per_block=ppb,
+        blocks_per_plane=geo.blocks_per_plane, planes=geo.planes,
+        bits_per_cell=geo.bits_per_cell, t_r_ns=g.timing.t_r_ns, t_prog_ns=g.timing.t_prog_ns,
+        t_bers_ns=g.timing.t_bers_ns, onfi_mode=mode, n_io_queues=min(h.io_queues, 64),
+        max_transfer=min(h.max_transfer_kib * 1024, 131072),
+        lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
+        op_pct=round(p.op_pct, 2), scale_note=p.scale_note or "full size", notes=notes)
+    fields.update(params or {})
+    return SocConfig(**fields)

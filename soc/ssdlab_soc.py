@@ -1,0 +1,303 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""SsdlabSoC: the whole drive, board independent — the thing simulation and boards build.
+
+    PCIe PHY ─ LitePCIeEndpoint ─ NvmeController ─┬─ buffer memory ─┬─ NandFlash ─ ONFI pins
+                                                  │  (BufferMemory) │  (nand_subsystem)
+                     VexRiscv ─ Wishbone ─────────┴─ window, copy ──┘
+                        └─ CSRs: FirmwarePorts (NVMe processor interface, block requests,
+                                 flash ops), SsdlabIdent, timer (uptime), UART
+
+The firmware (sw/firmware) runs from the integrated ROM with its data in the integrated main
+RAM; it polls the FirmwarePorts. Everything is configured from a persona (personas/): flash
+channels and ways, the part's geometry and timing, host queues, MDTS, LBA size.
+"""
+
+import subprocess
+from pathlib import Path
+
+from litepcie.core import LitePCIeEndpoint
+from litex.gen import LiteXModule
+from litex.soc.integration.soc import SoCRegion
+from litex.soc.integration.soc_core import SoCCore
+from litex.soc.interconnect import stream, wishbone
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+from migen import FSM, Cat, If, Mux, NextState
+from migen.genlib.io import CRG
+
+from rtl.nvme.litepcie_fixes import LitePCIeFixes
+from rtl.nvme.nvme_controller import NvmeController
+from sim.nand.python.onfi_timing import engine_registers
+from sim.pcie.pcie_sim_phy import PCIeSimPHY
+from soc.buffer_copy import BufferCopy
+from soc.buffer_memory import BufferMemory
+from soc.fw_ports import CSRToStream, StreamToCSR, c_header
+from soc.nand_flash import NandFlash
+
+__all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW"]
+
+BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
+SLOT = 4096
+
+
+def git_hash():
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).parent, check=True).stdout.strip()
+        return int(out[:8], 16)
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return 0
+
+
+class SocConfig:
+    """The build's parameters, derived from a persona (sw/ssdlab/persona.py) and overrides.
+
+    n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
+    blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
+    onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64), tag_width (1..6),
+    max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
+    sys_clk_freq (Hz); persona: name; main_ram_size: the firmware's data RAM.
+    """
+
+    def __init__(self, **kw):
+        self.persona = kw.pop("persona", "custom")
+        self.n_channels = kw.pop("n_channels", 18)
+        self.n_ways = kw.pop("n_ways", 2)
+        self.page_bytes = kw.pop("page_bytes", 16384)
+        self.spare_bytes = kw.pop("spare_bytes", 1024)
+        self.pages_per_block = kw.pop("pages_per_block", 512)
+        self.blocks_per_plane = kw.pop("blocks_per_plane", 16)
+        self.planes = kw.pop("planes", 2)
+        self.row_cycles = kw.pop("row_cycles", 3)
+        self.part = kw.pop("part", "imft-20nm-mlc-128gbit")
+        self.bits_per_cell = kw.pop("bits_per_cell", 2)
+        self.t_r_ns = kw.pop("t_r_ns", 115000)
+        self.t_prog_ns = kw.pop("t_prog_ns", 1600000)
+        self.t_bers_ns = kw.pop("t_bers_ns", 3000000)
+        self.onfi_mode = kw.pop("onfi_mode", 5)
+        self.n_io_queues = kw.pop("n_io_queues", 16)
+        self.tag_width = kw.pop("tag_width", 5)
+        self.max_transfer = kw.pop("max_transfer", 131072)
+        self.lbads = kw.pop("lbads", 9)
+        self.buf_size = kw.pop("buf_size", 16 << 20)
+        self.sys_clk_freq = kw.pop("sys_clk_freq", 125e6)
+        self.main_ram_size = kw.pop("main_ram_size", 4 << 20)
+        self.factory_bad_block_rate = kw.pop("factory_bad_block_rate", 0.0)
+        self.op_pct = kw.pop("op_pct", 7.0)
+        self.scale_note = kw.pop("scale_note", "")
+        self.notes = list(kw.pop("notes", []))
+        if kw:
+            raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
+        handles = 2 * (1 << self.tag_width) * self.max_transfer
+        if handles >= self.buf_size:
+            raise ValueError(f"SocConfig: buf_size={self.buf_size} leaves no firmware slots "
+                             f"after the {handles} bytes of command buffers")
+        self.fw_slot_first = handles // SLOT
+
+    def as_dict(self):
+        return dict(vars(self))
+
+
+class SsdlabIdent(LiteXModule):
+    """The build, for the firmware and for `ssdlab identify`: constant CSRs."""
+
+    def __init__(self, cfg):
+        consts = [("git_hash", git_hash()), ("n_channels", cfg.n_channels),
+                  ("n_ways", cfg.n_ways), ("n_io_queues", cfg.n_io_queues),
+                  ("tag_width", cfg.tag_width), ("max_transfer", cfg.max_transfer),
+                  ("lbads", cfg.lbads), ("buf_slots", cfg.buf_size // SLOT),
+                  ("fw_slot_first", cfg.fw_slot_first), ("clk_hz", int(cfg.sys_clk_freq)),
+                  ("page_bytes", cfg.page_bytes), ("spare_bytes", cfg.spare_bytes),
+                  ("pages_per_block", cfg.pages_per_block),
+                  ("blocks_per_plane", cfg.blocks_per_plane), ("planes", cfg.planes),
+                  ("onfi_mode", cfg.onfi_mode)]
+        name = cfg.persona.encode()[:31].ljust(32, b"\0")
+        consts += [(f"persona{i}", int.from_bytes(name[4 * i:4 * i + 4], "little"))
+                   for i in range(8)]
+        for n, v in consts:
+            csr = CSRStatus(32, name=n, reset=v)
+            setattr(self, f"_{n}", csr)
+
+
+class BufferWindow(LiteXModule):
+    """The CPU's 32-bit Wishbone window on the 64-bit buffer memory (one reader, one writer)."""
+
+    def __init__(self, memory):
+        self.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        wr = memory.add_writer("cpu")
+        rd, rdata = memory.add_reader("cpu")
+        aw = memory.addr_width
+        half = bus.adr[0]
+        self.comb += [
+            wr.addr.eq(bus.adr[1:1 + aw]), rd.addr.eq(bus.adr[1:1 + aw]),
+            wr.data.eq(Cat(bus.dat_w, bus.dat_w)),      # the strobes pick the half
+            wr.strb.eq(Mux(half, bus.sel << 4, bus.sel)),
+        ]
+        self.fsm = fsm = FSM()
+        fsm.act("IDLE",
+            If(bus.cyc & bus.stb,
+                If(bus.we,
+                    wr.valid.eq(1),
+                    If(wr.ready, bus.ack.eq(1))
+                ).Else(
+                    rd.valid.eq(1),
+                    If(rd.ready, NextState("DATA"))
+                )
+            )
+        )
+        fsm.act("DATA",
+            If(rdata.valid,
+                bus.ack.eq(1),
+                If(half, bus.dat_r.eq(rdata.data[32:])).Else(bus.dat_r.eq(rdata.data[:32])),
+                NextState("IDLE")
+            )
+        )
+        self.comb += rdata.ready.eq(1)
+
+
+class FirmwarePorts(LiteXModule):
+    """Every stream between the hardware and the firmware as CSRs (soc/fw_ports), plus the
+    NVMe controller's and the flash subsystem's configuration and status signals."""
+
+    def __init__(self, nvme, flash, cfg, be_depth):
+        n = nvme
+        # NVMe processor interface.
+        self.cmd     = StreamToCSR(n.m_fw_cmd)
+        self.cpl     = CSRToStream(n.s_fw_cpl)
+        self.sqcfg   = CSRToStream(n.s_fw_sq_cfg)
+        self.cqcfg   = CSRToStream(n.s_fw_cq_cfg)
+        self.sqpage  = CSRToStream(n.s_fw_sq_page)
+        self.cqpage  = CSRToStream(n.s_fw_cq_page)
+        self.xfer    = CSRToStream(n.s_fw_xfer)
+        self.xfercpl = StreamToCSR(n.m_fw_xfer_cpl)
+        self.ivc     = CSRToStream(n.s_fw_ivc)
+        self.aer     = StreamToCSR(n.m_fw_aer)
+        # Fast path: block requests queue (one per tag at most), completions.
+        be_fifo = stream.SyncFIFO(n.m_be_req.description, be_depth)
+        self.be_fifo = be_fifo
+        self.comb += n.m_be_req.connect(be_fifo.sink)
+        self.bereq   = StreamToCSR(be_fifo.source)
+        self.becpl   = CSRToStream(n.s_be_cpl)
+        # Flash: ops queue in, completions queue out.
+        op_fifo = stream.SyncFIFO(flash.s_op.description, 16)
+        cpl_fifo = stream.SyncFIFO(flash.m_cpl.description, 64)
+        self.op_fifo, self.cpl_fifo = op_fifo, cpl_fifo
+        self.comb += [op_fifo.source.connect(flash.s_op), flash.m_cpl.connect(cpl_fifo.sink)]
+        self.fop     = CSRToStream(op_fifo.sink)
+        self.fcpl    = StreamToCSR(cpl_fifo.source)
+        self.ports = [("cmd", self.cmd), ("cpl", self.cpl), ("sqcfg", self.sqcfg),
+                      ("cqcfg", self.cqcfg), ("sqpage", self.sqpage),
+                      ("cqpage", self.cqpage), ("xfer", self.xfer),
+                      ("xfercpl", self.xfercpl), ("ivc", self.ivc), ("aer", self.aer),
+                      ("bereq", self.bereq), ("becpl", self.becpl), ("fop", self.fop),
+                      ("fcpl", self.fcpl)]
+
+        # Plain registers.
+        self._agg_thr    = CSRStorage(8)
+        self._agg_time   = CSRStorage(8)
+        self._ns_size    = CSRStorage(64)
+        self._abort_arm  = CSRStorage(1)
+        self._abort_sqid = CSRStorage(16)
+        self._abort_cid  = CSRStorage(16)
+        self._abort_hit  = CSRStatus(1)
+        self._sq_pending = CSRStatus(len(n.sq_pending))
+        self._io_busy    = CSRStatus(1)
+        self._ctrl_enabled = CSRStatus(1)
+        self._shn        = CSRStatus(2)
+        self._shn_done   = CSRStorage(1)
+        self.comb += [
+            n.fw_agg_thr.eq(self._agg_thr.storage), n.fw_agg_time.eq(self._agg_time.storage),
+            n.fw_ns_size.eq(self._ns_size.storage),
+            n.fw_abort_arm.eq(self._abort_arm.storage),
+            n.fw_abort_sqid.eq(self._abort_sqid.storage),
+            n.fw_abort_cid.eq(self._abort_cid.storage),
+            self._abort_hit.status.eq(n.abort_hit),
+            self._sq_pending.status.eq(n.sq_pending),
+            self._io_busy.status.eq(n.io_busy),
+            self._ctrl_enabled.status.eq(n.ctrl_enabled),
+            self._shn.status.eq(n.fw_shn),
+            n.fw_shn_done.eq(self._shn_done.storage),
+        ]
+
+        # Flash configuration: geometry, plane stride, write protect, and the bus timing of
+        # mode 0 (after power-on) or of the persona's mode, chosen by `timing_mode`.
+        self._geometry    = CSRStorage(11)
+        self._plane_slots = CSRStorage(8)
+        self._write_protect = CSRStorage(1)
+        self._timing_fast = CSRStorage(1, description="0: SDR mode 0 timing; 1: the build's "
+                                                      "onfi_mode")
+        self._flash_busy  = CSRStatus(1)
+        clk_mhz = cfg.sys_clk_freq / 1e6
+        slow = engine_registers(0, clk_mhz, 8)
+        fast = engine_registers(cfg.onfi_mode, clk_mhz, 8)
+        self.comb += [
+            flash.geometry.eq(self._geometry.storage),
+            flash.plane_slots.eq(self._plane_slots.storage),
+            flash.write_protect.eq(self._write_protect.storage),
+            self._flash_busy.status.eq(flash.busy),
+        ]
+        for name, sig in flash.timing.items():
+            self.comb += If(self._timing_fast.storage, sig.eq(fast[name])).Else(
+                sig.eq(slow[name]))
+
+    def c_header(self):
+        return c_header("fw", self.ports)
+
+
+class SsdlabSoC(SoCCore):
+    """The drive. platform: a platform with `sys_clk`, `sys_rst` and `serial` (the simulation
+    platform, soc/sim_platform.py, or a board's); cfg: SocConfig; build_dir: where generated
+    Verilog goes; rom_init: the firmware image as 32-bit words (or [] for none)."""
+
+    def __init__(self, platform, cfg, build_dir, rom_init=()):
+        SoCCore.__init__(self, platform, cfg.sys_clk_freq,
+                         cpu_type="vexriscv", cpu_variant="standard",
+                         integrated_rom_size=128 * 1024, integrated_rom_init=list(rom_init),
+                         integrated_sram_size=8 * 1024,
+                         integrated_main_ram_size=cfg.main_ram_size,
+                         uart_name="sim", with_timer=True, timer_uptime=True,
+                         ident=f"ssdlab {cfg.persona}", ident_version=False)
+        self.cfg = cfg
+        self.crg = CRG(platform.request("sys_clk"), rst=platform.request("sys_rst"))
+
+        # PCIe and the NVMe front end.
+        self.pcie_phy = phy = PCIeSimPHY(data_width=64, bar0_size=0x4000)
+        self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
+                                                         address_width=64,
+                                                         max_pending_requests=8)
+        self.pcie_fixes = LitePCIeFixes(endpoint)
+        self.nvme = nvme = NvmeController(endpoint, n_io_queues=cfg.n_io_queues,
+                                          tag_width=cfg.tag_width,
+                                          max_transfer=cfg.max_transfer, lbads=cfg.lbads,
+                                          clk_freq_hz=cfg.sys_clk_freq)
+        # The front end's queue and table RAMs are its own, not CPU-visible CSR memories.
+        nvme.get_memories = list
+
+        # Buffer memory and its clients.
+        self.bufmem = mem = BufferMemory(cfg.buf_size)
+        nw = mem.add_writer("nvme")
+        nr, nrd = mem.add_reader("nvme")
+        self.comb += [
+            nw.valid.eq(nvme.m_bw.valid), nvme.m_bw.ready.eq(nw.ready),
+            nw.addr.eq(nvme.m_bw.addr), nw.data.eq(nvme.m_bw.data), nw.strb.eq(nvme.m_bw.strb),
+            nr.valid.eq(nvme.m_br.valid), nvme.m_br.ready.eq(nr.ready),
+            nr.addr.eq(nvme.m_br.addr),
+            nvme.s_brd.valid.eq(nrd.valid), nvme.s_brd.data.eq(nrd.data), nrd.ready.eq(1),
+        ]
+        self.bufcopy = BufferCopy(mem)
+        self.bufwin = BufferWindow(mem)
+        self.bus.add_slave("bufwin", self.bufwin.bus,
+                           SoCRegion(origin=BUF_WINDOW, size=cfg.buf_size, cached=False))
+
+        # Flash.
+        self.flash = flash = NandFlash(platform, build_dir, mem, n_channels=cfg.n_channels,
+                                       n_ways=cfg.n_ways, max_planes=cfg.planes,
+                                       max_len=cfg.page_bytes + cfg.spare_bytes,
+                                       row_cycles=cfg.row_cycles)
+
+        # Firmware interface and the build's identity.
+        self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width)
+        self.ssdlab_ident = SsdlabIdent(cfg)
+
+    def extra_ios(self):
+        """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""
+        return list(self.pcie_phy.get_ios()) + self.flash.pin_ios()
