@@ -56,9 +56,7 @@ int sl_submit_bus(struct sl_ctrl *c, unsigned qid, struct nvme_sqe *cmd, uint64_
         if (n < 0)
             return sl_err(c, n, "%s: cannot describe %zu bytes at bus 0x%llx with PRPs",
                           sl_opc_name(qid, cmd->opc), len, (unsigned long long)bus);
-    } else {
-        cmd->prp1 = cmd->prp2 = 0;
-    }
+    }   /* len 0: PRP1/PRP2 as the caller set them (Create I/O CQ/SQ: the queue's base) */
     q->n_free--;
     r->cb = cb;
     r->user = user;
