@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// test_sim.c - the simulation transport against a fake harness: a thread in this process
+// that serves the bridge protocol (sim/bridge/ssdlab_bridge.h) on a Unix socket, records
+// every request and plays scripted replies - or, in device mode, serves fake_dev so the whole
+// driver runs over the socket and the shared RAM file. It tests framing, time and waiting,
+// not an NVMe device.
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "fake_dev.h"
+#include "ssdlab_bridge.h"
+#include "../../../sw/lib/src/sl_priv.h"
+#include "tinytest.h"
+
+#define RAM_BYTES   (16u << 20)
+#define HOST_PS     100000u          /* modelled host delay per MMIO: 100 ns */
+#define MAX_REQ     4096
+
+struct server {
+    char sock[108], ramfile[108];
+    int  lfd;
+    pthread_t th;
+    uint8_t *ram;
+    uint32_t vectors, hello_status, read_status;
+    uint64_t read_value, time_ps;
+    int  close_after;               /* close the connection after this many requests */
+    /* scripted WAIT events: kind (SB_EV_*; 0: run to the deadline) and addr */
+    struct { uint32_t kind; uint64_t addr; } ev[16];
+    int  nev, next_ev;
+    struct fake_dev *dev;           /* device mode */
+    struct sb_msg req[MAX_REQ];
+    int  nreq;
+};
+
+static struct server srv;
+
+static int recv_all(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t n = recv(fd, p, len, 0);
+        if (n <= 0)
+            return -1;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+static void serve(struct server *s, struct sb_msg *m)
+{
+    struct fake_dev *d = s->dev;
+    if (d)
+        s->time_ps = d->now_ns * 1000u;
+    m->status = SB_OK;
+    switch (m->type) {
+    case SB_HELLO:
+        if (m->data != SB_VERSION || s->hello_status) {
+            m->status = s->hello_status ? s->hello_status : SB_ERR_VERSION;
+            m->data = 99;
+            break;
+        }
+        m->data = RAM_BYTES;
+        m->addr = 10000;
+        m->size = s->vectors;
+        snprintf(m->name, sizeof(m->name), "%s", s->ramfile);
+        break;
+    case SB_MMIO_WRITE:
+        if (d)
+            fake_dev_write(d, (uint32_t)m->addr, m->size, m->data);
+        else
+            s->time_ps += HOST_PS;
+        break;
+    case SB_MMIO_READ:
+        if (d) {
+            m->data = fake_dev_read(d, (uint32_t)m->addr, m->size);
+        } else {
+            s->time_ps += HOST_PS;
+            m->data = s->read_value;
+            m->status = s->read_status;
+        }
+        break;
+    case SB_WAIT:
+        if (d) {
+            uint64_t arg = 0;
+            unsigned mask = ((m->size & SB_EV_MSI) ? SL_EV_IRQ : 0) |
+                            ((m->size & SB_EV_DMA_WRITE) ? SL_EV_DMA_WRITE : 0);
+            unsigned k = fake_dev_run(d, mask, m->data / 1000u, &arg);
+            m->size = k == SL_EV_IRQ ? SB_EV_MSI : k == SL_EV_DMA_WRITE ? SB_EV_DMA_WRITE : 0;
+            m->addr = arg;
+        } else if (s->next_ev < s->nev && s->ev[s->next_ev].kind) {
+            s->time_ps += 1000000;
+            m->size = s->ev[s->next_ev].kind;
+            m->addr = s->ev[s->next_ev++].addr;
+        } else {
+            s->next_ev += s->next_ev < s->nev;
+            s->time_ps = m->data;
+            m->size = 0;
+            m->addr = 0;
+        }
+        break;
+    case SB_ADVANCE:
+        if (d)
+            fake_dev_run(d, 0, d->now_ns + m->data / 1000u, &(uint64_t){0});
+        else
+            s->time_ps += m->data;
+        break;
+    case SB_INFO:
+        m->data = s->time_ps / 10000u;
+        m->addr = 3;
+        m->size = 12;
+        snprintf(m->name, sizeof(m->name), "tlps=42 wall_s=0.01");
+        break;
+    case SB_RESET:
+    case SB_QUIT:
+        break;
+    default:
+        m->status = SB_ERR_TYPE;
+    }
+    if (d)
+        s->time_ps = d->now_ns * 1000u;
+    m->time_ps = s->time_ps;
+}
+
+static void *server_main(void *arg)
+{
+    struct server *s = arg;
+    int fd = accept(s->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    struct sb_msg m;
+    while (recv_all(fd, &m, sizeof(m)) == 0) {
+        if (s->nreq < MAX_REQ)
+            s->req[s->nreq++] = m;
+        if (s->close_after && s->nreq >= s->close_after)
+            break;
+        serve(s, &m);
+        if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m))
+            break;
+        if (m.type == SB_QUIT)
+            break;
+    }
+    close(fd);
+    return NULL;
+}
+
+static void start(struct fake_dev *dev)
+{
+    memset(&srv, 0, sizeof(srv));
+    srv.vectors = 4;
+    snprintf(srv.sock, sizeof(srv.sock), "/tmp/sl_test_sim_%d.sock", (int)getpid());
+    snprintf(srv.ramfile, sizeof(srv.ramfile), "/tmp/sl_test_sim_%d.ram", (int)getpid());
+    int rf = open(srv.ramfile, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(rf >= 0 && ftruncate(rf, RAM_BYTES) == 0);
+    srv.ram = mmap(NULL, RAM_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, rf, 0);
+    close(rf);
+    unlink(srv.sock);
+    srv.lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, srv.sock);
+    CHECK(bind(srv.lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+    CHECK(listen(srv.lfd, 1) == 0);
+    if (dev) {
+        fake_dev_init(dev, srv.ram, RAM_BYTES);
+        dev->mmio_ns = HOST_PS / 1000u;
+        srv.dev = dev;
+    }
+}
+
+static void run(void)
+{
+    pthread_create(&srv.th, NULL, server_main, &srv);
+}
+
+static void stop(void)
+{
+    shutdown(srv.lfd, SHUT_RDWR);
+    pthread_join(srv.th, NULL);
+    close(srv.lfd);
+    munmap(srv.ram, RAM_BYTES);
+    unlink(srv.sock);
+    unlink(srv.ramfile);
+}
+
+static struct sl_transport *open_sim(void)
+{
+    struct sl_transport *t = NULL;
+    int rc = sl_transport_open_sim(srv.sock, &t);
+    CHECK_EQ(rc, 0);
+    if (rc)
+        fprintf(stderr, "%s\n", sl_transport_open_errmsg());
+    return t;
+}
+
+static void hello_and_ram(void)
+{
+    start(NULL);
+    run();
+    struct sl_transport *t = open_sim();
+    CHECK_EQ(srv.req[0].type, SB_HELLO);
+    CHECK_EQ(srv.req[0].data, SB_VERSION);
+    CHECK_EQ(t->n_vectors, 4);
+    struct sl_dma a, b, c;
+    CHECK_EQ(t->ops->dma_alloc(t, 100, &a), 0);
+    CHECK_EQ(t->ops->dma_alloc(t, 3 * 4096, &b), 0);
+    CHECK(a.bus != 0 && (a.bus & 4095) == 0 && a.len == 4096);
+    CHECK(b.bus >= a.bus + a.len || b.bus + b.len <= a.bus);
+    /* shared: what the host writes at vaddr, the harness sees at byte `bus` of the file */
+    memcpy((uint8_t *)b.vaddr + 5, "ssdlab", 6);
+    CHECK(!memcmp(srv.ram + b.bus + 5, "ssdlab", 6));
+    srv.ram[a.bus + 7] = 0xa5;
+    CHECK_EQ(((uint8_t *)a.vaddr)[7], 0xa5);
+    t->ops->dma_free(t, &a);
+    CHECK_EQ(t->ops->dma_alloc(t, 4096, &c), 0);
+    CHECK_EQ(c.bus, 4096);              /* freed page reused; page 0 never handed out */
+    CHECK_EQ(((uint8_t *)c.vaddr)[7], 0);   /* zeroed */
+    CHECK_EQ(t->ops->dma_alloc(t, RAM_BYTES, &a), -ENOMEM);
+    CHECK_STR(sl_transport_errmsg(t), "no 4096 contiguous pages free");
+    sl_transport_close(t);
+    stop();
+}
+
+static void mmio_framing(void)
+{
+    start(NULL);
+    run();
+    struct sl_transport *t = open_sim();
+    int n0 = srv.nreq;
+    CHECK_EQ(t->ops->write32(t, 0x14, 0x460001), 0);
+    CHECK_EQ(t->ops->write64(t, 0x28, 0x123456789000ull), 0);
+    srv.read_value = 0xdeadbeefcafef00dull;
+    uint32_t v32;
+    uint64_t v64;
+    CHECK_EQ(t->ops->read64(t, 0x00, &v64), 0);
+    CHECK_EQ(v64, 0xdeadbeefcafef00dull);
+    srv.read_value = 0x1;
+    CHECK_EQ(t->ops->read32(t, 0x1c, &v32), 0);
+    CHECK_EQ(v32, 1);
+    struct sb_msg *r = &srv.req[n0];
+    CHECK_EQ(r[0].type, SB_MMIO_WRITE);
+    CHECK_EQ(r[0].size, 4);
+    CHECK_EQ(r[0].addr, 0x14);
+    CHECK_EQ(r[0].data, 0x460001);
+    CHECK_EQ(r[0].status, 0);
+    CHECK_EQ(r[1].size, 8);
+    CHECK_EQ(r[1].data, 0x123456789000ull);
+    CHECK_EQ(r[2].type, SB_MMIO_READ);
+    CHECK_EQ(r[2].size, 8);
+    CHECK_EQ(r[3].size, 4);
+    CHECK_EQ(r[3].addr, 0x1c);
+    /* time: each MMIO cost the modelled host delay */
+    CHECK_EQ(t->ops->time_ns(t), 4 * HOST_PS / 1000u);
+    CHECK_EQ(sl_sim_time_ps(t), 4 * HOST_PS);
+    sl_transport_close(t);
+    stop();
+}
+
+static void wait_events(void)
+{
+    start(NULL);
+    srv.ev[0].kind = SB_EV_MSI;
+    srv.ev[0].addr = 3;
+    srv.ev[1].kind = SB_EV_DMA_WRITE;
+    srv.ev[1].addr = 0x5000;
+    srv.ev[2].kind = 0;
+    srv.nev = 3;
+    run();
+    struct sl_transport *t = open_sim();
+    struct sl_event ev;
+    int n0 = srv.nreq;
+    CHECK_EQ(t->ops->wait(t, SL_EV_IRQ, 5000, &ev), 0);
+    CHECK_EQ(srv.req[n0].type, SB_WAIT);
+    CHECK_EQ(srv.req[n0].size, SB_EV_MSI);
+    CHECK_EQ(srv.req[n0].data, 0 + 5000ull * 1000u);    /* absolute deadline in ps */
+    CHECK_EQ(ev.kind, SL_EV_IRQ);
+    CHECK_EQ(ev.vector, 3);
+    CHECK_EQ(t->ops->time_ns(t), 1000);
+    CHECK_EQ(t->ops->wait(t, SL_EV_DMA_WRITE | SL_EV_IRQ, 5000, &ev), 0);
+    CHECK_EQ(srv.req[n0 + 1].size, SB_EV_MSI | SB_EV_DMA_WRITE);
+    CHECK_EQ(srv.req[n0 + 1].data, (1000ull + 5000) * 1000u);
+    CHECK_EQ(ev.kind, SL_EV_DMA_WRITE);
+    CHECK_EQ(ev.addr, 0x5000);
+    CHECK_EQ(t->ops->wait(t, SL_EV_DMA_WRITE, 7000, &ev), 0);
+    CHECK_EQ(ev.kind, SL_EV_NONE);                      /* the deadline */
+    CHECK_EQ(t->ops->time_ns(t), 2000 + 7000);
+    CHECK_EQ(t->ops->wait(t, 0, 500, &ev), 0);          /* sleep: ADVANCE */
+    CHECK_EQ(srv.req[n0 + 3].type, SB_ADVANCE);
+    CHECK_EQ(srv.req[n0 + 3].data, 500000);
+    CHECK_EQ(t->ops->time_ns(t), 9500);
+    CHECK_EQ(t->ops->wait(t, SL_EV_IRQ, 0, &ev), 0);     /* zero timeout: no request */
+    CHECK_EQ(srv.nreq, n0 + 4);
+    sl_transport_close(t);
+    stop();
+}
+
+static void harness_errors(void)
+{
+    start(NULL);
+    run();
+    struct sl_transport *t = open_sim();
+    uint32_t v;
+    srv.read_status = SB_ERR_TIMEOUT;
+    CHECK_EQ(t->ops->read32(t, 0x1c, &v), -ETIMEDOUT);
+    CHECK_STR(sl_transport_errmsg(t), "sim MMIO_READ of BAR0+0x1c: completion timeout");
+    srv.read_status = SB_ERR_ARG;
+    CHECK_EQ(t->ops->read32(t, 0x9000, &v), -EINVAL);
+    CHECK_STR(sl_transport_errmsg(t), "refused the size or offset (BAR0+0x9000)");
+    srv.close_after = srv.nreq + 1;      /* the harness dies on the next request */
+    CHECK_EQ(t->ops->write32(t, 0x14, 0), -ECONNRESET);
+    CHECK_STR(sl_transport_errmsg(t), "closed the connection");
+    CHECK_EQ(t->ops->write32(t, 0x14, 0), -ENOTCONN);
+    sl_transport_close(t);
+    stop();
+}
+
+static void open_errors(void)
+{
+    struct sl_transport *t = NULL;
+    CHECK_EQ(sl_transport_open_sim("/tmp/sl_no_such_harness.sock", &t), -ENOENT);
+    CHECK_STR(sl_transport_open_errmsg(),
+              "connecting to the harness at /tmp/sl_no_such_harness.sock (is it running?): "
+              "No such file or directory");
+    CHECK(t == NULL);
+    unsetenv("SSDLAB_SIM_SOCKET");
+    CHECK_EQ(sl_transport_open_sim(NULL, &t), -EINVAL);
+    CHECK_STR(sl_transport_open_errmsg(), "SSDLAB_SIM_SOCKET is not set");
+    /* version mismatch */
+    start(NULL);
+    srv.hello_status = SB_ERR_VERSION;
+    run();
+    CHECK_EQ(sl_transport_open_sim(srv.sock, &t), -EPROTONOSUPPORT);
+    CHECK_STR(sl_transport_open_errmsg(), "the harness speaks protocol version 99");
+    stop();
+    /* the environment variable names the socket */
+    start(NULL);
+    run();
+    setenv("SSDLAB_SIM_SOCKET", srv.sock, 1);
+    CHECK_EQ(sl_transport_open_sim(NULL, &t), 0);
+    unsetenv("SSDLAB_SIM_SOCKET");
+    if (t) {
+        char buf[256];
+        CHECK_EQ(t->ops->stats(t, buf, sizeof(buf)), 0);
+        CHECK_STR(buf, "msis=3 dma_writes=12");
+        CHECK_STR(buf, "tlps=42");
+        CHECK_EQ(t->ops->reset(t), 0);
+        CHECK_EQ(srv.req[srv.nreq - 1].type, SB_RESET);
+        CHECK_EQ(sl_sim_quit(t), 0);
+        CHECK_EQ(srv.req[srv.nreq - 1].type, SB_QUIT);
+        sl_transport_close(t);
+    }
+    stop();
+}
+
+static struct fake_dev dev;
+
+static void driver_over_socket(int use_irq)
+{
+    start(&dev);
+    dev.n_vectors = srv.vectors = 2;
+    run();
+    struct sl_transport *t = open_sim();
+    struct sl_ctrl_opts o;
+    sl_ctrl_opts_default(&o);
+    o.use_irq = use_irq;
+    struct sl_ctrl *c = NULL;
+    CHECK_EQ(sl_ctrl_open(t, &o, &c), 0);
+    uint8_t buf[16 * 4096], back[sizeof(buf)];
+    for (unsigned i = 0; i < 16; i++)
+        sl_pattern_fill(5, 100 + i, buf + i * 4096, 4096);
+    uint64_t t0 = sl_time_ns(c);
+    CHECK_EQ(sl_write(c, 1, 100, 16, buf), 0);
+    CHECK_EQ(sl_read(c, 1, 100, 16, back), 0);
+    CHECK(!memcmp(buf, back, sizeof(buf)));
+    CHECK(sl_time_ns(c) - t0 >= 2 * dev.cmd_ns);      /* simulated time passed */
+    int waits = 0, msi = 0, dmaw = 0;
+    for (int i = 0; i < srv.nreq; i++)
+        if (srv.req[i].type == SB_WAIT) {
+            waits++;
+            msi += srv.req[i].size == SB_EV_MSI;
+            dmaw += srv.req[i].size == SB_EV_DMA_WRITE;
+        }
+    CHECK(waits > 0);
+    CHECK_EQ(use_irq ? msi : dmaw, waits);
+    CHECK_EQ(sl_ctrl_close(c), 0);
+    stop();
+    fake_dev_fini(&dev);
+}
+
+static void driver_polled(void)
+{
+    driver_over_socket(0);
+}
+
+static void driver_interrupts(void)
+{
+    driver_over_socket(1);
+}
+
+TT_MAIN(TT_CASE(hello_and_ram), TT_CASE(mmio_framing), TT_CASE(wait_events),
+        TT_CASE(harness_errors), TT_CASE(open_errors), TT_CASE(driver_polled),
+        TT_CASE(driver_interrupts))
