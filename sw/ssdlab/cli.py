@@ -200,3 +200,4 @@ def persona_validate(files):
 def persona_schema():
     """The persona fields as a Markdown table (as in personas/README.md)."""
     click.echo(schema_markdown())
+from sw.ssdlab.drive_cli import register; register(main)  # noqa: E402, E702, I001

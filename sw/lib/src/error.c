@@ -30,12 +30,6 @@ const char *sl_transport_errmsg(const struct sl_transport *t)
     return t ? t->err : open_err;
 }
 
-void sl_transport_close(struct sl_transport *t)
-{
-    if (t)
-        t->ops->close(t);
-}
-
 int sl_err(struct sl_ctrl *c, int err, const char *fmt, ...)
 {
     va_list ap;

@@ -82,6 +82,10 @@ int sl_transport_open_vfio(const char *pci_addr, struct sl_transport **out);
 const char *sl_transport_open_errmsg(void);
 const char *sl_transport_errmsg(const struct sl_transport *t);
 void sl_transport_close(struct sl_transport *t);
+/* The optional ops, -ENOTSUP where the transport lacks them. */
+int sl_transport_stats(struct sl_transport *t, char *buf, size_t len);
+int sl_transport_reset(struct sl_transport *t);
+const char *sl_transport_name(const struct sl_transport *t);
 
 /* Records a message "fmt...: strerror(-err)" in t->err (t may be NULL: the open message);
  * returns err (a negative errno) so callers can `return sl_terr(t, -EIO, "...")`. */

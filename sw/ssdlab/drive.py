@@ -1,0 +1,316 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""ctypes binding of libssdlab (sw/lib): an NVMe drive behind the simulation bridge or VFIO.
+
+    with Drive(sim="build/sim/drive.sock") as d:       # or Drive(vfio="0000:01:00.0")
+        print(d.info()["model"])
+        d.write(0, d.pattern_data("seed:7", 0, 8))
+        data = d.read(0, 8)
+
+The library is built on demand (`make -C sw/lib`) when build/lib/libssdlab.so is missing or
+older than its sources. Errors raise DriveError (transport, timeouts, bad arguments: the
+library's message with the errno text) or NvmeStatusError (the drive answered a status, named
+as "LBA Out of Range (SCT 0 SC 80h)").
+"""
+
+import ctypes
+import os
+import struct
+import subprocess
+import threading
+from pathlib import Path
+
+__all__ = ["Drive", "DriveError", "NvmeStatusError", "Pattern", "load_library", "LIB_PATH"]
+
+ROOT = Path(__file__).resolve().parents[2]
+LIB_DIR = ROOT / "sw" / "lib"
+LIB_PATH = ROOT / "build" / "lib" / "libssdlab.so"
+
+_lib = None
+_lock = threading.Lock()
+
+
+class DriveError(Exception):
+    """A transport or driver failure; `code` is the negative errno."""
+
+    def __init__(self, message, code=None):
+        super().__init__(message)
+        self.code = code
+
+
+class NvmeStatusError(DriveError):
+    """The drive completed a command with a non-zero NVMe status (`status`: the 15-bit field:
+    SC 7:0, SCT 10:8, CRD 12:11, More 13, DNR 14)."""
+
+    def __init__(self, message, status):
+        super().__init__(message, status)
+        self.status = status
+        self.sct = (status >> 8) & 7
+        self.sc = status & 0xFF
+
+
+class _Opts(ctypes.Structure):
+    _fields_ = [("n_io_queues", ctypes.c_uint), ("io_depth", ctypes.c_uint),
+                ("admin_depth", ctypes.c_uint), ("use_irq", ctypes.c_int),
+                ("admin_timeout_ns", ctypes.c_uint64), ("io_timeout_ns", ctypes.c_uint64),
+                ("ready_poll_ns", ctypes.c_uint64)]
+
+
+class _Info(ctypes.Structure):
+    _fields_ = [("model", ctypes.c_char * 41), ("serial", ctypes.c_char * 21),
+                ("firmware", ctypes.c_char * 9), ("transport", ctypes.c_char * 16),
+                ("vid", ctypes.c_uint16), ("version", ctypes.c_uint32),
+                ("cap", ctypes.c_uint64), ("max_transfer", ctypes.c_uint32),
+                ("nn", ctypes.c_uint32), ("oncs", ctypes.c_uint16), ("vwc", ctypes.c_uint8),
+                ("lba_bytes", ctypes.c_uint32), ("ns_blocks", ctypes.c_uint64),
+                ("ns_capacity", ctypes.c_uint64), ("ns_used", ctypes.c_uint64),
+                ("n_io_queues", ctypes.c_uint32), ("io_depth", ctypes.c_uint32),
+                ("use_irq", ctypes.c_int32), ("n_vectors", ctypes.c_uint32)]
+
+
+def _stale():
+    if not LIB_PATH.exists():
+        return True
+    built = LIB_PATH.stat().st_mtime
+    sources = list(LIB_DIR.glob("src/*")) + list(LIB_DIR.glob("include/ssdlab/*.h"))
+    sources.append(LIB_DIR / "Makefile")
+    return any(p.stat().st_mtime > built for p in sources)
+
+
+def load_library(build=True):
+    """The loaded libssdlab (ctypes.CDLL), built first if missing or stale."""
+    global _lib
+    with _lock:
+        if _lib is not None:
+            return _lib
+        if build and _stale():
+            r = subprocess.run(["make", "-s", "-j1", "-C", str(LIB_DIR)], capture_output=True,
+                               text=True)
+            if r.returncode != 0:
+                raise DriveError(f"building libssdlab failed (make -C sw/lib):\n{r.stderr}")
+        if not LIB_PATH.exists():
+            raise DriveError(f"{LIB_PATH} is missing: run make -C sw/lib")
+        lib = ctypes.CDLL(str(LIB_PATH))
+        vp, u32, u64, i32 = ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_int
+        sigs = {
+            "sl_transport_open_sim": (i32, [ctypes.c_char_p, ctypes.POINTER(vp)]),
+            "sl_transport_open_vfio": (i32, [ctypes.c_char_p, ctypes.POINTER(vp)]),
+            "sl_transport_open_errmsg": (ctypes.c_char_p, []),
+            "sl_transport_errmsg": (ctypes.c_char_p, [vp]),
+            "sl_transport_close": (None, [vp]),
+            "sl_transport_stats": (i32, [vp, ctypes.c_char_p, ctypes.c_size_t]),
+            "sl_transport_reset": (i32, [vp]),
+            "sl_transport_name": (ctypes.c_char_p, [vp]),
+            "sl_ctrl_opts_default": (None, [ctypes.POINTER(_Opts)]),
+            "sl_ctrl_open": (i32, [vp, ctypes.POINTER(_Opts), ctypes.POINTER(vp)]),
+            "sl_ctrl_close": (i32, [vp]),
+            "sl_ctrl_transport": (vp, [vp]),
+            "sl_errmsg": (ctypes.c_char_p, [vp]),
+            "sl_ctrl_info": (None, [vp, ctypes.POINTER(_Info)]),
+            "sl_time_ns": (u64, [vp]),
+            "sl_read": (i32, [vp, ctypes.c_uint, u64, u32, ctypes.c_char_p]),
+            "sl_write": (i32, [vp, ctypes.c_uint, u64, u32, ctypes.c_char_p]),
+            "sl_flush": (i32, [vp, ctypes.c_uint]),
+            "sl_write_zeroes": (i32, [vp, ctypes.c_uint, u64, u32]),
+            "sl_trim": (i32, [vp, ctypes.c_uint, u64, u64]),
+            "sl_identify": (i32, [vp, u32, u32, ctypes.c_char_p]),
+            "sl_get_log_page": (i32, [vp, u32, u32, ctypes.c_char_p, ctypes.c_size_t]),
+            "sl_get_features": (i32, [vp, u32, u32, ctypes.POINTER(u32)]),
+            "sl_set_features": (i32, [vp, u32, u32, ctypes.POINTER(u32)]),
+            "sl_format": (i32, [vp, u32, u32, u32]),
+            "sl_status_str": (ctypes.c_char_p, [ctypes.c_uint16, ctypes.c_char_p,
+                                                ctypes.c_size_t]),
+            "sl_pattern_fill": (None, [u64, u64, ctypes.c_char_p, ctypes.c_size_t]),
+            "sl_pattern_check": (ctypes.c_long, [u64, u64, ctypes.c_char_p, ctypes.c_size_t]),
+        }
+        for name, (res, args) in sigs.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = res, args
+        _lib = lib
+        return lib
+
+
+def status_str(status):
+    """'LBA Out of Range (SCT 0 SC 80h)' for an NVMe status field."""
+    lib = load_library()
+    buf = ctypes.create_string_buffer(160)
+    return lib.sl_status_str(status, buf, len(buf)).decode()
+
+
+class Pattern:
+    """Data for write/verify, per LBA so any sub-range verifies on its own.
+
+    spec: "seed:N" (libssdlab's per-LBA pseudo-random data, N >= 0), "zero", "byte:V"
+    (0 <= V <= 255, decimal or 0x..). Raises ValueError with the reason.
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+        kind, _, arg = spec.partition(":")
+        try:
+            if kind == "seed" and arg:
+                self.kind, self.value = "seed", int(arg, 0)
+                if self.value < 0 or self.value >= 2**64:
+                    raise ValueError
+            elif kind == "byte" and arg:
+                self.kind, self.value = "byte", int(arg, 0)
+                if not 0 <= self.value <= 255:
+                    raise ValueError
+            elif kind == "zero" and not arg:
+                self.kind, self.value = "byte", 0
+            else:
+                raise ValueError
+        except ValueError:
+            raise ValueError(f"{spec!r} is not a pattern: use seed:N (N >= 0), zero or byte:V "
+                             "(0..255)") from None
+
+    def data(self, lba, count, lba_bytes):
+        if self.kind == "byte":
+            return bytes([self.value]) * (count * lba_bytes)
+        lib = load_library()
+        buf = ctypes.create_string_buffer(count * lba_bytes)
+        for i in range(count):
+            block = ctypes.cast(ctypes.addressof(buf) + i * lba_bytes, ctypes.c_char_p)
+            lib.sl_pattern_fill(self.value, lba + i, block, lba_bytes)
+        return buf.raw
+
+    def mismatches(self, lba, data, lba_bytes):
+        """LBAs in `data` (starting at lba) that differ from the pattern."""
+        expect = self.data(lba, len(data) // lba_bytes, lba_bytes)
+        return [lba + i for i in range(len(data) // lba_bytes)
+                if data[i * lba_bytes:(i + 1) * lba_bytes]
+                != expect[i * lba_bytes:(i + 1) * lba_bytes]]
+
+
+def _u128(raw, off):
+    lo, hi = struct.unpack_from("<QQ", raw, off)
+    return lo | (hi << 64)
+
+
+class Drive:
+    """An opened, initialised controller (namespace 1). Close it (or use `with`) to delete the
+    I/O queues and shut the controller down cleanly."""
+
+    def __init__(self, sim=None, vfio=None, irq=False, queues=1, depth=64,
+                 admin_timeout_s=60.0, io_timeout_s=30.0):
+        self._lib = lib = load_library()
+        self._c = None
+        t = ctypes.c_void_p()
+        if vfio:
+            rc = lib.sl_transport_open_vfio(vfio.encode(), ctypes.byref(t))
+        else:
+            path = sim or os.environ.get("SSDLAB_SIM_SOCKET")
+            rc = lib.sl_transport_open_sim(path.encode() if path else None, ctypes.byref(t))
+        if rc < 0:
+            raise DriveError(lib.sl_transport_open_errmsg().decode(), rc)
+        opts = _Opts()
+        lib.sl_ctrl_opts_default(ctypes.byref(opts))
+        opts.n_io_queues, opts.io_depth, opts.use_irq = queues, depth, int(irq)
+        opts.admin_timeout_ns = int(admin_timeout_s * 1e9)
+        opts.io_timeout_ns = int(io_timeout_s * 1e9)
+        c = ctypes.c_void_p()
+        rc = lib.sl_ctrl_open(t, ctypes.byref(opts), ctypes.byref(c))
+        if rc != 0:
+            msg = (lib.sl_errmsg(c) if c else lib.sl_transport_open_errmsg()).decode()
+            if c:
+                lib.sl_ctrl_close(c)
+            raise self._error(rc, msg or "controller initialisation failed")
+        self._c = c
+        self.transport = lib.sl_transport_name(lib.sl_ctrl_transport(c)).decode()
+        self.simulated = self.transport == "sim"
+
+    # --- life cycle ---------------------------------------------------------------------
+    def close(self):
+        if self._c:
+            c, self._c = self._c, None
+            rc = self._lib.sl_ctrl_close(c)
+            if rc != 0:
+                raise DriveError(f"shutdown: error {rc}", rc)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _error(self, rc, msg=None):
+        if msg is None:
+            msg = self._lib.sl_errmsg(self._c).decode()
+        if rc > 0:
+            return NvmeStatusError(msg, rc)
+        return DriveError(msg, rc)
+
+    def _check(self, rc):
+        if rc != 0:
+            raise self._error(rc)
+
+    # --- information --------------------------------------------------------------------
+    def info(self):
+        i = _Info()
+        self._lib.sl_ctrl_info(self._c, ctypes.byref(i))
+        out = {name: getattr(i, name) for name, _ in _Info._fields_}
+        for k in ("model", "serial", "firmware", "transport"):
+            out[k] = out[k].decode(errors="replace")
+        out["version"] = f"{i.version >> 16}.{(i.version >> 8) & 0xFF}.{i.version & 0xFF}"
+        out["use_irq"] = bool(i.use_irq)
+        return out
+
+    def time_ns(self):
+        """Transport time: simulated ns (sim), CLOCK_MONOTONIC ns (vfio)."""
+        return self._lib.sl_time_ns(self._c)
+
+    def stats(self):
+        buf = ctypes.create_string_buffer(512)
+        t = self._lib.sl_ctrl_transport(self._c)
+        rc = self._lib.sl_transport_stats(t, buf, len(buf))
+        if rc < 0:
+            raise DriveError(self._lib.sl_transport_errmsg(t).decode(), rc)
+        return dict(kv.split("=", 1) for kv in buf.value.decode().split() if "=" in kv)
+
+    def identify_raw(self, cns=1, nsid=0):
+        buf = ctypes.create_string_buffer(4096)
+        self._check(self._lib.sl_identify(self._c, cns, nsid, buf))
+        return buf.raw
+
+    def get_log_page(self, lid, length, nsid=0xFFFFFFFF):
+        buf = ctypes.create_string_buffer(length)
+        self._check(self._lib.sl_get_log_page(self._c, nsid, lid, buf, length))
+        return buf.raw
+
+    def smart_log(self):
+        raw = self.get_log_page(0x02, 512)
+        kelvin = struct.unpack_from("<H", raw, 1)[0]
+        names = ("data_units_read", "data_units_written", "host_read_commands",
+                 "host_write_commands", "controller_busy_time", "power_cycles",
+                 "power_on_hours", "unsafe_shutdowns", "media_errors", "num_err_log_entries")
+        out = {"critical_warning": raw[0], "temperature_k": kelvin,
+               "available_spare": raw[3], "available_spare_threshold": raw[4],
+               "percentage_used": raw[5]}
+        for k, name in enumerate(names):
+            out[name] = _u128(raw, 32 + 16 * k)
+        return out
+
+    # --- I/O (queue 1) --------------------------------------------------------------------
+    def read(self, lba, count, qid=1):
+        lba_bytes = self.info()["lba_bytes"]
+        buf = ctypes.create_string_buffer(count * lba_bytes)
+        self._check(self._lib.sl_read(self._c, qid, lba, count, buf))
+        return buf.raw
+
+    def write(self, lba, data, qid=1):
+        lba_bytes = self.info()["lba_bytes"]
+        if not data or len(data) % lba_bytes:
+            raise DriveError(f"write of {len(data)} bytes: not a multiple of the "
+                             f"{lba_bytes}-byte LBA", -22)
+        self._check(self._lib.sl_write(self._c, qid, lba, len(data) // lba_bytes, data))
+
+    def flush(self, qid=1):
+        self._check(self._lib.sl_flush(self._c, qid))
+
+    def write_zeroes(self, lba, count, qid=1):
+        self._check(self._lib.sl_write_zeroes(self._c, qid, lba, count))
+
+    def trim(self, lba, count, qid=1):
+        self._check(self._lib.sl_trim(self._c, qid, lba, count))
+
+    def format(self, lbaf=0, ses=0, nsid=1):
+        self._check(self._lib.sl_format(self._c, nsid, lbaf, ses))

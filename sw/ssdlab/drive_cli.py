@@ -1,0 +1,333 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""`ssdlab drive ...`: a running simulation (--sim SOCKET) or a card (--vfio PCI_ADDR) as an
+NVMe drive, through libssdlab (sw/lib, via sw/ssdlab/drive.py):
+
+    python -m sw.ssdlab drive identify --sim build/sim/drive.sock
+    python -m sw.ssdlab drive write  --lba 0 --count 256 --pattern seed:7
+    python -m sw.ssdlab drive verify --lba 0 --count 256 --pattern seed:7
+    python -m sw.ssdlab drive trim   --lba 0 --count 64
+    python -m sw.ssdlab drive verify --lba 0 --count 64 --pattern zero
+    python -m sw.ssdlab drive smart-log --json
+
+Without --sim/--vfio the socket comes from $SSDLAB_SIM_SOCKET. Figures are in simulated time
+on a simulation (the transport's clock), in wall time on a card. Exit status: 0 success, 1 the
+drive or transport failed (or verify found mismatches), 2 a usage error.
+"""
+
+import functools
+import json
+import os
+import re
+import sys
+
+import click
+
+__all__ = ["drive", "register", "PatternType", "PciAddress"]
+
+PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$")
+
+
+class PatternType(click.ParamType):
+    """seed:N | zero | byte:V, checked at parse time."""
+    name = "PATTERN"
+
+    def convert(self, value, param, ctx):
+        from sw.ssdlab.drive import Pattern
+        if isinstance(value, Pattern):
+            return value
+        try:
+            return Pattern(value)
+        except ValueError as e:
+            self.fail(str(e), param, ctx)
+
+
+class PciAddress(click.ParamType):
+    name = "PCI_ADDR"
+
+    def convert(self, value, param, ctx):
+        if not PCI_RE.match(value):
+            self.fail(f"{value!r} is not a PCI address like 0000:01:00.0", param, ctx)
+        return value if value.count(":") == 2 else "0000:" + value
+
+
+def _device_options(f):
+    @click.option("--sim", "sim", metavar="SOCKET", default=None,
+                  help="The simulation harness's socket (default: $SSDLAB_SIM_SOCKET).")
+    @click.option("--vfio", "vfio", type=PciAddress(), default=None,
+                  help="A card bound to vfio-pci, e.g. 0000:01:00.0.")
+    @click.option("--irq", is_flag=True, help="Complete by interrupts instead of polling.")
+    @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @functools.wraps(f)
+    def wrapper(*args, sim, vfio, irq, as_json, **kwargs):
+        if sim and vfio:
+            raise click.UsageError("give --sim or --vfio, not both")
+        if not sim and not vfio:
+            sim = os.environ.get("SSDLAB_SIM_SOCKET")
+            if not sim:
+                raise click.UsageError("no device: give --sim SOCKET or --vfio PCI_ADDR (or set "
+                                       "SSDLAB_SIM_SOCKET)")
+        dev = {"sim": sim, "vfio": vfio, "irq": irq}
+        return f(*args, dev=dev, as_json=as_json, **kwargs)
+    return wrapper
+
+
+def _range_options(f):
+    f = click.option("--count", type=click.IntRange(min=1), required=True,
+                     help="Number of logical blocks (>= 1).")(f)
+    f = click.option("--lba", type=click.IntRange(min=0), required=True,
+                     help="First logical block (>= 0).")(f)
+    return f
+
+
+def _open(dev):
+    from sw.ssdlab.drive import Drive, DriveError
+    try:
+        return Drive(sim=dev["sim"], vfio=dev["vfio"], irq=dev["irq"])
+    except DriveError as e:
+        _fail(e)
+
+
+def _fail(e):
+    click.echo(f"error: {e}", err=True)
+    sys.exit(1)
+
+
+def _run(dev, fn):
+    """Open the drive, run fn(drive), close it; drive errors exit 1 with the message."""
+    from sw.ssdlab.drive import DriveError
+    d = _open(dev)
+    try:
+        with d:
+            return fn(d)
+    except DriveError as e:
+        _fail(e)
+
+
+def _check_range(d, lba, count):
+    n = d.info()["ns_blocks"]
+    if lba + count > n:
+        raise click.BadParameter(f"--lba {lba} --count {count} reaches past the end of namespace "
+                                 f"1 ({n} blocks)", param_hint="'--lba'/'--count'")
+
+
+def _chunks(d, lba, count):
+    per = max(1, d.info()["max_transfer"] // d.info()["lba_bytes"])
+    while count:
+        n = min(per, count)
+        yield lba, n
+        lba += n
+        count -= n
+
+
+def _figures(d, t0, nbytes, ncmds):
+    ns = d.time_ns() - t0
+    out = {"time_ns": ns, "clock": "simulated" if d.simulated else "wall", "bytes": nbytes,
+           "commands": ncmds}
+    if ns:
+        out["mb_per_s"] = nbytes / ns * 1e3
+        out["iops"] = ncmds / ns * 1e9
+    return out
+
+
+def _fig_text(f):
+    if not f["time_ns"]:
+        return f"{f['bytes']} bytes in {f['commands']} commands"
+    return (f"{f['bytes']} bytes in {f['commands']} commands, {f['time_ns'] / 1e3:.1f} us "
+            f"{f['clock']} time: {f['mb_per_s']:.1f} MB/s, {f['iops']:.0f} IOPS")
+
+
+def _emit(as_json, obj, text):
+    click.echo(json.dumps(obj, indent=2) if as_json else text)
+
+
+@click.group()
+def drive():
+    """An NVMe drive through libssdlab: a simulation (--sim) or a card (--vfio)."""
+
+
+@drive.command()
+@_device_options
+def identify(dev, as_json):
+    """Identify Controller and Namespace 1."""
+    def go(d):
+        i = d.info()
+        i["cap"] = f"0x{i['cap']:016x}"
+        i["capacity_bytes"] = i["ns_blocks"] * i["lba_bytes"]
+        return i
+    i = _run(dev, go)
+    text = "\n".join([
+        f"model       {i['model']}", f"serial      {i['serial']}",
+        f"firmware    {i['firmware']}", f"vendor id   0x{i['vid']:04x}",
+        f"NVMe        {i['version']}  CAP {i['cap']}",
+        f"max xfer    {i['max_transfer']} bytes (MDTS)",
+        f"namespaces  {i['nn']}  ONCS 0x{i['oncs']:04x}  VWC {i['vwc']}",
+        f"namespace 1 {i['ns_blocks']} x {i['lba_bytes']} B = {i['capacity_bytes'] / 1e9:.3f} GB"
+        f" (capacity {i['ns_capacity']}, used {i['ns_used']})",
+        f"queues      {i['n_io_queues']} I/O x {i['io_depth']}, "
+        f"{'interrupts' if i['use_irq'] else 'polling'}, {i['n_vectors']} vector(s), "
+        f"transport {i['transport']}"])
+    _emit(as_json, i, text)
+
+
+@drive.command("smart-log")
+@_device_options
+def smart_log(dev, as_json):
+    """SMART / Health Information (log page 02h)."""
+    s = _run(dev, lambda d: d.smart_log())
+    lines = [f"{k:28} {v}" for k, v in s.items()]
+    lines.insert(1, f"{'temperature':28} {s['temperature_k'] - 273} C")
+    for k in ("data_units_read", "data_units_written"):
+        lines.append(f"{k + ' (bytes)':28} {s[k] * 512000}")
+    _emit(as_json, s, "\n".join(lines))
+
+
+@drive.command("format")
+@_device_options
+@click.option("--lbaf", type=click.IntRange(0, 15), default=0, show_default=True,
+              help="LBA format index.")
+@click.option("--ses", type=click.IntRange(0, 2), default=0, show_default=True,
+              help="Secure erase: 0 none, 1 user data, 2 cryptographic.")
+@click.option("--yes", is_flag=True, help="Really erase namespace 1.")
+def format_(dev, as_json, lbaf, ses, yes):
+    """Format NVM namespace 1 (erases it)."""
+    if not yes:
+        raise click.UsageError("format erases every block of namespace 1: add --yes")
+
+    def go(d):
+        t0 = d.time_ns()
+        d.format(lbaf=lbaf, ses=ses)
+        return {"lbaf": lbaf, "ses": ses, "time_ns": d.time_ns() - t0,
+                "clock": "simulated" if d.simulated else "wall",
+                "ns_blocks": d.info()["ns_blocks"], "lba_bytes": d.info()["lba_bytes"]}
+    r = _run(dev, go)
+    _emit(as_json, r, f"formatted namespace 1 (LBA format {lbaf}, SES {ses}) in "
+          f"{r['time_ns'] / 1e3:.1f} us {r['clock']} time: {r['ns_blocks']} x "
+          f"{r['lba_bytes']} B")
+
+
+@drive.command()
+@_device_options
+@_range_options
+@click.option("--pattern", type=PatternType(), default="seed:0", show_default=True,
+              help="Data: seed:N, zero or byte:V.")
+@click.option("--input", "input_", type=click.File("rb"), default=None,
+              help="Write this file's bytes instead of a pattern.")
+@click.option("--unchecked", is_flag=True,
+              help="Send even past the namespace's end (to test the drive's answer).")
+def write(dev, as_json, lba, count, pattern, input_, unchecked):
+    """Write COUNT blocks from LBA."""
+    blob = input_.read() if input_ else None
+
+    def go(d):
+        if not unchecked:
+            _check_range(d, lba, count)
+        lb = d.info()["lba_bytes"]
+        if blob is not None and len(blob) != count * lb:
+            raise click.BadParameter(f"{len(blob)} bytes, but --count {count} x {lb} B = "
+                                     f"{count * lb}", param_hint="'--input'")
+        t0, n = d.time_ns(), 0
+        for first, k in _chunks(d, lba, count):
+            if blob is not None:
+                data = blob[(first - lba) * lb:(first - lba + k) * lb]
+            else:
+                data = pattern.data(first, k, lb)
+            d.write(first, data)
+            n += 1
+        return _figures(d, t0, count * lb, n)
+    f = _run(dev, go)
+    f.update(lba=lba, count=count, pattern=None if input_ else pattern.spec)
+    _emit(as_json, f, f"wrote LBA {lba}..{lba + count - 1}: {_fig_text(f)}")
+
+
+@drive.command()
+@_device_options
+@_range_options
+@click.option("--output", type=click.File("wb"), default=None,
+              help="Write the data here (default: a hex dump of the first block).")
+@click.option("--unchecked", is_flag=True, help="Send even past the namespace's end.")
+def read(dev, as_json, lba, count, output, unchecked):
+    """Read COUNT blocks from LBA."""
+    def go(d):
+        if not unchecked:
+            _check_range(d, lba, count)
+        t0, n, parts = d.time_ns(), 0, []
+        for first, k in _chunks(d, lba, count):
+            parts.append(d.read(first, k))
+            n += 1
+        return _figures(d, t0, sum(map(len, parts)), n), b"".join(parts)
+    f, data = _run(dev, go)
+    f.update(lba=lba, count=count)
+    if output:
+        output.write(data)
+    if as_json:
+        click.echo(json.dumps(f, indent=2))
+        return
+    click.echo(f"read LBA {lba}..{lba + count - 1}: {_fig_text(f)}")
+    if not output:
+        for off in range(0, min(len(data), 256), 16):
+            row = data[off:off + 16]
+            click.echo(f"{off:08x}  {row.hex(' ')}")
+
+
+@drive.command()
+@_device_options
+@_range_options
+def trim(dev, as_json, lba, count):
+    """Deallocate COUNT blocks from LBA (Dataset Management, AD)."""
+    def go(d):
+        _check_range(d, lba, count)
+        t0 = d.time_ns()
+        d.trim(lba, count)
+        return _figures(d, t0, 0, 1)
+    f = _run(dev, go)
+    f.update(lba=lba, count=count)
+    _emit(as_json, f, f"deallocated LBA {lba}..{lba + count - 1} in {f['time_ns'] / 1e3:.1f} us "
+          f"{f['clock']} time")
+
+
+@drive.command()
+@_device_options
+@_range_options
+@click.option("--pattern", type=PatternType(), default="seed:0", show_default=True,
+              help="Expected data: seed:N, zero (e.g. after trim) or byte:V.")
+def verify(dev, as_json, lba, count, pattern):
+    """Read COUNT blocks from LBA and compare them with PATTERN."""
+    def go(d):
+        _check_range(d, lba, count)
+        lb = d.info()["lba_bytes"]
+        t0, n, bad = d.time_ns(), 0, []
+        for first, k in _chunks(d, lba, count):
+            bad += pattern.mismatches(first, d.read(first, k), lb)
+            n += 1
+        return _figures(d, t0, count * lb, n), bad
+    f, bad = _run(dev, go)
+    f.update(lba=lba, count=count, pattern=pattern.spec, mismatches=len(bad),
+             mismatched_lbas=bad[:64])
+    if as_json:
+        click.echo(json.dumps(f, indent=2))
+    elif bad:
+        shown = ", ".join(map(str, bad[:10])) + (" ..." if len(bad) > 10 else "")
+        click.echo(f"verify LBA {lba}..{lba + count - 1} against {pattern.spec}: {len(bad)} "
+                   f"block(s) differ: {shown}")
+    else:
+        click.echo(f"verify LBA {lba}..{lba + count - 1} against {pattern.spec}: all {count} "
+                   f"blocks match; {_fig_text(f)}")
+    if bad:
+        sys.exit(1)
+
+
+@drive.command()
+@_device_options
+def flush(dev, as_json):
+    """Flush the volatile write cache."""
+    def go(d):
+        t0 = d.time_ns()
+        d.flush()
+        return _figures(d, t0, 0, 1)
+    f = _run(dev, go)
+    _emit(as_json, f, f"flushed in {f['time_ns'] / 1e3:.1f} us {f['clock']} time")
+
+
+def register(main):
+    """Add the `drive` group to the `ssdlab` command line."""
+    main.add_command(drive)
