@@ -19,7 +19,8 @@ import subprocess
 import threading
 from pathlib import Path
 
-__all__ = ["Drive", "DriveError", "NvmeStatusError", "Pattern", "load_library", "LIB_PATH"]
+__all__ = ["Drive", "DriveError", "NvmeStatusError", "Pattern", "Transport", "load_library",
+           "LIB_PATH"]
 
 ROOT = Path(__file__).resolve().parents[2]
 LIB_DIR = ROOT / "sw" / "lib"
@@ -52,7 +53,7 @@ class _Opts(ctypes.Structure):
     _fields_ = [("n_io_queues", ctypes.c_uint), ("io_depth", ctypes.c_uint),
                 ("admin_depth", ctypes.c_uint), ("use_irq", ctypes.c_int),
                 ("admin_timeout_ns", ctypes.c_uint64), ("io_timeout_ns", ctypes.c_uint64),
-                ("ready_poll_ns", ctypes.c_uint64)]
+                ("ready_poll_ns", ctypes.c_uint64), ("shutdown_timeout_ns", ctypes.c_uint64)]
 
 
 class _Info(ctypes.Structure):
@@ -100,6 +101,8 @@ def load_library(build=True):
             "sl_transport_stats": (i32, [vp, ctypes.c_char_p, ctypes.c_size_t]),
             "sl_transport_reset": (i32, [vp]),
             "sl_transport_name": (ctypes.c_char_p, [vp]),
+            "sl_sim_quit": (i32, [vp]),
+            "sl_sim_time_ps": (u64, [vp]),
             "sl_ctrl_opts_default": (None, [ctypes.POINTER(_Opts)]),
             "sl_ctrl_open": (i32, [vp, ctypes.POINTER(_Opts), ctypes.POINTER(vp)]),
             "sl_ctrl_close": (i32, [vp]),
@@ -181,6 +184,57 @@ class Pattern:
                 != expect[i * lba_bytes:(i + 1) * lba_bytes]]
 
 
+def _open_transport(lib, sim, vfio):
+    t = ctypes.c_void_p()
+    if vfio:
+        rc = lib.sl_transport_open_vfio(vfio.encode(), ctypes.byref(t))
+    else:
+        path = sim or os.environ.get("SSDLAB_SIM_SOCKET")
+        rc = lib.sl_transport_open_sim(path.encode() if path else None, ctypes.byref(t))
+    if rc < 0:
+        raise DriveError(lib.sl_transport_open_errmsg().decode(), rc)
+    return t
+
+
+class Transport:
+    """The transport alone, no controller bring-up: statistics, power cycle, harness exit."""
+
+    def __init__(self, sim=None, vfio=None):
+        self._lib = load_library()
+        self._t = _open_transport(self._lib, sim, vfio)
+        self.name = self._lib.sl_transport_name(self._t).decode()
+
+    def close(self):
+        if self._t:
+            self._lib.sl_transport_close(self._t)
+            self._t = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _check(self, rc):
+        if rc < 0:
+            raise DriveError(self._lib.sl_transport_errmsg(self._t).decode(), rc)
+
+    def stats(self):
+        """'key=value' statistics as a dict (sim: cycles, msis, dma_writes, sim_ps, and the
+        harness's own keys)."""
+        buf = ctypes.create_string_buffer(512)
+        self._check(self._lib.sl_transport_stats(self._t, buf, len(buf)))
+        return dict(kv.split("=", 1) for kv in buf.value.decode().split() if "=" in kv)
+
+    def power_cycle(self):
+        """sim: SB_RESET (everything but the NAND and host RAM); vfio: function reset."""
+        self._check(self._lib.sl_transport_reset(self._t))
+
+    def quit(self):
+        """sim only: the harness finishes and exits (SB_QUIT)."""
+        self._check(self._lib.sl_sim_quit(self._t))
+
+
 def _u128(raw, off):
     lo, hi = struct.unpack_from("<QQ", raw, off)
     return lo | (hi << 64)
@@ -194,14 +248,7 @@ class Drive:
                  admin_timeout_s=60.0, io_timeout_s=30.0):
         self._lib = lib = load_library()
         self._c = None
-        t = ctypes.c_void_p()
-        if vfio:
-            rc = lib.sl_transport_open_vfio(vfio.encode(), ctypes.byref(t))
-        else:
-            path = sim or os.environ.get("SSDLAB_SIM_SOCKET")
-            rc = lib.sl_transport_open_sim(path.encode() if path else None, ctypes.byref(t))
-        if rc < 0:
-            raise DriveError(lib.sl_transport_open_errmsg().decode(), rc)
+        t = _open_transport(lib, sim, vfio)
         opts = _Opts()
         lib.sl_ctrl_opts_default(ctypes.byref(opts))
         opts.n_io_queues, opts.io_depth, opts.use_irq = queues, depth, int(irq)
@@ -224,7 +271,7 @@ class Drive:
             c, self._c = self._c, None
             rc = self._lib.sl_ctrl_close(c)
             if rc != 0:
-                raise DriveError(f"shutdown: error {rc}", rc)
+                raise DriveError(self._lib.sl_errmsg(None).decode(), rc)
 
     def __enter__(self):
         return self

@@ -8,6 +8,7 @@ NVMe drive, through libssdlab (sw/lib, via sw/ssdlab/drive.py):
     python -m sw.ssdlab drive trim   --lba 0 --count 64
     python -m sw.ssdlab drive verify --lba 0 --count 64 --pattern zero
     python -m sw.ssdlab drive smart-log --json
+    python -m sw.ssdlab drive power-cycle; python -m sw.ssdlab drive stats
 
 Without --sim/--vfio the socket comes from $SSDLAB_SIM_SOCKET. Figures are in simulated time
 on a simulation (the transport's clock), in wall time on a card. Exit status: 0 success, 1 the
@@ -326,6 +327,41 @@ def flush(dev, as_json):
         return _figures(d, t0, 0, 1)
     f = _run(dev, go)
     _emit(as_json, f, f"flushed in {f['time_ns'] / 1e3:.1f} us {f['clock']} time")
+
+
+def _transport(dev, fn):
+    from sw.ssdlab.drive import DriveError, Transport
+    try:
+        with Transport(sim=dev["sim"], vfio=dev["vfio"]) as t:
+            return fn(t)
+    except DriveError as e:
+        _fail(e)
+
+
+@drive.command()
+@_device_options
+def stats(dev, as_json):
+    """Transport statistics (sim: cycles, MSIs, DMA writes, simulated time, harness keys)."""
+    s = _transport(dev, lambda t: t.stats())
+    _emit(as_json, s, "\n".join(f"{k:16} {v}" for k, v in s.items()))
+
+
+@drive.command("power-cycle")
+@_device_options
+def power_cycle(dev, as_json):
+    """Power-cycle the device (sim: SB_RESET keeps NAND and host RAM; vfio: function reset)."""
+    _transport(dev, lambda t: t.power_cycle())
+    _emit(as_json, {"power_cycle": True}, "power cycled")
+
+
+@drive.command("quit")
+@_device_options
+def quit_(dev, as_json):
+    """Tell the simulation harness to finish and exit (sim only)."""
+    if dev["vfio"]:
+        raise click.UsageError("quit ends a simulation: it takes --sim, not --vfio")
+    _transport(dev, lambda t: t.quit())
+    _emit(as_json, {"quit": True}, "harness told to quit")
 
 
 def register(main):

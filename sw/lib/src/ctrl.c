@@ -23,6 +23,7 @@ void sl_ctrl_opts_default(struct sl_ctrl_opts *o)
     o->admin_timeout_ns = 60000000000ull;
     o->io_timeout_ns = 30000000000ull;
     o->ready_poll_ns = 100000;
+    o->shutdown_timeout_ns = SL_SHUTDOWN_NS;
 }
 
 /* nvme_wait_ready: poll CSTS until (CSTS & mask) == val, sleeping ready_poll_ns between
@@ -267,8 +268,12 @@ static int shutdown_ctrl(struct sl_ctrl *c)
     int rc = c->t->ops->write32(c->t, NVME_REG_CC, c->cc);
     if (rc < 0)
         return sl_err_t(c, rc, "writing CC.SHN");
-    return wait_ready(c, NVME_CSTS_SHST_MASK, SHST_COMPLETE << NVME_CSTS_SHST_SHIFT,
-                      SL_SHUTDOWN_NS, "shutdown");
+    /* Linux: shutdown_timeout, raised to RTD3E when the controller reports a longer one */
+    uint64_t timeout = c->opts.shutdown_timeout_ns;
+    if ((uint64_t)c->id.rtd3e * 1000u > timeout)
+        timeout = (uint64_t)c->id.rtd3e * 1000u;
+    return wait_ready(c, NVME_CSTS_SHST_MASK, SHST_COMPLETE << NVME_CSTS_SHST_SHIFT, timeout,
+                      "shutdown");
 }
 
 int sl_ctrl_close(struct sl_ctrl *c)
@@ -282,6 +287,8 @@ int sl_ctrl_close(struct sl_ctrl *c)
         for (unsigned qid = c->n_io; qid >= 1; qid--)
             sl_queue_delete(c, qid, 1);
         rc = shutdown_ctrl(c);
+        if (rc < 0)     /* c goes away: keep the message where sl_errmsg(NULL) finds it */
+            sl_terr(NULL, 0, "%s", c->err);
     }
     for (unsigned qid = 0; qid <= c->n_io; qid++)
         sl_queue_free(c, qid);

@@ -162,11 +162,12 @@ static int sim_wait(struct sl_transport *t, unsigned mask, uint64_t timeout_ns,
     struct sb_msg m = {0};
     if (mask == 0) {
         m.type = SB_ADVANCE;
-        m.data = timeout_ns * 1000u;
+        m.data = timeout_ns > UINT64_MAX / 1000u ? UINT64_MAX : timeout_ns * 1000u;
         return xfer(s, &m);
     }
     m.type = SB_WAIT;
-    m.data = s->time_ps + timeout_ns * 1000u;
+    /* absolute deadline in ps; one past 2^64 ps (213 days) means none (0) */
+    m.data = timeout_ns > (UINT64_MAX - s->time_ps) / 1000u ? 0 : s->time_ps + timeout_ns * 1000u;
     m.size = ((mask & SL_EV_IRQ) ? SB_EV_MSI : 0) | ((mask & SL_EV_DMA_WRITE) ?
              SB_EV_DMA_WRITE : 0);
     int rc = xfer(s, &m);

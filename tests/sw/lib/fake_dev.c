@@ -93,7 +93,8 @@ static void write_cc(struct fake_dev *d, uint32_t v)
             d->csts &= ~1u;
     }
     if ((v & NVME_CC_SHN_MASK) && !(old & NVME_CC_SHN_MASK))
-        d->csts = (d->csts & ~NVME_CSTS_SHST_MASK) | (2u << NVME_CSTS_SHST_SHIFT);
+        d->csts = (d->csts & ~NVME_CSTS_SHST_MASK) |
+                  ((d->shst_never ? 1u : 2u) << NVME_CSTS_SHST_SHIFT);
 }
 
 void fake_dev_write(struct fake_dev *d, uint32_t off, unsigned size, uint64_t val)
@@ -210,6 +211,7 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
             str_field(id->mn, sizeof(id->mn), "ssdlab fake controller");
             str_field(id->fr, sizeof(id->fr), "1.0");
             id->mdts = d->mdts;
+            id->rtd3e = d->rtd3e;
             id->nn = 1;
             id->oncs = NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
             id->sqes = 0x66;

@@ -33,6 +33,8 @@ struct fake_dev {
     /* knobs */
     int      rdy_never;         /* CSTS.RDY stays 0 after CC.EN=1 */
     int      rdy_stuck;         /* CSTS.RDY stays 1 after CC.EN=0 */
+    int      shst_never;        /* CSTS.SHST never reaches 10b (complete) */
+    uint32_t rtd3e;             /* Identify RTD3E, us */
     int      lose_io;           /* I/O commands never complete */
     uint16_t force_status;      /* next I/O command completes with this status */
     uint8_t  mdts;

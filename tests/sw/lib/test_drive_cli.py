@@ -41,6 +41,7 @@ def run(*args, env=None):
     (["format", "--sim", "s"], "add --yes"),
     (["format", "--sim", "s", "--yes", "--ses", "3"], "Invalid value for '--ses'"),
     (["trim", "--sim", "s", "--lba", "0"], "Missing option '--count'"),
+    (["quit", "--vfio", "0000:01:00.0"], "takes --sim, not --vfio"),
 ])
 def test_usage_errors(args, needle):
     r = run(*args)
@@ -120,4 +121,14 @@ def test_end_to_end_on_fake_harness(harness):
     assert run("format", "--yes", env=harness).exit_code == 0
     r = run("verify", "--lba", "0", "--count", "256", "--pattern", "zero", env=harness)
     assert r.exit_code == 0, r.output
+    # power cycle keeps the data (the fake keeps its media); statistics; the harness exits
+    assert run("write", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness
+               ).exit_code == 0
+    assert run("power-cycle", env=harness).exit_code == 0
+    r = run("verify", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness)
+    assert r.exit_code == 0, r.output
+    r = run("stats", "--json", env=harness)
+    assert r.exit_code == 0 and json.loads(r.output)["model"] == "fake_dev", r.output
+    assert int(json.loads(r.output)["sim_ps"]) > 0
+    assert run("quit", env=harness).exit_code == 0
     assert os.environ.get("SSDLAB_SIM_SOCKET") != harness["SSDLAB_SIM_SOCKET"]

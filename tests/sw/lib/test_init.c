@@ -162,6 +162,29 @@ static void shutdown_order(void)
     fake_dev_fini(&dev);
 }
 
+static void shutdown_timeout(void)
+{
+    fake_dev_init(&dev, NULL, 0);
+    dev.shst_never = 1;                 /* SHST stays 01b (processing) */
+    struct sl_ctrl_opts o;
+    sl_ctrl_opts_default(&o);
+    o.ready_poll_ns = 10000000;
+    struct sl_ctrl *c = open_ctrl(&o, 0);
+    uint64_t t0 = dev.now_ns;
+    CHECK_EQ(sl_ctrl_close(c), -ETIMEDOUT);         /* Linux's default: 5 s */
+    CHECK_STR(sl_errmsg(NULL), "aborting shutdown after 5000 ms, CSTS=0x5");
+    CHECK(dev.now_ns - t0 >= 5000000000ull && dev.now_ns - t0 < 5100000000ull);
+    fake_dev_fini(&dev);
+    fake_dev_init(&dev, NULL, 0);
+    dev.shst_never = 1;
+    dev.rtd3e = 8000000;                /* RTD3E 8 s: the longer bound wins */
+    c = open_ctrl(&o, 0);
+    t0 = dev.now_ns;
+    CHECK_EQ(sl_ctrl_close(c), -ETIMEDOUT);
+    CHECK(dev.now_ns - t0 >= 8000000000ull && dev.now_ns - t0 < 8100000000ull);
+    fake_dev_fini(&dev);
+}
+
 static void queue_count_and_depth(void)
 {
     fake_dev_init(&dev, NULL, 0);
@@ -365,6 +388,7 @@ static void io_timeout(void)
 }
 
 TT_MAIN(TT_CASE(init_register_order), TT_CASE(init_rdy_timeout), TT_CASE(disable_timeout),
-        TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(queue_count_and_depth),
+        TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(shutdown_timeout),
+        TT_CASE(queue_count_and_depth),
         TT_CASE(rw_roundtrip), TT_CASE(mdts_limit), TT_CASE(async_wrap), TT_CASE(interrupts),
         TT_CASE(nvme_errors), TT_CASE(io_timeout))

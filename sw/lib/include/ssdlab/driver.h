@@ -34,6 +34,7 @@ struct sl_ctrl_opts {
     uint64_t admin_timeout_ns;  /* per admin command (Linux: 60 s) */
     uint64_t io_timeout_ns;     /* per I/O command (Linux: 30 s) */
     uint64_t ready_poll_ns;     /* CSTS poll interval during enable/disable/shutdown */
+    uint64_t shutdown_timeout_ns; /* CSTS.SHST wait; the larger of this and Identify RTD3E */
 };
 void sl_ctrl_opts_default(struct sl_ctrl_opts *o);
 
@@ -42,8 +43,10 @@ void sl_ctrl_opts_default(struct sl_ctrl_opts *o);
  * memory allowed it, also on failure: read sl_errmsg(*out), then sl_ctrl_close(*out). */
 int  sl_ctrl_open(struct sl_transport *t, const struct sl_ctrl_opts *o, struct sl_ctrl **out);
 /* Delete the I/O queues, shut down (CC.SHN normal, wait CSTS.SHST complete), free
- * everything, close the transport. Returns the shutdown's result. */
+ * everything, close the transport. Returns the shutdown's result; on failure
+ * sl_errmsg(NULL) says why. */
 int  sl_ctrl_close(struct sl_ctrl *c);
+/* The last error of c (NULL: of the last failed sl_ctrl_close or transport open). */
 const char *sl_errmsg(const struct sl_ctrl *c);
 struct sl_transport *sl_ctrl_transport(struct sl_ctrl *c);
 
@@ -124,8 +127,8 @@ int sl_submit_rw(struct sl_ctrl *c, unsigned qid, int write, uint64_t slba, uint
  * the callbacks; returns how many, or < 0. */
 int sl_reap(struct sl_ctrl *c, unsigned qid, unsigned max);
 /* Wait (interrupts or DMA-write events, per the open options) until at least min
- * completions were reaped on qid, or timeout_ns passed: returns the count reaped (which is
- * < min only with -ETIMEDOUT ... then the return is -ETIMEDOUT). */
+ * completions were reaped on qid: returns the count reaped (>= min), or -ETIMEDOUT when
+ * timeout_ns passed first (the completions reaped meanwhile had their callbacks called). */
 int sl_wait(struct sl_ctrl *c, unsigned qid, unsigned min, uint64_t timeout_ns);
 unsigned sl_inflight(const struct sl_ctrl *c, unsigned qid);
 unsigned sl_queue_depth(const struct sl_ctrl *c, unsigned qid);

@@ -97,7 +97,9 @@ struct nvme_id_ctrl {
     uint8_t  mdts;              /* max transfer 2^mdts * CAP.MPSMIN pages; 0: no limit */
     uint16_t cntlid;
     uint32_t ver;
-    uint8_t  rsvd84[172];
+    uint32_t rtd3r;             /* 84: RTD3 resume latency, us */
+    uint32_t rtd3e;             /* 88: RTD3 entry latency, us (bounds shutdown) */
+    uint8_t  rsvd92[164];
     uint16_t oacs;              /* 256 */
     uint8_t  acl, aerl, frmw, lpa, elpe, npss;
     uint8_t  rsvd264[248];
