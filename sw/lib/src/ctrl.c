@@ -220,7 +220,7 @@ int sl_ctrl_open(struct sl_transport *t, const struct sl_ctrl_opts *o, struct sl
         c->opts.admin_depth = 2;
     /* the admin queue and Identify move at most a page until MDTS is known */
     c->max_transfer = SL_PAGE;
-    int rc = t->ops->dma_alloc(t, SL_MAX_TRANSFER, &c->bounce);
+    int rc = t->ops->dma_alloc(t, SL_PAGE, &c->bounce);    /* grown once MDTS is known */
     if (rc < 0)
         return sl_err_t(c, rc, "allocating the bounce buffer");
     rc = configure_admin_queue(c);
@@ -231,6 +231,12 @@ int sl_ctrl_open(struct sl_transport *t, const struct sl_ctrl_opts *o, struct sl
         return rc;
     uint64_t mdts = c->id.mdts ? (uint64_t)SL_PAGE << c->id.mdts : SL_MAX_TRANSFER;
     c->max_transfer = mdts < SL_MAX_TRANSFER ? (uint32_t)mdts : SL_MAX_TRANSFER;
+    if (c->bounce.len < c->max_transfer) {
+        t->ops->dma_free(t, &c->bounce);
+        rc = t->ops->dma_alloc(t, c->max_transfer, &c->bounce);
+        if (rc < 0)
+            return sl_err_t(c, rc, "allocating the bounce buffer");
+    }
     /* the admin queue's PRP list pages were sized for one page: re-size them */
     unsigned need = sl_prp_list_pages(c->max_transfer, SL_PAGE);
     if (need > c->q[0].list_pages) {

@@ -285,7 +285,9 @@ int sl_transport_open_sim(const char *path, struct sl_transport **out)
                                (unsigned long long)s->ram_bytes));
     int fd = open(m.name, O_RDWR | O_CLOEXEC);
     if (fd < 0)
-        return fail(s, sl_terr(&s->t, -errno, "sim: opening the host RAM file %s", m.name));
+        return fail(s, sl_terr(&s->t, -errno, "sim: opening the host RAM file %s (HELLO's "
+                               "path; a relative one is taken from this process's working "
+                               "directory)", m.name));
     struct stat st;
     if (fstat(fd, &st) < 0 || (uint64_t)st.st_size < s->ram_bytes) {
         close(fd);
