@@ -106,9 +106,11 @@ class NandBufferDma(wiring.Component):
         rd_fire = Signal()
         rd_last = Signal(range(max(n, 2)))
         rd_any, rd_pick = _round_robin(m, rd_want, rd_last, "rd")
-        # channel of each read in flight, in order (the data comes back in order)
-        route = m.submodules.route = fifo.SyncFIFOBuffered(width=max(1, (n - 1).bit_length()),
-                                                           depth=2 * words)
+        # channel of each read in flight, in order (the data comes back in order, one cycle
+        # or more after the request: SyncFIFO shows an entry the cycle after its write, where
+        # SyncFIFOBuffered would take two and route the first data word to a stale channel)
+        route = m.submodules.route = fifo.SyncFIFO(width=max(1, (n - 1).bit_length()),
+                                                   depth=2 * words)
         m.d.comb += [
             self.m_rd.valid.eq(rd_any & route.w_rdy),
             rd_fire.eq(self.m_rd.valid & self.m_rd.ready),

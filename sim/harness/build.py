@@ -31,10 +31,11 @@ def verilator():
 
 def build_firmware(out):
     """make -C sw/firmware against this build's generated headers; returns firmware.bin."""
-    fw_build = Path(out) / "firmware"
+    fw_build = Path(out).resolve() / "firmware"
+    inc = Path(out).resolve() / "software" / "include"
+    env = dict(os.environ, C_INCLUDE_PATH=str(inc))     # LiteX's generated headers
     subprocess.run(["make", "-C", str(ROOT / "sw" / "firmware"), "-j1",
-                    f"SOC_DIR={Path(out).resolve()}", f"BUILD={fw_build.resolve()}"],
-                   check=True)
+                    f"BUILD={fw_build}"], check=True, env=env)
     return fw_build / "firmware.bin"
 
 

@@ -51,6 +51,8 @@ struct Options {
     unsigned mrrs_code = 2;                 // 512 B
     uint64_t boot_us = 0;                   // run this long before serving the first host
     std::string trace_path;
+    uint64_t trace_from_us = 0;             // start dumping at this simulated time
+    uint64_t trace_for_us = 0;              // and stop after this long (0: to the end)
     bool once = false;                      // exit when the first host disconnects
     bool quiet_uart = false;
 };
@@ -112,7 +114,7 @@ class Drive {
         ctx->timeInc(half_ps);
         top->eval();
 #if VM_TRACE
-        if (trace) trace->dump(ctx->time());
+        if (tracing()) trace->dump(ctx->time());
 #endif
         bool s_fire = top->s_tlp_tvalid && top->s_tlp_tready;
         bool m_fire = top->m_tlp_tvalid && top->m_tlp_tready;
@@ -127,7 +129,7 @@ class Drive {
         ctx->timeInc(opt.period_ps - half_ps);
         top->eval();
 #if VM_TRACE
-        if (trace) trace->dump(ctx->time());
+        if (tracing()) trace->dump(ctx->time());
 #endif
         cycles++;
         if (s_fire) advance_s_tlp();
@@ -209,6 +211,13 @@ class Drive {
     uint32_t timing_violations() const { return top->nand_timing_violations; }
 
   private:
+#if VM_TRACE
+    bool tracing() const {
+        if (!trace) return false;
+        uint64_t t = ctx->time(), from = opt.trace_from_us * 1000000ull;
+        return t >= from && (!opt.trace_for_us || t < from + opt.trace_for_us * 1000000ull);
+    }
+#endif
     // host -> device: beats of the TLP at the head of the queue
     void drive_s_tlp() {
         if (to_dev.empty() || to_dev.front().not_before > cycles) {
@@ -361,7 +370,8 @@ void usage() {
     fprintf(stderr,
             "usage: ssdlab_sim [--socket PATH] [--ram PATH] [--ram-mib N] [--period-ps N]\n"
             "                  [--host-delay-ns N] [--read-latency-ns N] [--mps 128|256|512]\n"
-            "                  [--mrrs 128|256|512] [--boot-us N] [--trace FILE.fst] [--once]\n"
+            "                  [--mrrs 128|256|512] [--boot-us N] [--trace FILE.fst]\n"
+            "                  [--trace-from-us N] [--trace-for-us N] [--once]\n"
             "                  [--quiet-uart]\n");
 }
 
@@ -402,6 +412,8 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--mrrs") o.mrrs_code = code("--mrrs");
         else if (a == "--boot-us") o.boot_us = num("--boot-us");
         else if (a == "--trace") o.trace_path = val("--trace");
+        else if (a == "--trace-from-us") o.trace_from_us = num("--trace-from-us");
+        else if (a == "--trace-for-us") o.trace_for_us = num("--trace-for-us");
         else if (a == "--once") o.once = true;
         else if (a == "--quiet-uart") o.quiet_uart = true;
         else if (a == "-h" || a == "--help") { usage(); exit(0); }
