@@ -115,15 +115,8 @@ void ckpt_save(bool clean)
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     uint32_t h[HDR_WORDS];
-    header(h, seq, clean, body);
     struct stream s = { .area = area, .ok = true };
-    for (uint32_t i = 6; i < HDR_WORDS; i++)
-        sum(&s, h[i]);
-    for (uint32_t l = 0; l < F.user_units; l++)
-        sum(&s, F.l2p[l]);
-    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
-        sum(&s, blk_word(b));
-    h[5] = s.sum_a ^ s.sum_b << 1;
+    /* erase first: the erase counts of the area's own blocks are part of the body */
     for (uint32_t k = 0; k < F.area_blocks; k++) {
         uint32_t blk = F.sys_blk[area * F.area_blocks + k];
         struct hal_flash_op op = { .op = FLASH_ERASE,
@@ -135,6 +128,14 @@ void ckpt_save(bool clean)
         if (c.fail || c.error)
             s.ok = false;
     }
+    header(h, seq, clean, body);
+    for (uint32_t i = 6; i < HDR_WORDS; i++)
+        sum(&s, h[i]);
+    for (uint32_t l = 0; l < F.user_units; l++)
+        sum(&s, F.l2p[l]);
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        sum(&s, blk_word(b));
+    h[5] = s.sum_a ^ s.sum_b << 1;
     for (uint32_t i = 0; i < HDR_WORDS; i++)
         put(&s, h[i]);
     for (uint32_t l = 0; l < F.user_units; l++)

@@ -32,6 +32,7 @@ void fill_start(uint32_t dst, uint64_t pattern, uint32_t bytes);
 uint32_t copy_issued(void);
 bool copy_reached(uint32_t target);
 void copy_wait(void);
+void copy_reset(void);
 /* Bump allocator over main RAM (falls back to firmware-owned buffer memory). */
 void *fw_alloc(uint32_t bytes);
 void fw_alloc_reset(void);

@@ -14,6 +14,7 @@ bool fw_init(void)
     memset(&C, 0, sizeof(C));
     memset(&F, 0, sizeof(F));
     hal_ident(&G.id);
+    copy_reset();
     G.n_tags = 1u << G.id.tag_width;
     G.handle_slots = G.id.max_transfer / SLOT_BYTES;
     G.xfer_addr = G.n_tags * G.handle_slots * SLOT_BYTES;

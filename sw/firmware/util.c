@@ -100,6 +100,13 @@ void buf_read(void *dst, uint32_t a, uint32_t bytes)
 static uint32_t issued, base;
 static bool base_set;
 
+/* Boot: the engine's count restarts with the SoC; take a new base. */
+void copy_reset(void)
+{
+    base_set = false;
+    issued = 0;
+}
+
 static void copy_base(void)
 {
     if (!base_set) {

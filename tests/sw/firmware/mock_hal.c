@@ -1,0 +1,578 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* mock_hal.c - the mock HAL (see mock_hal.h). */
+#include "mock_hal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mock_stats mock_stats;
+uint8_t *mock_host;
+struct mock_q mock_sq[65], mock_cq[65];
+uint64_t mock_sq_pages[65][8], mock_cq_pages[65][8];
+uint8_t mock_agg_thr, mock_agg_time;
+bool mock_ivc_cd[65];
+uint64_t mock_ns_lbas;
+uint16_t mock_abort_sqid, mock_abort_cid;
+bool mock_abort_armed;
+
+static struct mock_cfg cfg;
+static uint8_t *buf;                    /* buffer memory */
+static uint32_t copy_done;
+static uint64_t cycles;
+
+/* flash: die -> lun block -> page; each page page_bytes + spare_bytes */
+struct mpage { uint8_t programmed; };
+struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase; };
+static uint8_t *flash;
+static struct mpage *pages;
+static struct mblk *blks;
+static uint32_t n_dies, lun_blocks, page_total;
+
+/* per-die op queues */
+#define QMAX 4096
+static struct hal_flash_op *oq;         /* n_dies * QMAX ring */
+static uint32_t *oq_head, *oq_n, total_q, rr;
+
+/* NVMe side */
+#define CQ_MAX 4096
+static struct hal_cmd cmds[CQ_MAX];
+static uint32_t cmd_h, cmd_n;
+static struct mock_cpl cpls[CQ_MAX];
+static uint32_t cpl_h, cpl_n;
+static struct hal_be_req bes[256];
+static uint32_t be_h, be_n;
+static struct { uint8_t tag; uint16_t st; } becpl[4096];
+static uint32_t becpl_h, becpl_n;
+static bool enabled = true, sh_done, abort_hit;
+static uint8_t shn;
+static uint64_t sq_pending;
+static uint32_t pending_polls;
+static uint8_t aers[64];
+static uint32_t aer_n;
+
+static size_t page_off(uint32_t die, uint32_t lb, uint32_t page)
+{
+    return (((size_t)die * lun_blocks + lb) * cfg.pages_per_block + page);
+}
+
+void mock_init(const struct mock_cfg *c)
+{
+    cfg = *c;
+    n_dies = cfg.n_channels * cfg.n_ways;
+    lun_blocks = cfg.blocks_per_plane * cfg.planes;
+    page_total = cfg.page_bytes + cfg.spare_bytes;
+    size_t np = (size_t)n_dies * lun_blocks * cfg.pages_per_block;
+    flash = malloc(np * page_total);
+    memset(flash, 0xFF, np * page_total);
+    pages = calloc(np, sizeof(*pages));
+    blks = calloc((size_t)n_dies * lun_blocks, sizeof(*blks));
+    buf = calloc(cfg.buf_slots, SLOT_BYTES);
+    mock_host = calloc(1, MOCK_HOST_BYTES);
+    oq = calloc((size_t)n_dies * QMAX, sizeof(*oq));
+    oq_head = calloc(n_dies, 4);
+    oq_n = calloc(n_dies, 4);
+    mock_power_cycle();
+}
+
+void mock_power_cycle(void)
+{
+    memset(buf, 0x5A, (size_t)cfg.buf_slots * SLOT_BYTES);    /* garbage, not zeroes */
+    for (uint32_t d = 0; d < n_dies; d++)
+        oq_head[d] = oq_n[d] = 0;
+    total_q = 0;
+    copy_done = 1000;           /* the engine's count does not start at 0 */
+    cmd_h = cmd_n = cpl_h = cpl_n = be_h = be_n = becpl_h = becpl_n = aer_n = 0;
+    enabled = true;
+    sh_done = false;
+    shn = 0;
+    sq_pending = 0;
+    memset(mock_sq, 0, sizeof(mock_sq));
+    memset(mock_cq, 0, sizeof(mock_cq));
+    memset(&mock_stats, 0, sizeof(mock_stats));
+}
+
+void mock_free(void)
+{
+    free(flash); free(pages); free(blks); free(buf); free(mock_host);
+    free(oq); free(oq_head); free(oq_n);
+}
+
+uint32_t mock_dies(void)
+{
+    return n_dies;
+}
+
+void mock_factory_bad(uint32_t die, uint32_t lb)
+{
+    blks[die * lun_blocks + lb].factory_bad = true;
+    flash[page_off(die, lb, 0) * page_total + cfg.page_bytes] = 0x00;
+}
+
+void mock_fail_next_program(uint32_t die, uint32_t lb)
+{
+    blks[die * lun_blocks + lb].fail_program = true;
+}
+
+void mock_fail_next_erase(uint32_t die, uint32_t lb)
+{
+    blks[die * lun_blocks + lb].fail_erase = true;
+}
+
+bool mock_block_programmed(uint32_t die, uint32_t lb)
+{
+    return blks[die * lun_blocks + lb].next_page > 0;
+}
+
+/* --- HAL: identity, console, cycles ------------------------------------------------------ */
+
+void hal_ident(struct hal_ident *id)
+{
+    memset(id, 0, sizeof(*id));
+    id->n_channels = cfg.n_channels;
+    id->n_ways = cfg.n_ways;
+    id->n_io_queues = cfg.n_io_queues;
+    id->tag_width = cfg.tag_width;
+    id->max_transfer = cfg.max_transfer;
+    id->lbads = cfg.lbads;
+    id->buf_slots = cfg.buf_slots;
+    id->fw_slot_first = ((1u << cfg.tag_width) + cfg.fw_bufs) * (cfg.max_transfer / SLOT_BYTES);
+    id->clk_hz = 100000000;
+    id->git_hash = 0x1234abcd;
+    strcpy(id->persona, "mock");
+    id->page_bytes = cfg.page_bytes;
+    id->spare_bytes = cfg.spare_bytes;
+    id->pages_per_block = cfg.pages_per_block;
+    id->blocks_per_plane = cfg.blocks_per_plane;
+    id->planes = cfg.planes;
+    id->onfi_mode = 5;
+}
+
+uint64_t hal_cycles(void)
+{
+    return cycles += 7;
+}
+
+void hal_putc(char c)
+{
+    if (getenv("FW_VERBOSE"))
+        fputc(c, stderr);
+}
+
+void fw_panic(const char *why)
+{
+    fprintf(stderr, "firmware panic: %s\n", why);
+    abort();
+}
+
+/* --- NVMe front end ----------------------------------------------------------------------- */
+
+void mock_push_cmd(uint16_t sqid, const uint32_t dw[16])
+{
+    struct hal_cmd *c = &cmds[(cmd_h + cmd_n++) % CQ_MAX];
+    c->sqid = sqid;
+    c->sq_head = (uint16_t)(cmd_h + cmd_n);
+    memcpy(c->dw, dw, 64);
+}
+
+bool hal_cmd_pop(struct hal_cmd *c)
+{
+    if (!cmd_n)
+        return false;
+    *c = cmds[cmd_h];
+    cmd_h = (cmd_h + 1) % CQ_MAX;
+    cmd_n--;
+    return true;
+}
+
+void hal_cpl_push(uint16_t cqid, uint16_t sqid, uint16_t sq_head, uint16_t cid,
+                  uint16_t status, uint32_t dw0)
+{
+    cpls[(cpl_h + cpl_n++) % CQ_MAX] = (struct mock_cpl){ cqid, sqid, sq_head, cid, status,
+                                                         dw0 };
+}
+
+bool mock_pop_cpl(struct mock_cpl *c)
+{
+    if (!cpl_n)
+        return false;
+    *c = cpls[cpl_h];
+    cpl_h = (cpl_h + 1) % CQ_MAX;
+    cpl_n--;
+    return true;
+}
+
+void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bool nc,
+                   uint16_t cqid)
+{
+    mock_sq[sqid] = (struct mock_q){ enable, nc, base, qsize, cqid, 0, false };
+}
+
+void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
+                   bool enable, bool nc)
+{
+    mock_cq[cqid] = (struct mock_q){ enable, nc, base, qsize, 0, iv, ien };
+}
+
+void hal_sq_page(uint16_t sqid, uint32_t index, uint64_t a)
+{
+    if (index < 8)
+        mock_sq_pages[sqid][index] = a;
+}
+
+void hal_cq_page(uint16_t cqid, uint32_t index, uint64_t a)
+{
+    if (index < 8)
+        mock_cq_pages[cqid][index] = a;
+}
+
+/* PRP walk over mock_host: PRP1 (any dword offset), then PRP2 as a page or a list. */
+uint16_t hal_xfer(uint32_t b, uint64_t prp1, uint64_t prp2, uint32_t length, bool to_host)
+{
+    uint32_t hs = cfg.max_transfer / SLOT_BYTES;
+    uint8_t *fb = buf + (size_t)(((1u << cfg.tag_width) + b) * hs) * SLOT_BYTES;
+    uint32_t done = 0, first = 4096 - (uint32_t)(prp1 % 4096);
+    uint64_t addr[64];
+    uint32_t n = 0;
+    if (prp1 % 4)
+        return 0x13 | 0x4000;
+    addr[n++] = prp1;
+    if (length > first) {
+        uint32_t rest = (length - first + 4095) / 4096;
+        if (rest == 1) {
+            addr[n++] = prp2;
+        } else {
+            if (prp2 % 8 || prp2 + 8 * rest > MOCK_HOST_BYTES)
+                return 0x13 | 0x4000;
+            for (uint32_t i = 0; i < rest && n < 64; i++) {
+                uint64_t a;
+                memcpy(&a, mock_host + prp2 + 8 * i, 8);
+                addr[n++] = a;
+            }
+        }
+    }
+    for (uint32_t i = 0; i < n && done < length; i++) {
+        uint32_t chunk = i == 0 ? first : 4096;
+        if (chunk > length - done)
+            chunk = length - done;
+        if (i && addr[i] % 4096)
+            return 0x13 | 0x4000;
+        if (addr[i] + chunk > MOCK_HOST_BYTES)
+            return 0x04;
+        if (to_host)
+            memcpy(mock_host + addr[i], fb + done, chunk);
+        else
+            memcpy(fb + done, mock_host + addr[i], chunk);
+        done += chunk;
+    }
+    return 0;
+}
+
+void hal_ivc(uint16_t vector, bool cd)
+{
+    mock_ivc_cd[vector] = cd;
+}
+
+void hal_aggregation(uint8_t thr, uint8_t time)
+{
+    mock_agg_thr = thr;
+    mock_agg_time = time;
+}
+
+void hal_ns_size(uint64_t lbas)
+{
+    mock_ns_lbas = lbas;
+}
+
+void hal_abort_arm(uint16_t sqid, uint16_t cid)
+{
+    mock_abort_armed = true;
+    mock_abort_sqid = sqid;
+    mock_abort_cid = cid;
+}
+
+void hal_abort_disarm(void)
+{
+    mock_abort_armed = false;
+}
+
+bool hal_abort_hit(void)
+{
+    return mock_abort_armed && abort_hit;
+}
+
+void mock_set_abort_hit(bool hit)
+{
+    abort_hit = hit;
+}
+
+void mock_set_sq_pending(uint64_t bits, uint32_t clear_after)
+{
+    sq_pending = bits;
+    pending_polls = clear_after;
+}
+
+uint64_t hal_sq_pending(void)
+{
+    if (pending_polls && --pending_polls == 0)
+        sq_pending = 0;
+    return sq_pending;
+}
+
+void mock_push_aer(uint8_t info)
+{
+    aers[aer_n++] = info;
+}
+
+bool hal_aer_pop(uint8_t *info)
+{
+    if (!aer_n)
+        return false;
+    *info = aers[0];
+    memmove(aers, aers + 1, --aer_n);
+    return true;
+}
+
+bool hal_ctrl_enabled(void)
+{
+    return enabled;
+}
+
+void mock_set_enabled(bool en)
+{
+    enabled = en;
+}
+
+uint8_t hal_shutdown_request(void)
+{
+    return shn;
+}
+
+void mock_set_shutdown(uint8_t s)
+{
+    shn = s;
+}
+
+void hal_shutdown_done(bool d)
+{
+    sh_done = d;
+}
+
+bool mock_shutdown_done(void)
+{
+    return sh_done;
+}
+
+bool hal_io_busy(void)
+{
+    return false;
+}
+
+void mock_push_be(uint8_t tag, uint8_t opcode, uint64_t slba, uint16_t nlb, uint16_t flags,
+                  uint32_t nsid)
+{
+    bes[(be_h + be_n++) % 256] = (struct hal_be_req){ tag, opcode, nlb, nsid, slba, flags };
+}
+
+bool hal_be_req_pop(struct hal_be_req *r)
+{
+    if (!be_n)
+        return false;
+    *r = bes[be_h];
+    be_h = (be_h + 1) % 256;
+    be_n--;
+    return true;
+}
+
+void hal_be_cpl_push(uint8_t tag, uint16_t status)
+{
+    becpl[(becpl_h + becpl_n) % 4096].tag = tag;
+    becpl[(becpl_h + becpl_n++) % 4096].st = status;
+}
+
+bool mock_pop_be_cpl(uint8_t *tag, uint16_t *status)
+{
+    if (!becpl_n)
+        return false;
+    *tag = becpl[becpl_h].tag;
+    *status = becpl[becpl_h].st;
+    becpl_h = (becpl_h + 1) % 4096;
+    becpl_n--;
+    return true;
+}
+
+/* --- buffer memory and the copy engine (runs each job at once) ---------------------------- */
+
+volatile uint8_t *hal_buf(void)
+{
+    return buf;
+}
+
+static void check_range(uint32_t a, uint32_t bytes)
+{
+    if (a % 8 || bytes % 8 || (uint64_t)a + bytes > (uint64_t)cfg.buf_slots * SLOT_BYTES) {
+        fprintf(stderr, "mock: copy engine address %u + %u out of range / unaligned\n", a,
+                bytes);
+        abort();
+    }
+}
+
+bool hal_copy(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    check_range(dst, bytes);
+    check_range(src, bytes);
+    memmove(buf + dst, buf + src, bytes);
+    mock_stats.copies++;
+    copy_done++;
+    return true;
+}
+
+bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes)
+{
+    check_range(dst, bytes);
+    for (uint32_t i = 0; i < bytes; i += 8)
+        memcpy(buf + dst + i, &pattern, 8);
+    mock_stats.fills++;
+    copy_done++;
+    return true;
+}
+
+uint32_t hal_copy_done(void)
+{
+    return copy_done;
+}
+
+/* --- flash ----------------------------------------------------------------------------- */
+
+void hal_flash_setup(uint32_t mode, uint32_t page_bits, uint32_t block_bits,
+                     uint32_t plane_bits, uint32_t plane_slots)
+{
+    (void)page_bits; (void)block_bits; (void)plane_bits; (void)plane_slots;
+    mock_stats.timing_mode = mode;
+}
+
+void hal_flash_write_protect(bool on)
+{
+    (void)on;
+}
+
+bool hal_flash_push(const struct hal_flash_op *op)
+{
+    uint32_t die = op->way * cfg.n_channels + op->channel;
+    if (total_q >= cfg.flash_queue || op->channel >= cfg.n_channels || op->way >= cfg.n_ways)
+        return false;
+    oq[die * QMAX + (oq_head[die] + oq_n[die]++) % QMAX] = *op;
+    total_q++;
+    return true;
+}
+
+static uint8_t *pg(uint32_t die, uint32_t lb, uint32_t page)
+{
+    return flash + page_off(die, lb, page) * page_total;
+}
+
+static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cpl *c)
+{
+    uint32_t plane_slots = cfg.page_bytes / SLOT_BYTES;
+    uint32_t pmask = cfg.planes - 1;
+    c->tag = op->tag;
+    if (op->plane_mask == 0 || op->plane_mask >> cfg.planes || op->page >= cfg.pages_per_block) {
+        c->error = true;
+        return;
+    }
+    if (op->op == FLASH_RESET) {
+        mock_stats.resets++;
+        return;
+    }
+    if (op->op == FLASH_READ_PARAM) {
+        uint8_t *d = buf + (size_t)op->buffer * SLOT_BYTES;
+        memset(d, 0, op->length);
+        if (cfg.onfi_ok)
+            memcpy(d, "ONFI", 4);
+        mock_stats.read_params++;
+        return;
+    }
+    if (op->op == FLASH_SET_FEATURES) {
+        mock_stats.set_features++;
+        return;
+    }
+    for (uint32_t p = 0; p < cfg.planes; p++) {
+        if (!(op->plane_mask >> p & 1))
+            continue;
+        uint32_t lb = ((uint32_t)op->block & ~pmask) | p;
+        if (lb >= lun_blocks) {
+            c->error = true;
+            return;
+        }
+        struct mblk *b = &blks[die * lun_blocks + lb];
+        uint8_t *d = buf + (size_t)((op->buffer + p * plane_slots) & 0xFFFF) * SLOT_BYTES;
+        if (op->op == FLASH_READ) {
+            if ((uint32_t)op->column + op->length > page_total) {
+                c->error = true;
+                return;
+            }
+            memcpy(d, pg(die, lb, op->page) + op->column, op->length);
+            mock_stats.reads++;
+        } else if (op->op == FLASH_PROGRAM) {
+            mock_stats.programs++;
+            if (b->factory_bad)
+                mock_stats.violations++;
+            if (op->page != b->next_page || pages[page_off(die, lb, op->page)].programmed) {
+                mock_stats.violations++;
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
+            b->next_page = op->page + 1u;
+            pages[page_off(die, lb, op->page)].programmed = 1;
+            if (b->fail_program || b->factory_bad) {
+                b->fail_program = false;
+                memset(pg(die, lb, op->page), 0xA5, cfg.page_bytes);      /* garbage */
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
+            memcpy(pg(die, lb, op->page) + op->column, d, op->length);
+        } else if (op->op == FLASH_ERASE) {
+            mock_stats.erases++;
+            if (b->fail_erase || b->factory_bad) {
+                b->fail_erase = false;
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
+            for (uint32_t k = 0; k < cfg.pages_per_block; k++) {
+                memset(pg(die, lb, k), 0xFF, page_total);
+                pages[page_off(die, lb, k)].programmed = 0;
+            }
+            b->next_page = 0;
+        } else {
+            c->error = true;
+        }
+    }
+}
+
+/* The oldest op of the next die (round robin) with one queued: in order per die, out of
+ * order across dies. */
+bool hal_flash_pop(struct hal_flash_cpl *c)
+{
+    if (!total_q)
+        return false;
+    for (uint32_t i = 0; i < n_dies; i++) {
+        uint32_t d = (rr + i) % n_dies;
+        if (!oq_n[d])
+            continue;
+        rr = d + 1;
+        struct hal_flash_op op = oq[d * QMAX + oq_head[d]];
+        oq_head[d] = (oq_head[d] + 1) % QMAX;
+        oq_n[d]--;
+        total_q--;
+        memset(c, 0, sizeof(*c));
+        run(&op, d, c);
+        if (c->fail)
+            c->status |= 1;
+        cycles += 1000;
+        return true;
+    }
+    return false;
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * mock_hal.h - a host implementation of sw/firmware/hal.h for unit tests: buffer memory as
+ * an array, a flash array with ONFI-like rules (erase before program, pages of a block in
+ * order, erased pages read FFh, factory bad-block markers, injectable program / erase
+ * failures; ops queue per die and complete later, in order per die), and an NVMe side the
+ * test drives (commands, block requests, their completions, host memory for PRPs).
+ */
+#ifndef SSDLAB_MOCK_HAL_H
+#define SSDLAB_MOCK_HAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hal.h"
+
+struct mock_cfg {
+    uint32_t n_channels, n_ways, planes, page_bytes, spare_bytes, pages_per_block;
+    uint32_t blocks_per_plane, tag_width, max_transfer, lbads, buf_slots, n_io_queues;
+    uint32_t fw_bufs;           /* firmware transfer buffers after the tags' slots */
+    uint32_t flash_queue;       /* ops the back end accepts before hal_flash_push says full */
+    bool     onfi_ok;           /* parameter page carries the "ONFI" signature */
+};
+
+struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
+
+struct mock_stats {
+    uint64_t programs, erases, reads, copies, fills;
+    uint64_t violations;        /* program of a non-erased page / out of order, op to bad */
+    uint64_t set_features, resets, read_params;
+    uint32_t timing_mode;       /* last hal_flash_setup mode */
+};
+
+extern struct mock_stats mock_stats;
+extern uint8_t *mock_host;      /* host memory: PRP address a = mock_host[a] */
+#define MOCK_HOST_BYTES (8u << 20)
+
+void mock_init(const struct mock_cfg *cfg);
+void mock_power_cycle(void);    /* the flash keeps its contents; the rest is reset */
+void mock_free(void);
+uint32_t mock_dies(void);
+
+/* flash faults */
+void mock_factory_bad(uint32_t die, uint32_t lun_block);       /* marker 00h, never erases */
+void mock_fail_next_program(uint32_t die, uint32_t lun_block);
+void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
+bool mock_block_programmed(uint32_t die, uint32_t lun_block);
+
+/* NVMe side */
+void mock_push_cmd(uint16_t sqid, const uint32_t dw[16]);
+bool mock_pop_cpl(struct mock_cpl *c);
+void mock_push_be(uint8_t tag, uint8_t opcode, uint64_t slba, uint16_t nlb, uint16_t flags,
+                  uint32_t nsid);
+bool mock_pop_be_cpl(uint8_t *tag, uint16_t *status);
+void mock_set_enabled(bool en);
+void mock_set_shutdown(uint8_t shn);
+bool mock_shutdown_done(void);
+void mock_set_sq_pending(uint64_t bits, uint32_t clear_after_polls);
+void mock_set_abort_hit(bool hit);
+void mock_push_aer(uint8_t info);
+
+/* what the firmware told the front end */
+struct mock_q { bool enabled, nc; uint64_t base; uint16_t qsize, cqid, iv; bool ien; };
+extern struct mock_q mock_sq[65], mock_cq[65];
+extern uint64_t mock_sq_pages[65][8], mock_cq_pages[65][8];
+extern uint8_t mock_agg_thr, mock_agg_time;
+extern bool mock_ivc_cd[65];
+extern uint64_t mock_ns_lbas;
+extern uint16_t mock_abort_sqid, mock_abort_cid;
+extern bool mock_abort_armed;
+
+#endif /* SSDLAB_MOCK_HAL_H */

@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * test_fw.c - host unit tests of the firmware (sw/firmware) on the mock HAL. One program,
+ * one test per argument: `test_fw <name> [seed]`; exit 0 on pass. test_firmware.py runs
+ * them. A shadow copy of the namespace is the reference for every read.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "mock_hal.h"
+#include "fw.h"
+#include "ftl.h"
+
+#define CHECK(cond, ...) do { if (!(cond)) { fail_at(__LINE__, #cond, __VA_ARGS__); } } while (0)
+
+static unsigned seed = 1;
+static const char *test_name = "?";
+
+static void fail_at(int line, const char *cond, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "FAIL %s (seed %u) line %d: %s: ", test_name, seed, line, cond);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n  replay: test_fw %s %u\n", test_name, seed);
+    exit(1);
+}
+
+/* xorshift64* */
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+
+/* --- drive set-up ------------------------------------------------------------------------ */
+
+static struct mock_cfg cfg_default(void)
+{
+    return (struct mock_cfg){
+        .n_channels = 2, .n_ways = 2, .planes = 2, .page_bytes = 8192, .spare_bytes = 448,
+        .pages_per_block = 16, .blocks_per_plane = 32, .tag_width = 4, .max_transfer = 32768,
+        .lbads = 9, .buf_slots = 256, .n_io_queues = 8, .fw_bufs = 2, .flash_queue = 64,
+        .onfi_ok = true,
+    };
+}
+
+static struct mock_cfg cfg;
+static uint8_t *shadow;         /* the namespace as the host wrote it */
+static uint64_t ns_bytes, lba_bytes;
+static uint32_t hs;             /* slots per tag */
+
+static void boot(void)
+{
+    CHECK(fw_init(), "fw_init failed");
+    ns_bytes = F.ns_lbas << cfg.lbads;
+    lba_bytes = 1u << cfg.lbads;
+    hs = cfg.max_transfer / SLOT_BYTES;
+    CHECK(mock_ns_lbas == F.ns_lbas, "hal_ns_size %llu != %llu",
+          (unsigned long long)mock_ns_lbas, (unsigned long long)F.ns_lbas);
+}
+
+static void setup(struct mock_cfg c)
+{
+    cfg = c;
+    mock_init(&cfg);
+    boot();
+    shadow = calloc(1, ns_bytes);
+}
+
+/* --- admin helpers --------------------------------------------------------------------- */
+
+static uint16_t next_cid = 1;
+
+static struct mock_cpl admin_on(uint16_t sqid, uint32_t dw[16])
+{
+    dw[0] = (dw[0] & 0xFFFF) | (uint32_t)next_cid << 16;
+    uint16_t cid = next_cid++;
+    mock_push_cmd(sqid, dw);
+    struct mock_cpl c;
+    for (int i = 0; i < 1000; i++) {
+        fw_poll();
+        if (mock_pop_cpl(&c)) {
+            CHECK(c.cid == cid, "completion cid %u for command %u", c.cid, cid);
+            return c;
+        }
+    }
+    CHECK(0, "no completion for opcode %02x", dw[0] & 0xFF);
+    return c;
+}
+
+static struct mock_cpl admin(uint32_t dw[16])
+{
+    return admin_on(0, dw);
+}
+
+#define SQE(...) ((uint32_t[16]){ __VA_ARGS__ })
+#define HOST_DATA 0x10000u      /* host buffer for PRP1 */
+
+static struct mock_cpl id_cmd(uint32_t cns, uint32_t nsid)
+{
+    memset(mock_host + HOST_DATA, 0xEE, 4096);
+    uint32_t *d = SQE(0x06, nsid);
+    d[6] = HOST_DATA;
+    d[10] = cns;
+    return admin(d);
+}
+
+static uint64_t le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static struct mock_cpl get_log(uint32_t lid, uint32_t bytes, uint64_t offset, bool rae)
+{
+    uint32_t numd = bytes / 4 - 1;
+    memset(mock_host + HOST_DATA, 0xEE, bytes + 64);
+    uint32_t *d = SQE(0x02, NSID_ALL);
+    d[6] = HOST_DATA;
+    d[8] = HOST_DATA + 4096;
+    d[10] = lid | (uint32_t)rae << 15 | (numd & 0xFFFF) << 16;
+    d[11] = numd >> 16;
+    d[12] = (uint32_t)offset;
+    d[13] = (uint32_t)(offset >> 32);
+    return admin(d);
+}
+
+static uint64_t vendor(int off)
+{
+    struct mock_cpl c = get_log(0xC0, 512, 0, false);
+    CHECK(c.status == 0, "log C0h status %x", c.status);
+    return le(mock_host + HOST_DATA + off, 8);
+}
+
+/* --- I/O helpers ------------------------------------------------------------------------- */
+
+static uint8_t *tag_buf(uint8_t tag)
+{
+    return (uint8_t *)hal_buf() + (size_t)tag * hs * SLOT_BYTES;
+}
+
+static uint32_t inflight;
+static uint16_t last_status[256];
+static bool tag_busy[256];
+struct rd { uint64_t slba; uint32_t nlb; bool check; };
+static struct rd rds[256];
+static uint64_t io_polls, io_count;
+
+static void reap(void)
+{
+    uint8_t t;
+    uint16_t st;
+    while (mock_pop_be_cpl(&t, &st)) {
+        CHECK(tag_busy[t], "completion of idle tag %u", t);
+        tag_busy[t] = false;
+        last_status[t] = st;
+        inflight--;
+        if (rds[t].check) {
+            rds[t].check = false;
+            CHECK(st == 0, "read status %x", st);
+            uint64_t off = rds[t].slba * lba_bytes;
+            uint32_t n = rds[t].nlb * (uint32_t)lba_bytes;
+            if (memcmp(tag_buf(t), shadow + off, n)) {
+                uint32_t i = 0;
+                while (tag_buf(t)[i] == shadow[off + i])
+                    i++;
+                CHECK(0, "data mismatch: LBA %llu + byte %u: got %02x want %02x (unit %llu)",
+                      (unsigned long long)rds[t].slba, i, tag_buf(t)[i], shadow[off + i],
+                      (unsigned long long)((off + i) / 4096));
+            }
+        }
+    }
+}
+
+static void drain(void)
+{
+    for (uint64_t i = 0; inflight; i++) {
+        fw_poll();
+        io_polls++;
+        reap();
+        CHECK(i < 100000, "%u requests never completed", inflight);
+    }
+}
+
+static uint8_t free_tag(uint32_t qd)
+{
+    for (;;) {
+        if (inflight < qd)
+            for (uint32_t t = 0; t < (1u << cfg.tag_width); t++)
+                if (!tag_busy[t])
+                    return (uint8_t)t;
+        fw_poll();
+        io_polls++;
+        reap();
+    }
+}
+
+static void fill_pattern(uint8_t *p, uint64_t n, uint64_t key)
+{
+    uint64_t s = key * 0x9E3779B97F4A7C15ull + 1;
+    for (uint64_t i = 0; i < n; i += 8) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        memcpy(p + i, &s, n - i < 8 ? n - i : 8);
+    }
+}
+
+/* Write nlb LBAs at slba with a seeded pattern (into the shadow too), up to qd in flight. */
+static void wr(uint64_t slba, uint32_t nlb, uint64_t key, uint32_t qd, uint16_t flags)
+{
+    uint8_t t = free_tag(qd);
+    fill_pattern(tag_buf(t), nlb * lba_bytes, key);
+    memcpy(shadow + slba * lba_bytes, tag_buf(t), nlb * lba_bytes);
+    tag_busy[t] = true;
+    inflight++;
+    io_count++;
+    mock_push_be(t, 0x01, slba, (uint16_t)(nlb - 1), flags, 1);
+    if (qd == 1)
+        drain();
+}
+
+static void rd(uint64_t slba, uint32_t nlb, uint32_t qd)
+{
+    uint8_t t = free_tag(qd);
+    memset(tag_buf(t), 0xC3, nlb * lba_bytes);
+    rds[t] = (struct rd){ slba, nlb, true };
+    tag_busy[t] = true;
+    inflight++;
+    io_count++;
+    mock_push_be(t, 0x02, slba, (uint16_t)(nlb - 1), 0, 1);
+    if (qd == 1)
+        drain();
+}
+
+static uint16_t raw_io(uint8_t opc, uint64_t slba, uint32_t nlb, uint32_t nsid)
+{
+    uint8_t t = free_tag(1);
+    tag_busy[t] = true;
+    inflight++;
+    mock_push_be(t, opc, slba, (uint16_t)(nlb - 1), 0, nsid);
+    drain();
+    return last_status[t];
+}
+
+static void flush(void)
+{
+    CHECK(raw_io(0x00, 0, 1, 1) == 0, "flush failed");
+}
+
+static void verify_all(uint32_t chunk_lbas, uint32_t qd)
+{
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += chunk_lbas)
+        rd(l, (uint32_t)(n - l < chunk_lbas ? n - l : chunk_lbas), qd);
+    drain();
+}
+
+static void deallocate(uint64_t slba, uint32_t nlb)
+{
+    uint32_t range[4] = { 0, nlb, (uint32_t)slba, (uint32_t)(slba >> 32) };
+    memcpy(mock_host + HOST_DATA, range, 16);
+    uint32_t *d = SQE(0x09, 1);
+    d[6] = HOST_DATA;
+    d[10] = 0;
+    d[11] = 0x4;
+    struct mock_cpl c = admin_on(1, d);
+    CHECK(c.status == 0, "DSM status %x", c.status);
+    memset(shadow + slba * lba_bytes, 0, nlb * lba_bytes);
+}
+
+static void create_io_queue_pair(void)
+{
+    uint32_t *d = SQE(0x05);
+    d[6] = 0x100000;
+    d[10] = 1 | 63u << 16;
+    d[11] = 1 | 2;
+    CHECK(admin(d).status == 0, "create CQ");
+    d = SQE(0x01);
+    d[6] = 0x200000;
+    d[10] = 1 | 63u << 16;
+    d[11] = 1 | 1u << 16;
+    CHECK(admin(d).status == 0, "create SQ");
+}
+
+static uint32_t spu(void)
+{
+    return 4096u >> cfg.lbads;
+}
+
+/* --- tests ------------------------------------------------------------------------------ */
+
+static void t_identify(void)
+{
+    setup(cfg_default());
+    CHECK(mock_stats.resets == 4 && mock_stats.read_params == 1, "bring-up resets %llu",
+          (unsigned long long)mock_stats.resets);
+    CHECK(mock_stats.set_features == 4 && mock_stats.timing_mode == 5, "SET FEATURES / mode");
+    struct mock_cpl c = id_cmd(1, 0);
+    uint8_t *p = mock_host + HOST_DATA;
+    CHECK(c.status == 0, "identify controller %x", c.status);
+    CHECK(le(p, 2) == 0x1D1D && p[77] == 3 && le(p + 80, 4) == 0x10400, "vid/mdts/ver");
+    CHECK(p[512] == 0x66 && p[513] == 0x44 && le(p + 516, 4) == 1, "sqes/cqes/nn");
+    CHECK(le(p + 520, 2) == 0x0C && p[525] == 1 && p[258] == 3 && p[259] == 3, "oncs/vwc");
+    CHECK(le(p + 280, 8) == (uint64_t)F.user_units * 4096, "tnvmcap");
+    CHECK(!memcmp(p + 24, "ssdlab NVMe controller  ", 24), "mn");
+    CHECK(!memcmp(p + 64, "1234abcd", 8), "fr from git hash");
+    c = id_cmd(0, 1);
+    CHECK(c.status == 0 && le(p, 8) == F.ns_lbas && le(p + 8, 8) == F.ns_lbas, "nsze");
+    CHECK(p[130] == 9 && p[25] == 0 && (p[33] & 7) == 1, "lbads / nlbaf / dlfeat");
+    CHECK(F.ns_lbas == (uint64_t)F.user_units * 8, "namespace = user units");
+    /* over-provisioning at least ftl_config's 7 % of the raw capacity */
+    CHECK(F.user_units <= F.raw_units * 93 / 100, "op: user %u raw %u", F.user_units,
+          F.raw_units);
+    c = id_cmd(2, 0);
+    CHECK(c.status == 0 && le(p, 4) == 1 && le(p + 4, 4) == 0, "active ns list");
+    c = id_cmd(2, 1);
+    CHECK(c.status == 0 && le(p, 4) == 0, "active ns list after 1");
+    CHECK(id_cmd(2, 0xFFFFFFFF).status == SC_INVALID_NS, "ns list nsid FFFFFFFF");
+    c = id_cmd(3, 1);
+    CHECK(c.status == 0 && p[0] == 1 && p[1] == 8, "ns descriptor list");
+    CHECK(id_cmd(0, 2).status == SC_INVALID_NS, "identify ns 2");
+    CHECK(id_cmd(0x10, 0).status == SC_INVALID_FIELD, "cns 10h");
+    uint32_t *d = SQE(0x7F);
+    CHECK(admin(d).status == SC_INVALID_OPCODE, "admin opcode 7Fh");
+    d = SQE(0x18);
+    CHECK(admin(d).status == 0, "keep alive");
+}
+
+static void t_bringup_fail(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.onfi_ok = false;
+    cfg = c;
+    mock_init(&cfg);
+    CHECK(!fw_init(), "fw_init must fail without an ONFI parameter page");
+    CHECK(mock_stats.set_features == 0, "no SET FEATURES without a parameter page");
+}
+
+static void t_queues(void)
+{
+    setup(cfg_default());
+    uint32_t *d = SQE(0x05);
+    d[6] = 0x100000;
+    d[10] = 0 | 15u << 16;
+    d[11] = 1;
+    CHECK(admin(d).status == SC_INVALID_QID, "CQ id 0");
+    d[10] = 9 | 15u << 16;
+    CHECK(admin(d).status == SC_INVALID_QID, "CQ id beyond Number of Queues");
+    d[10] = 1;
+    CHECK(admin(d).status == SC_INVALID_QSIZE, "CQ qsize 0");
+    d[10] = 1 | 4096u << 16;
+    CHECK(admin(d).status == SC_INVALID_QSIZE, "CQ qsize > MQES");
+    d[10] = 1 | 15u << 16;
+    d[11] = 1 | 9u << 16;
+    CHECK(admin(d).status == SC_INVALID_IV, "CQ vector 9");
+    d[11] = 1 | 2 | 1u << 16;
+    d[6] = 0x100010;
+    CHECK(admin(d).status == SC_PRP_OFFSET, "CQ base offset");
+    d[6] = 0x100000;
+    CHECK(admin(d).status == 0, "CQ 1");
+    CHECK(mock_cq[1].enabled && mock_cq[1].base == 0x100000 && mock_cq[1].qsize == 15 &&
+          mock_cq[1].iv == 1 && mock_cq[1].ien && !mock_cq[1].nc, "hal_cq_config");
+    CHECK(admin(d).status == SC_INVALID_QID, "CQ 1 again");
+    /* PC=0: PRP list of 2 pages (256 entries x 16 B = 4 KiB -> 1 page; use 300 entries) */
+    uint64_t list[2] = { 0x300000, 0x305000 };
+    memcpy(mock_host + 0x108000, list, 16);
+    d = SQE(0x05);
+    d[6] = 0x108000;
+    d[10] = 2 | 299u << 16;
+    d[11] = 0;
+    CHECK(admin(d).status == 0, "CQ 2 PC=0");
+    CHECK(mock_cq[2].nc && mock_cq_pages[2][0] == 0x300000 && mock_cq_pages[2][1] == 0x305000,
+          "cq pages");
+    list[1] = 0x305008;
+    memcpy(mock_host + 0x108000, list, 16);
+    d[10] = 3 | 299u << 16;
+    CHECK(admin(d).status == SC_PRP_OFFSET, "PC=0 list entry with an offset");
+    /* SQs */
+    d = SQE(0x01);
+    d[6] = 0x200000;
+    d[10] = 1 | 15u << 16;
+    d[11] = 1 | 5u << 16;
+    CHECK(admin(d).status == SC_CQ_INVALID, "SQ on CQ 5");
+    d[11] = 1;
+    CHECK(admin(d).status == SC_CQ_INVALID, "SQ on CQ 0");
+    d[11] = 1 | 1u << 16;
+    d[10] = 0 | 15u << 16;
+    CHECK(admin(d).status == SC_INVALID_QID, "SQ id 0");
+    d[10] = 1;
+    CHECK(admin(d).status == SC_INVALID_QSIZE, "SQ qsize 0");
+    d[10] = 1 | 15u << 16;
+    CHECK(admin(d).status == 0, "SQ 1");
+    CHECK(mock_sq[1].enabled && mock_sq[1].cqid == 1 && mock_sq[1].base == 0x200000, "sq cfg");
+    CHECK(admin(d).status == SC_INVALID_QID, "SQ 1 again");
+    /* an I/O command the firmware serves completes on the SQ's CQ */
+    uint32_t *io = SQE(0x7E, 1);
+    struct mock_cpl c = admin_on(1, io);
+    CHECK(c.status == SC_INVALID_OPCODE && c.cqid == 1 && c.sqid == 1, "I/O opcode 7Eh");
+    /* Number of Queues once queues exist */
+    d = SQE(0x09, 0);
+    d[10] = 0x07;
+    d[11] = 3 | 3u << 16;
+    CHECK(admin(d).status == SC_CMD_SEQ_ERROR, "Number of Queues after creates");
+    /* deletes */
+    d = SQE(0x04);
+    d[10] = 1;
+    CHECK(admin(d).status == SC_INVALID_Q_DELETE, "delete CQ with an SQ on it");
+    d = SQE(0x00);
+    d[10] = 0;
+    CHECK(admin(d).status == SC_INVALID_QID, "delete SQ 0");
+    d[10] = 1;
+    CHECK(admin(d).status == 0 && !mock_sq[1].enabled, "delete SQ 1");
+    CHECK(admin(d).status == SC_INVALID_QID, "delete SQ 1 again");
+    d = SQE(0x04);
+    d[10] = 1;
+    CHECK(admin(d).status == 0 && !mock_cq[1].enabled, "delete CQ 1");
+    CHECK(admin(d).status == SC_INVALID_QID, "delete CQ 1 again");
+    d[10] = 0;
+    CHECK(admin(d).status == SC_INVALID_QID, "delete CQ 0");
+}
+
+static struct mock_cpl getf(uint32_t fid, uint32_t sel, uint32_t cdw11)
+{
+    uint32_t *d = SQE(0x0A);
+    d[10] = fid | sel << 8;
+    d[11] = cdw11;
+    return admin(d);
+}
+
+static struct mock_cpl setf(uint32_t fid, uint32_t v, bool save)
+{
+    uint32_t *d = SQE(0x09);
+    d[10] = fid | (uint32_t)save << 31;
+    d[11] = v;
+    return admin(d);
+}
+
+static void t_features(void)
+{
+    setup(cfg_default());
+    CHECK(getf(0x07, 0, 0).dw0 == (7 | 7u << 16), "default number of queues");
+    struct mock_cpl c = setf(0x07, 20 | 2u << 16, false);
+    CHECK(c.status == 0 && c.dw0 == (7 | 2u << 16), "NQ capped: %x", c.dw0);
+    CHECK(setf(0x07, 0xFFFF, false).status == SC_INVALID_FIELD, "NQ FFFFh");
+    CHECK(getf(0x07, 0, 0).dw0 == (7 | 2u << 16), "NQ current");
+    CHECK(getf(0x07, 1, 0).dw0 == (7 | 7u << 16), "NQ default");
+    CHECK(getf(0x07, 2, 0).dw0 == (7 | 7u << 16), "NQ saved = default");
+    CHECK(getf(0x07, 3, 0).dw0 == 0x4, "NQ supported capabilities");
+    CHECK(getf(0x07, 4, 0).status == SC_INVALID_FIELD, "SEL 4");
+    CHECK(setf(0x01, 0x01020303, false).status == 0 && getf(0x01, 0, 0).dw0 == 0x01020303,
+          "arbitration");
+    CHECK(setf(0x02, 1, false).status == SC_INVALID_FIELD, "power state 1");
+    CHECK(setf(0x02, 0, false).status == 0, "power state 0");
+    CHECK(getf(0x04, 0, 0).dw0 == 343, "over temperature default");
+    CHECK(setf(0x04, 350, false).status == 0 && getf(0x04, 0, 0).dw0 == 350, "temp set");
+    CHECK(setf(0x04, 260 | 1u << 20, false).status == 0 &&
+          getf(0x04, 0, 1u << 20).dw0 == (260 | 1u << 20), "under temperature");
+    CHECK(setf(0x04, 2u << 20, false).status == SC_INVALID_FIELD, "THSEL 2");
+    CHECK(getf(0x04, 0, 1u << 16).status == SC_INVALID_FIELD, "TMPSEL 1");
+    CHECK(getf(0x06, 0, 0).dw0 == 1, "VWC on by default");
+    CHECK(setf(0x06, 0, false).status == 0 && getf(0x06, 0, 0).dw0 == 0, "VWC off");
+    CHECK(setf(0x08, 0x0A05, false).status == 0 && mock_agg_thr == 5 && mock_agg_time == 10,
+          "interrupt coalescing -> hal_aggregation");
+    CHECK(getf(0x08, 0, 0).dw0 == 0x0A05, "coalescing readback");
+    CHECK(setf(0x09, 3 | 1u << 16, false).status == 0 && mock_ivc_cd[3], "IV config -> hal_ivc");
+    CHECK(getf(0x09, 0, 3).dw0 == (3 | 1u << 16), "IV config readback");
+    CHECK(setf(0x09, 9, false).status == SC_INVALID_FIELD, "IV 9 of 8 queues");
+    CHECK(getf(0x09, 0, 9).status == SC_INVALID_FIELD, "get IV 9");
+    CHECK(setf(0x0B, 0xFFFF, false).status == 0 && getf(0x0B, 0, 0).dw0 == 0x3FF, "AEC");
+    CHECK(setf(0x01, 0, true).status == SC_NOT_SAVEABLE, "save bit");
+    CHECK(setf(0x03, 0, false).status == SC_INVALID_FIELD, "LBA range type unsupported");
+    CHECK(getf(0x0C, 0, 0).status == SC_INVALID_FIELD, "APST unsupported");
+    uint32_t *d = SQE(0x09, 1);
+    d[10] = 0x01;
+    CHECK(admin(d).status == SC_NOT_NS_SPECIFIC, "arbitration with nsid 1");
+    /* controller reset: features back to their defaults */
+    mock_set_enabled(false);
+    fw_poll();
+    mock_set_enabled(true);
+    CHECK(getf(0x07, 0, 0).dw0 == (7 | 7u << 16) && getf(0x06, 0, 0).dw0 == 1 &&
+          getf(0x01, 0, 0).dw0 == 0 && mock_agg_thr == 0, "defaults after controller reset");
+}
+
+static void t_logs(void)
+{
+    setup(cfg_default());
+    /* SMART counters from known I/O: 3 writes of 8 LBAs, 2 reads of 16 */
+    for (int i = 0; i < 3; i++)
+        wr(8 * i, 8, 1 + i, 1, 0);
+    rd(0, 16, 1);
+    rd(4, 16, 1);
+    struct mock_cpl c = get_log(0x02, 512, 0, false);
+    uint8_t *p = mock_host + HOST_DATA;
+    CHECK(c.status == 0, "SMART status %x", c.status);
+    CHECK(le(p + 48, 8) == 1 && le(p + 32, 8) == 1, "data units (24 and 32 LBAs -> 1)");
+    CHECK(le(p + 64, 8) == 2 && le(p + 80, 8) == 3, "host commands %llu %llu",
+          (unsigned long long)le(p + 64, 8), (unsigned long long)le(p + 80, 8));
+    CHECK(le(p + 112, 8) == 1 && p[3] == 100 && p[5] == 0, "power cycles / spare / used");
+    for (int i = 0; i < 250; i++)          /* 2000 + 24 LBAs written = 3 data units */
+        wr(64 + 8 * i, 8, 9 + i, 4, 0);
+    drain();
+    get_log(0x02, 512, 0, false);
+    CHECK(le(p + 48, 8) == 3, "data units written rounded up: %llu",
+          (unsigned long long)le(p + 48, 8));
+    /* offset / NUMD: the second half of the SMART page */
+    c = get_log(0x02, 256, 256, false);
+    CHECK(c.status == 0 && le(p, 4) == 0 && p[256] == 0xEE, "offset 256 length 256");
+    CHECK(get_log(0x02, 512, 2, false).status == SC_INVALID_FIELD, "offset not dword aligned");
+    CHECK(get_log(0x02, 512, 512, false).status == SC_INVALID_FIELD, "offset past the page");
+    CHECK(get_log(0x02, 65536, 0, false).status == SC_INVALID_FIELD, "length > MDTS");
+    CHECK(get_log(0x07, 512, 0, false).status == SC_INVALID_LOG_PAGE, "log 07h");
+    /* longer than the page: zero padded */
+    c = get_log(0x03, 1024, 0, false);
+    CHECK(c.status == 0 && p[0] == 1 && !memcmp(p + 8, "1234abcd", 8) && p[1000] == 0,
+          "firmware slot page, padded");
+    /* error log: the errors above, newest first */
+    c = get_log(0x01, 4096, 0, false);
+    uint64_t n_err = le(p, 8);
+    CHECK(c.status == 0 && n_err >= 4 && le(p + 64, 8) == n_err - 1, "error log %llu",
+          (unsigned long long)n_err);
+    CHECK(le(p + 12, 2) >> 1 == (SC_INVALID_LOG_PAGE & 0x7FFF) || n_err, "status in entry");
+    c = get_log(0x02, 512, 0, false);
+    CHECK(le(p + 176, 8) >= n_err, "SMART error entries");
+    /* AER: an event completes a held AER with type | info << 8 | log page << 16 */
+    uint32_t *d = SQE(0x0C);
+    d[0] |= (uint32_t)900 << 16;
+    mock_push_cmd(0, d);
+    for (int i = 0; i < 10; i++)
+        fw_poll();
+    CHECK(!mock_pop_cpl(&c), "AER completed without an event");
+    mock_push_aer(1);
+    fw_poll();
+    CHECK(mock_pop_cpl(&c) && c.cid == 900 && c.dw0 == (0 | 1u << 8 | 1u << 16),
+          "AER completion dw0 %x", c.dw0);
+    /* a second error event waits (masked) until the error log is read */
+    d[0] = 0x0C | (uint32_t)901 << 16;
+    mock_push_cmd(0, d);
+    mock_push_aer(0);
+    for (int i = 0; i < 10; i++)
+        fw_poll();
+    CHECK(!mock_pop_cpl(&c), "masked event reported");
+    get_log(0x01, 64, 0, false);
+    fw_poll();
+    CHECK(mock_pop_cpl(&c) && c.cid == 901 && c.dw0 == (1u << 16), "unmasked after log read");
+    /* AER limit: AERL + 1 = 4 outstanding */
+    for (int i = 0; i < 4; i++) {
+        d[0] = 0x0C | (uint32_t)(910 + i) << 16;
+        mock_push_cmd(0, d);
+    }
+    for (int i = 0; i < 10; i++)
+        fw_poll();
+    CHECK(!mock_pop_cpl(&c), "4 AERs held");
+    d[0] = 0x0C;
+    CHECK(admin(d).status == SC_AER_LIMIT, "fifth AER");
+    /* Abort: caught before fetch -> dw0 0; not caught -> dw0 1 */
+    mock_set_sq_pending(1u << 1, 3);
+    mock_set_abort_hit(true);
+    d = SQE(0x08);
+    d[10] = 0 | 77u << 16;
+    c = admin(d);
+    CHECK(c.status == 0 && c.dw0 == 0 && mock_abort_sqid == 0 && mock_abort_cid == 77 &&
+          !mock_abort_armed, "abort hit");
+    mock_set_abort_hit(false);
+    c = admin(d);
+    CHECK(c.status == 0 && c.dw0 == 1, "abort miss");
+    d[10] = 5;
+    c = admin(d);
+    CHECK(c.status == 0 && c.dw0 == 1, "abort on a queue that does not exist");
+    /* vendor page */
+    CHECK(vendor(0) == 3 + 250 + 0 && vendor(48) == F.user_units && vendor(112) == 4,
+          "vendor page counters");
+    /* controller reset drops the held AERs: a new one is accepted again x4 */
+    mock_set_enabled(false);
+    fw_poll();
+    mock_set_enabled(true);
+    for (int i = 0; i < 4; i++) {
+        d = SQE(0x0C);
+        d[0] |= (uint32_t)(920 + i) << 16;
+        mock_push_cmd(0, d);
+    }
+    for (int i = 0; i < 10; i++)
+        fw_poll();
+    CHECK(!mock_pop_cpl(&c), "4 AERs held after reset (old ones dropped)");
+}
+
+static void t_integrity(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    uint32_t big = cfg.max_transfer / (uint32_t)lba_bytes;
+    /* the whole drive three times, sequential in big requests, QD 8 */
+    for (int pass = 0; pass < 3; pass++) {
+        for (uint64_t l = 0; l < n; l += big)
+            wr(l, (uint32_t)(n - l < big ? n - l : big), (uint64_t)pass << 40 | l, 8, 0);
+        drain();
+    }
+    verify_all(big, 8);
+    /* random 4 KiB overwrites, QD 4 */
+    for (int i = 0; i < 3000; i++) {
+        uint64_t u = rnd() % (n / spu());
+        wr(u * spu(), spu(), rnd(), 4, 0);
+    }
+    drain();
+    /* deallocated ranges read as zeroes (unit aligned and not) */
+    for (int i = 0; i < 20; i++) {
+        uint64_t s = rnd() % (n - 300);
+        deallocate(s, 1 + (uint32_t)(rnd() % 300));
+    }
+    /* Write Zeroes */
+    for (int i = 0; i < 10; i++) {
+        uint64_t s = rnd() % (n - 100);
+        uint32_t k = 1 + (uint32_t)(rnd() % 100);
+        uint32_t *d = SQE(0x08, 1);
+        d[10] = (uint32_t)s;
+        d[12] = k - 1;
+        CHECK(admin_on(1, d).status == 0, "write zeroes");
+        memset(shadow + s * lba_bytes, 0, k * lba_bytes);
+    }
+    verify_all(big, 8);
+    verify_all(spu(), 16);
+    CHECK(mock_stats.violations == 0, "flash rule violations %llu",
+          (unsigned long long)mock_stats.violations);
+    /* bad input: LBA range, namespace, DSM range past the end */
+    CHECK(raw_io(0x02, n - 1, 2, 1) == SC_LBA_RANGE, "read past the end");
+    CHECK(raw_io(0x01, n, 1, 1) == SC_LBA_RANGE, "write past the end");
+    CHECK(raw_io(0x02, 0, 1, 2) == SC_INVALID_NS, "nsid 2");
+    uint32_t range[4] = { 0, 10, (uint32_t)(n - 5), 0 };
+    memcpy(mock_host + HOST_DATA, range, 16);
+    uint32_t *d = SQE(0x09, 1);
+    d[6] = HOST_DATA;
+    d[11] = 4;
+    CHECK(admin_on(1, d).status == SC_LBA_RANGE, "DSM range past the end");
+    d[1] = 3;
+    CHECK(admin_on(1, d).status == SC_INVALID_NS, "DSM nsid 3");
+    verify_all(big, 8);
+}
+
+static void t_rmw(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    /* 512 B writes and unaligned multi-LBA writes, reads at odd offsets */
+    for (int i = 0; i < 4000; i++) {
+        uint64_t s = rnd() % (n - 40);
+        uint32_t k = (rnd() & 1) ? 1 : 1 + (uint32_t)(rnd() % 40);
+        wr(s, k, rnd(), 1 + (uint32_t)(rnd() % 4), 0);
+    }
+    drain();
+    for (int i = 0; i < 2000; i++) {
+        uint64_t s = rnd() % (n - 40);
+        rd(s, 1 + (uint32_t)(rnd() % 40), 4);
+    }
+    drain();
+    /* partial-unit Write Zeroes leaves the rest of the unit */
+    wr(800, 8, 77, 1, 0);
+    uint32_t *d = SQE(0x08, 1);
+    d[10] = 802;
+    d[12] = 2;
+    CHECK(admin_on(1, d).status == 0, "write zeroes");
+    memset(shadow + 802 * lba_bytes, 0, 3 * lba_bytes);
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
+static void t_gc(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    uint64_t moved0 = vendor(16);
+    /* random 4 KiB overwrites: twice the drive */
+    for (uint64_t i = 0; i < 2 * n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    uint64_t host = vendor(0), nand = vendor(8), moved = vendor(16), erases = vendor(24);
+    double wa = (double)nand / (double)host;
+    printf("gc: host units %llu nand units %llu moved %llu erases %llu WA %.3f\n",
+           (unsigned long long)host, (unsigned long long)nand, (unsigned long long)moved,
+           (unsigned long long)erases, wa);
+    CHECK(moved > moved0 && moved > 1000, "GC moved only %llu units", (unsigned long long)moved);
+    CHECK(wa > 1.05, "write amplification %.3f", wa);
+    CHECK(vendor(64) == nand * 1000 / host, "WA x1000 field");
+    /* wear: erase counts spread (wear-aware allocation) */
+    CHECK(vendor(80) <= vendor(72) * 3 + 3, "max erase %llu avg %llu",
+          (unsigned long long)vendor(80), (unsigned long long)vendor(72));
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
+static void t_badblocks(void)
+{
+    struct mock_cfg c = cfg_default();
+    cfg = c;
+    mock_init(&cfg);
+    /* factory bad: die 1 block 5 plane 1, die 3 block 0 plane 0, die 0 block 1 (sys area) */
+    mock_factory_bad(1, 5 * 2 + 1);
+    mock_factory_bad(3, 0);
+    mock_factory_bad(0, 1 * 2);
+    boot();
+    shadow = calloc(1, ns_bytes);
+    CHECK(vendor(32) == 3, "factory bad blocks counted: %llu", (unsigned long long)vendor(32));
+    CHECK(F.sys_blk[0] == 0 && F.sys_blk[1] == 2, "system area skips the bad block");
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    CHECK(!mock_block_programmed(1, 11) && !mock_block_programmed(1, 10), "bad pair unused");
+    /* grown bad blocks: program and erase failures on blocks in use */
+    for (int k = 0; k < 6; k++)
+        mock_fail_next_program((uint32_t)k % 4, (uint32_t)(2 * (3 + k)));
+    mock_fail_next_erase(2, 2 * 7 + 1);
+    for (int pass = 0; pass < 2; pass++)
+        for (uint64_t i = 0; i < n / spu(); i++)
+            wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    uint64_t bad = vendor(32);
+    printf("badblocks: %llu bad after grown failures\n", (unsigned long long)bad);
+    CHECK(bad > 3, "grown bad blocks not retired (%llu)", (unsigned long long)bad);
+    verify_all(64, 8);
+    /* the table survives a restart */
+    mock_set_shutdown(1);
+    fw_poll();
+    CHECK(mock_shutdown_done(), "shutdown");
+    mock_power_cycle();
+    boot();
+    CHECK(vendor(32) == bad, "bad blocks after restart %llu", (unsigned long long)vendor(32));
+    verify_all(64, 8);
+}
+
+static void t_restart(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 5, 8, 0);
+    for (int i = 0; i < 2000; i++)
+        wr(rnd() % (n - 8), 1 + (uint32_t)(rnd() % 8), rnd(), 4, 0);
+    drain();
+    deallocate(100, 500);
+    /* clean shutdown: write buffer flushed, map saved, then done */
+    mock_set_shutdown(1);
+    fw_poll();
+    CHECK(mock_shutdown_done(), "shutdown not done");
+    mock_set_shutdown(0);
+    fw_poll();
+    CHECK(!mock_shutdown_done(), "done not cleared");
+    uint64_t seq = F.ckpt_seq;
+    mock_power_cycle();
+    boot();
+    CHECK(F.ckpt_seq == seq, "checkpoint %llu loaded, want %llu",
+          (unsigned long long)F.ckpt_seq, (unsigned long long)seq);
+    verify_all(64, 8);
+    struct mock_cpl c = get_log(0x02, 512, 0, false);
+    uint8_t *p = mock_host + HOST_DATA;
+    CHECK(c.status == 0 && le(p + 112, 8) == 2 && le(p + 144, 8) == 0, "power cycles %llu",
+          (unsigned long long)le(p + 112, 8));
+    CHECK(le(p + 80, 8) > 2000, "host write count survives");
+    /* Flush persists too; a restart without shutdown counts as unsafe */
+    for (int i = 0; i < 500; i++)
+        wr(rnd() % (n - 8), 1 + (uint32_t)(rnd() % 8), rnd(), 4, 0);
+    drain();
+    flush();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+    get_log(0x02, 512, 0, false);
+    CHECK(le(p + 112, 8) == 3 && le(p + 144, 8) == 1, "unsafe shutdowns %llu",
+          (unsigned long long)le(p + 144, 8));
+    /* a corrupted newest checkpoint: the older one is used */
+    uint64_t seq2 = F.ckpt_seq;
+    CHECK(seq2 > seq, "flush wrote a checkpoint");
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
+static void t_format(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    uint32_t *d = SQE(0x80, 1);
+    d[10] = 1;
+    CHECK(admin(d).status == SC_INVALID_FORMAT, "LBAF 1");
+    d[10] = 1u << 5;
+    CHECK(admin(d).status == SC_INVALID_FORMAT, "PI 1");
+    d[10] = 3u << 9;
+    CHECK(admin(d).status == SC_INVALID_FIELD, "SES 3");
+    d[1] = 2;
+    d[10] = 0;
+    CHECK(admin(d).status == SC_INVALID_NS, "nsid 2");
+    uint64_t erases = vendor(24);
+    d[1] = 1;
+    d[10] = 1u << 9;
+    CHECK(admin(d).status == 0, "format SES 1");
+    CHECK(vendor(24) >= erases + F.n_dies * F.nblk - 4, "every block erased");
+    memset(shadow, 0, ns_bytes);
+    verify_all(64, 8);
+    /* the drive works after format and across a restart */
+    for (int i = 0; i < 500; i++)
+        wr(rnd() % (n - 8), 1 + (uint32_t)(rnd() % 8), rnd(), 4, 0);
+    drain();
+    d[1] = NSID_ALL;
+    d[10] = 2u << 9;
+    CHECK(admin(d).status == 0, "format SES 2 (crypto -> user data erase)");
+    memset(shadow, 0, ns_bytes);
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+}
+
+static void t_fua(void)
+{
+    setup(cfg_default());
+    create_io_queue_pair();
+    /* FUA writes reach the flash before completing: programs were issued and done */
+    uint64_t p0 = mock_stats.programs;
+    wr(0, 8, 1, 1, 1u << 14);
+    CHECK(mock_stats.programs > p0, "FUA write completed without a program");
+    /* with the volatile write cache off, every write is written through */
+    CHECK(setf(0x06, 0, false).status == 0, "VWC off");
+    p0 = mock_stats.programs;
+    wr(8, 8, 2, 1, 0);
+    CHECK(mock_stats.programs > p0, "write-through without VWC");
+    /* with it on, a 4 KiB write stays in the buffer */
+    CHECK(setf(0x06, 1, false).status == 0, "VWC on");
+    p0 = mock_stats.programs;
+    wr(16, 8, 3, 1, 0);
+    CHECK(mock_stats.programs == p0, "cached write programmed at once");
+    verify_all(64, 8);
+}
+
+/* Per-request firmware time on the host (mock included): 4 KiB writes and reads, QD 16. */
+static void t_perf(void)
+{
+    setup(cfg_default());
+    uint64_t units = F.ns_lbas / spu(), nreq = 20000;
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (uint64_t i = 0; i < nreq; i++)
+        wr((i % units) * spu(), spu(), i, 16, 0);
+    drain();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double w = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)nreq;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (uint64_t i = 0; i < nreq; i++)
+        rd((rnd() % units) * spu(), spu(), 16);
+    drain();
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    double r = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)nreq;
+    printf("perf: %.0f ns per 4 KiB write, %.0f ns per 4 KiB read (host, mock and checks "
+           "included)\n", w, r);
+}
+
+struct test { const char *name; void (*fn)(void); };
+static const struct test tests[] = {
+    { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
+    { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
+    { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
+    { "format", t_format }, { "fua", t_fua }, { "perf", t_perf },
+};
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+            printf("%s\n", tests[i].name);
+        return 0;
+    }
+    if (argc > 2)
+        seed = (unsigned)strtoul(argv[2], NULL, 0);
+    rng_state = 0x853c49e6748fea9bull ^ seed;
+    for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
+        if (!strcmp(argv[1], tests[i].name)) {
+            test_name = tests[i].name;
+            tests[i].fn();
+            printf("PASS %s (seed %u)\n", test_name, seed);
+            return 0;
+        }
+    fprintf(stderr, "unknown test %s\n", argv[1]);
+    return 2;
+}
