@@ -716,17 +716,24 @@ static void t_badblocks(void)
         wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
     drain();
     CHECK(!mock_block_programmed(1, 11) && !mock_block_programmed(1, 10), "bad pair unused");
-    /* grown bad blocks: program and erase failures on blocks in use */
+    /* grown bad blocks: program and erase failures on blocks in use, then the whole drive
+     * rewritten once, so every failed page held data that must come back */
+    for (uint64_t i = 0; i < n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
     for (int k = 0; k < 6; k++)
         mock_fail_next_program((uint32_t)k % 4, (uint32_t)(2 * (3 + k)));
     mock_fail_next_erase(2, 2 * 7 + 1);
-    for (int pass = 0; pass < 2; pass++)
-        for (uint64_t i = 0; i < n / spu(); i++)
-            wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
-    drain();
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t l = 0; l < n; l += 64)
+            wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l * 3 + (uint64_t)pass, 8, 0);
+        drain();
+        if (pass == 0)
+            verify_all(64, 8);
+    }
     uint64_t bad = vendor(32);
     printf("badblocks: %llu bad after grown failures\n", (unsigned long long)bad);
-    CHECK(bad > 3, "grown bad blocks not retired (%llu)", (unsigned long long)bad);
+    CHECK(bad == 3 + 7, "grown bad blocks retired: %llu of 3 + 7", (unsigned long long)bad);
     verify_all(64, 8);
     /* the table survives a restart */
     mock_set_shutdown(1);
