@@ -21,10 +21,8 @@ help: ## list the targets
 deps: ## install everything: Debian packages, .venv from requirements.lock, Verilator >= 5.036
 	@sim/setup/deps.sh
 
-sim: ## the main job: the simulated drive measured with the default persona (not built yet)
-	@echo "make sim: the simulated drive (SoC, firmware, FTL, benchmarks) does not exist yet;" >&2
-	@echo "          see the Status table in README.md. Today: make test, make wave." >&2
-	@exit 2
+sim: deps ## build and start the simulated drive (default persona, sim scale): make sim [PERSONA=name]
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sim.harness.launch --persona $(or $(PERSONA),default)
 
 test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) $(T)

@@ -29,13 +29,13 @@ def verilator():
                           capture_output=True, text=True).stdout.strip()
 
 
-def build_firmware(out):
+def build_firmware(out, quiet=False):
     """make -C sw/firmware against this build's generated headers; returns firmware.bin."""
     fw_build = Path(out).resolve() / "firmware"
     inc = Path(out).resolve() / "software" / "include"
-    env = dict(os.environ, C_INCLUDE_PATH=str(inc))     # LiteX's generated headers
     subprocess.run(["make", "-C", str(ROOT / "sw" / "firmware"), "-j1",
-                    f"BUILD={fw_build}"], check=True, env=env)
+                    f"BUILD={fw_build}", f"GEN_INC={inc}"], check=True,
+                   stdout=subprocess.DEVNULL if quiet else None)
     return fw_build / "firmware.bin"
 
 
