@@ -58,8 +58,12 @@ def _device_options(f):
                   help="A card bound to vfio-pci, e.g. 0000:01:00.0.")
     @click.option("--irq", is_flag=True, help="Complete by interrupts instead of polling.")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @click.option("--trace", is_flag=True,
+                  help="Log every bridge request and reply to stderr (sim; SSDLAB_SIM_TRACE=1).")
     @functools.wraps(f)
-    def wrapper(*args, sim, vfio, irq, as_json, **kwargs):
+    def wrapper(*args, sim, vfio, irq, as_json, trace, **kwargs):
+        if trace:
+            os.environ["SSDLAB_SIM_TRACE"] = "1"
         if sim and vfio:
             raise click.UsageError("give --sim or --vfio, not both")
         if not sim and not vfio:

@@ -24,6 +24,7 @@ struct sim {
     uint64_t period_ps;
     uint64_t time_ps;
     char     path[108];
+    int      trace;             /* $SSDLAB_SIM_TRACE set: every request and reply to stderr */
     struct sl_pagealloc pa;
 };
 
@@ -56,6 +57,10 @@ static int xfer(struct sim *s, struct sb_msg *m)
 {
     uint32_t type = m->type;
     uint64_t addr = m->addr;
+    struct sb_msg req = *m;
+    if (s->trace && (type == SB_WAIT || type == SB_ADVANCE))  /* the long ones: say so first */
+        fprintf(stderr, "ssdlab sim %14.3f us  %-10s size %u data 0x%llx ...\n",
+                (double)s->time_ps / 1e6, type_name(type), m->size, (unsigned long long)m->data);
     if (s->fd < 0)
         return sl_terr(&s->t, -ENOTCONN, "sim %s: not connected", type_name(type));
     int rc = io_all(s, m, sizeof(*m), 1);
@@ -71,6 +76,11 @@ static int xfer(struct sim *s, struct sb_msg *m)
         return sl_terr(&s->t, -EPROTO, "sim %s: reply of type %u (%s)", type_name(type),
                        m->type, type_name(m->type));
     s->time_ps = m->time_ps;
+    if (s->trace)
+        fprintf(stderr, "ssdlab sim %14.3f us  %-10s addr 0x%llx size %u data 0x%llx -> status %u "
+                "addr 0x%llx size %u data 0x%llx\n", (double)m->time_ps / 1e6, type_name(type),
+                (unsigned long long)req.addr, req.size, (unsigned long long)req.data, m->status,
+                (unsigned long long)m->addr, m->size, (unsigned long long)m->data);
     switch (m->status) {
     case SB_OK:
         return 0;
@@ -264,6 +274,8 @@ int sl_transport_open_sim(const char *path, struct sl_transport **out)
     s->t.priv = s;
     s->t.events = SL_EV_IRQ | SL_EV_DMA_WRITE;
     s->fd = -1;
+    const char *trace = getenv("SSDLAB_SIM_TRACE");
+    s->trace = trace && *trace && strcmp(trace, "0");
     strcpy(sa.sun_path, path);
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

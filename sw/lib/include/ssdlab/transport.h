@@ -70,7 +70,8 @@ struct sl_transport {
     void    *priv;
 };
 
-/* Simulation transport: socket path, or NULL for $SSDLAB_SIM_SOCKET. */
+/* Simulation transport: socket path, or NULL for $SSDLAB_SIM_SOCKET. With $SSDLAB_SIM_TRACE
+ * set (not "0"), every request and reply goes to stderr with the simulated time. */
 int sl_transport_open_sim(const char *socket_path, struct sl_transport **out);
 /* Sim only: ask the harness to finish (SB_QUIT); simulated time in ps. */
 int sl_sim_quit(struct sl_transport *t);
