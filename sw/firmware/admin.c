@@ -154,7 +154,7 @@ static uint32_t abort_cmd(const struct hal_cmd *c)
 {
     uint16_t t_sqid = (uint16_t)c->dw[10], t_cid = (uint16_t)(c->dw[10] >> 16);
     bool aborted = false;
-    if (t_sqid == 0 || queue_cqid_of(t_sqid) != 0xFFFF) {
+    if (t_sqid < 64 && (t_sqid == 0 || queue_cqid_of(t_sqid) != 0xFFFF)) {
         hal_abort_arm(t_sqid, t_cid);
         /* wait until the SQ has nothing unfetched (bounded: 1 ms, in case the fetch is held
          * up behind us), then let the last fetched entries pass the decoder */

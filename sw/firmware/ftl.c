@@ -125,6 +125,7 @@ void ftl_rebuild(void)
     for (uint32_t g = 0; g < F.n_grp; g++)
         F.grp[g].state = GRP_FREE;
     F.filling = F.n_grp;
+    F.n_requeue = 0;
 }
 
 void ftl_map_set(uint32_t lpn, uint32_t v)
@@ -175,6 +176,8 @@ static void grp_submit(uint32_t g)
     copy_wait();
     if (gr->state == GRP_FILLING)
         gr->seq = F.seq_next++;
+    else if (gr->state == GRP_REQUEUE)
+        F.n_requeue--;
     for (uint32_t tries = 0; tries < F.n_dies; tries++) {
         uint32_t d = F.rr_die;
         F.rr_die = (F.rr_die + 1) % F.n_dies;
@@ -231,6 +234,8 @@ static void wb_pad_submit(void)
 
 void ftl_submit_ready(void)
 {
+    if (!F.n_requeue)
+        return;
     for (uint32_t g = 0; g < F.n_grp; g++)
         if (F.grp[g].state == GRP_REQUEUE)
             grp_submit(g);
@@ -248,6 +253,7 @@ void ftl_grp_done(uint32_t g, bool fail)
         if (fail)
             blk_retire(gr->die, gr->blk);
         gr->state = GRP_REQUEUE;
+        F.n_requeue++;
         return;
     }
     for (uint32_t i = 0; i < F.pu_units; i++) {

@@ -64,6 +64,7 @@ struct ftl {
     uint32_t n_grp, filling;    /* filling: group being filled, or n_grp */
     uint32_t rr_die;            /* striping cursor */
     uint32_t seq_next;
+    uint32_t n_requeue;         /* groups waiting to be programmed again */
     /* firmware slots */
     uint32_t gc_stage, ckpt_stage, scratch, grp_base;
     uint32_t n_scratch;

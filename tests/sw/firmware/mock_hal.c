@@ -119,6 +119,11 @@ void mock_fail_next_erase(uint32_t die, uint32_t lb)
     blks[die * lun_blocks + lb].fail_erase = true;
 }
 
+void mock_corrupt(uint32_t die, uint32_t lb, uint32_t page, uint32_t byte)
+{
+    flash[page_off(die, lb, page) * page_total + byte] ^= 0x10;
+}
+
 bool mock_block_programmed(uint32_t die, uint32_t lb)
 {
     return blks[die * lun_blocks + lb].next_page > 0;

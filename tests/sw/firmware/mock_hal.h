@@ -45,6 +45,7 @@ void mock_factory_bad(uint32_t die, uint32_t lun_block);       /* marker 00h, ne
 void mock_fail_next_program(uint32_t die, uint32_t lun_block);
 void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
+void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);
 
 /* NVMe side */
 void mock_push_cmd(uint16_t sqid, const uint32_t dw[16]);

@@ -784,10 +784,22 @@ static void t_restart(void)
     get_log(0x02, 512, 0, false);
     CHECK(le(p + 112, 8) == 3 && le(p + 144, 8) == 1, "unsafe shutdowns %llu",
           (unsigned long long)le(p + 144, 8));
-    /* a corrupted newest checkpoint: the older one is used */
-    uint64_t seq2 = F.ckpt_seq;
-    CHECK(seq2 > seq, "flush wrote a checkpoint");
     CHECK(mock_stats.violations == 0, "violations");
+    /* a corrupted newest checkpoint: the older one is loaded */
+    uint32_t seq2 = F.ckpt_seq;
+    CHECK(seq2 > seq, "flush wrote a checkpoint");
+    uint32_t area = seq2 & 1;
+    mock_corrupt(0, F.sys_blk[area * F.area_blocks] * 2, 0, 4096 + 100);
+    mock_power_cycle();
+    boot();
+    CHECK(F.ckpt_seq == seq2 - 1, "loaded checkpoint %u, want the older %u", F.ckpt_seq,
+          seq2 - 1);
+    /* both corrupted: the drive formats itself (reads zeroes) */
+    mock_corrupt(0, F.sys_blk[(area ^ 1) * F.area_blocks] * 2, 0, 4096 + 100);
+    mock_power_cycle();
+    boot();
+    memset(shadow, 0, ns_bytes);
+    verify_all(64, 8);
 }
 
 static void t_format(void)
