@@ -132,3 +132,15 @@ def test_end_to_end_on_fake_harness(harness):
     assert int(json.loads(r.output)["sim_ps"]) > 0
     assert run("quit", env=harness).exit_code == 0
     assert os.environ.get("SSDLAB_SIM_SOCKET") != harness["SSDLAB_SIM_SOCKET"]
+
+
+def test_trace_logs_bridge_traffic(harness):
+    env = dict(os.environ, **harness)
+    r = subprocess.run([str(ROOT / ".venv" / "bin" / "python"), "-m", "sw.ssdlab", "drive",
+                        "identify", "--trace"], cwd=ROOT, env=env, capture_output=True,
+                       text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    assert "HELLO" in lines[0] and "model" in r.stdout
+    assert any("MMIO_WRITE addr 0x14 size 4 data 0x460001" in ln for ln in lines)
+    assert any("WAIT" in ln and "..." in ln for ln in lines)
