@@ -219,12 +219,20 @@ int sl_exec(struct sl_ctrl *c, unsigned qid, struct nvme_sqe *cmd, uint64_t bus,
         uint64_t now = t->ops->time_ns(t);
         rc = sl_wait(c, qid, 1, now < deadline ? deadline - now : 0);
         if (rc == -ETIMEDOUT) {
+            /* the command stays in flight (its CID is not reused until the controller
+             * completes it) but nobody waits for it any more: a late CQE must not call back
+             * into this returned stack frame */
+            c->q[qid].reqs[cmd->cid].cb = NULL;
+            c->q[qid].reqs[cmd->cid].user = NULL;
             return sl_err(c, -ETIMEDOUT, "%s (queue %u, CID %u): no completion within %llu ns",
                           sl_opc_name(qid, cmd->opc), qid, cmd->cid,
                           (unsigned long long)timeout_ns);
         }
-        if (rc < 0)
+        if (rc < 0) {
+            c->q[qid].reqs[cmd->cid].cb = NULL;
+            c->q[qid].reqs[cmd->cid].user = NULL;
             return rc;
+        }
     }
     if (dw0)
         *dw0 = s.dw0;

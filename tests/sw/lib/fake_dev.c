@@ -126,7 +126,7 @@ void fake_dev_write(struct fake_dev *d, uint32_t off, unsigned size, uint64_t va
             d->cq[qid].head = (uint16_t)val;
         } else {
             d->sq[qid].tail = (uint16_t)val;
-            d->busy_until = d->now_ns + d->cmd_ns;
+            d->busy_until = d->now_ns + (qid && d->late_io_ns ? d->late_io_ns : d->cmd_ns);
         }
     }
 }

@@ -36,6 +36,7 @@ struct fake_dev {
     int      shst_never;        /* CSTS.SHST never reaches 10b (complete) */
     uint32_t rtd3e;             /* Identify RTD3E, us */
     int      lose_io;           /* I/O commands never complete */
+    uint64_t late_io_ns;        /* I/O commands complete this late (0: cmd_ns) */
     uint16_t force_status;      /* next I/O command completes with this status */
     uint8_t  mdts;
     uint16_t nsqa;              /* 0's based queues granted by Set Features */

@@ -10,6 +10,13 @@
 
 static int tt_failures;
 
+/* ASan: also catch use of a returned stack frame (a callback into a finished sync call). */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "detect_stack_use_after_return=1";
+}
+
 #define CHECK(c) do { \
     if (!(c)) { \
         fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #c); \
