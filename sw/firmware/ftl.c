@@ -7,7 +7,7 @@ struct ftl F;
 struct ftl_config ftl_config = {
     .op_permille = 70,          /* 7 %: what consumer drives keep (persona may add) */
     .pe_budget = 3000,          /* MLC budget when the part says nothing */
-    .gc_low = 3,
+    .gc_low = 2,
 };
 extern uint32_t fw_buf_limit;
 
@@ -52,10 +52,10 @@ void ftl_init_geometry(void)
         fw_panic("checkpoint area does not fit in die 0");
 
     /* user capacity: raw minus system blocks, minus over-provisioning, but always leaving
-     * each die gc_low + 2 blocks (GC reserve, open block, victim) */
+     * each die gc_low + 1 blocks (the GC reserve and the open block) */
     uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
     uint64_t user = avail * (1000 - ftl_config.op_permille) / 1000;
-    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 2) * F.upb;
+    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 1) * F.upb;
     if (user + reserve > avail)
         user = avail > reserve ? avail - reserve : 0;
     F.user_units = (uint32_t)user;

@@ -860,6 +860,29 @@ static void t_fua(void)
     verify_all(64, 8);
 }
 
+/* Few blocks per die (like the scaled personas): GC with its reserve only, random
+ * overwrites of 3 drives' worth, sub-unit writes, all data back. */
+static void t_tight(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.blocks_per_plane = 10;
+    c.n_ways = 1;
+    setup(c);
+    uint64_t n = F.ns_lbas;
+    printf("tight: %u user units of %u raw\n", F.user_units, F.raw_units);
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    for (uint64_t i = 0; i < 3 * n / spu(); i++) {
+        if (i % 7 == 0)
+            wr(rnd() % (n - 3), 1 + (uint32_t)(rnd() % 3), rnd(), 8, 0);
+        else
+            wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    }
+    drain();
+    verify_all(64, 8);
+    CHECK(vendor(16) > 0 && mock_stats.violations == 0, "GC ran, no violations");
+}
+
 /* Per-request firmware time on the host (mock included): 4 KiB writes and reads, QD 16. */
 static void t_perf(void)
 {
@@ -887,7 +910,7 @@ static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
-    { "format", t_format }, { "fua", t_fua }, { "perf", t_perf },
+    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "perf", t_perf },
 };
 
 int main(int argc, char **argv)
