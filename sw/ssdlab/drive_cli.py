@@ -116,7 +116,10 @@ def _check_range(d, lba, count):
 
 
 def _chunks(d, lba, count):
-    per = max(1, d.info()["max_transfer"] // d.info()["lba_bytes"])
+    info = d.info()
+    if not info["lba_bytes"]:
+        raise click.ClickException("namespace 1 does not exist (Identify: NN = 0)")
+    per = max(1, info["max_transfer"] // info["lba_bytes"])
     while count:
         n = min(per, count)
         yield lba, n
