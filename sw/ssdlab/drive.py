@@ -68,6 +68,23 @@ class _Info(ctypes.Structure):
                 ("use_irq", ctypes.c_int32), ("n_vectors", ctypes.c_uint32)]
 
 
+class _BenchOpts(ctypes.Structure):
+    _fields_ = [("write", ctypes.c_int), ("random", ctypes.c_int),
+                ("io_blocks", ctypes.c_uint32), ("qd", ctypes.c_uint32),
+                ("n_ios", ctypes.c_uint64), ("lba_first", ctypes.c_uint64),
+                ("lba_count", ctypes.c_uint64), ("seed", ctypes.c_uint64),
+                ("qid", ctypes.c_uint32)]
+
+
+class _BenchResult(ctypes.Structure):
+    _fields_ = [("ios", ctypes.c_uint64), ("bytes", ctypes.c_uint64),
+                ("errors", ctypes.c_uint64), ("first_error", ctypes.c_uint16),
+                ("elapsed_ns", ctypes.c_uint64), ("lat_min_ns", ctypes.c_uint64),
+                ("lat_mean_ns", ctypes.c_uint64), ("lat_p50_ns", ctypes.c_uint64),
+                ("lat_p99_ns", ctypes.c_uint64), ("lat_p999_ns", ctypes.c_uint64),
+                ("lat_max_ns", ctypes.c_uint64)]
+
+
 def _stale():
     if not LIB_PATH.exists():
         return True
@@ -120,6 +137,7 @@ def load_library(build=True):
             "sl_get_features": (i32, [vp, u32, u32, ctypes.POINTER(u32)]),
             "sl_set_features": (i32, [vp, u32, u32, ctypes.POINTER(u32)]),
             "sl_format": (i32, [vp, u32, u32, u32]),
+            "sl_bench": (i32, [vp, ctypes.POINTER(_BenchOpts), ctypes.POINTER(_BenchResult)]),
             "sl_status_str": (ctypes.c_char_p, [ctypes.c_uint16, ctypes.c_char_p,
                                                 ctypes.c_size_t]),
             "sl_pattern_fill": (None, [u64, u64, ctypes.c_char_p, ctypes.c_size_t]),
@@ -361,3 +379,17 @@ class Drive:
 
     def format(self, lbaf=0, ses=0, nsid=1):
         self._check(self._lib.sl_format(self._c, nsid, lbaf, ses))
+
+    def bench(self, write=False, random=False, io_blocks=1, qd=1, n_ios=1000, lba_first=0,
+              lba_count=0, seed=0, qid=1):
+        """libssdlab's fixed-QD workload (sl_bench): a dict of I/Os, bytes, errors, elapsed
+        and latency percentiles in ns of transport time (simulated on sim)."""
+        o = _BenchOpts(int(write), int(random), io_blocks, qd, n_ios, lba_first, lba_count,
+                       seed, qid)
+        r = _BenchResult()
+        rc = self._lib.sl_bench(self._c, ctypes.byref(o), ctypes.byref(r))
+        if rc != 0:
+            raise self._error(rc)
+        out = {name: getattr(r, name) for name, _ in _BenchResult._fields_}
+        out["first_error"] = status_str(r.first_error) if r.errors else None
+        return out

@@ -336,6 +336,79 @@ def flush(dev, as_json):
     _emit(as_json, f, f"flushed in {f['time_ns'] / 1e3:.1f} us {f['clock']} time")
 
 
+@drive.command()
+@_device_options
+@click.option("--rw", type=click.Choice(["read", "write", "randread", "randwrite"]),
+              default="randread", show_default=True, help="Access pattern.")
+@click.option("--bs", type=click.IntRange(min=1), default=4096, show_default=True,
+              help="Bytes per I/O (a multiple of the LBA size, at most MDTS).")
+@click.option("--qd", type=click.IntRange(1, 4095), default=1, show_default=True,
+              help="I/Os kept in flight.")
+@click.option("--ios", type=click.IntRange(min=1), default=1000, show_default=True,
+              help="I/Os to complete.")
+@click.option("--lba", type=click.IntRange(min=0), default=0, show_default=True,
+              help="First LBA of the region.")
+@click.option("--count", type=click.IntRange(min=0), default=0,
+              help="Blocks in the region (default: to the end of the namespace).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Random offsets and write data (seed:N pattern, verifiable).")
+def bench(dev, as_json, rw, bs, qd, ios, lba, count, seed):
+    """A fixed-queue-depth workload; IOPS, MB/s and latency in simulated time on a sim."""
+    import time as _time
+
+    def go(d):
+        info = d.info()
+        if bs % info["lba_bytes"] or bs > info["max_transfer"]:
+            raise click.BadParameter(f"{bs} is not a multiple of the {info['lba_bytes']}-byte "
+                                     f"LBA up to the {info['max_transfer']}-byte MDTS",
+                                     param_hint="'--bs'")
+        if info["io_depth"] - 1 < qd:
+            raise click.BadParameter(f"the I/O queue holds {info['io_depth'] - 1} commands",
+                                     param_hint="'--qd'")
+        before = d.stats() if d.simulated else {}
+        w0 = _time.monotonic()
+        r = d.bench(write=rw.endswith("write"), random=rw.startswith("rand"),
+                    io_blocks=bs // info["lba_bytes"], qd=qd, n_ios=ios, lba_first=lba,
+                    lba_count=count, seed=seed)
+        wall = _time.monotonic() - w0
+        after = d.stats() if d.simulated else {}
+        r["config"] = {"rw": rw, "bs": bs, "qd": qd, "ios": ios, "lba": lba,
+                       "count": count or info["ns_blocks"] - lba, "seed": seed,
+                       "transport": info["transport"], "model": info["model"],
+                       "firmware": info["firmware"], "irq": info["use_irq"],
+                       "clock": "simulated" if d.simulated else "wall"}
+        r["wall_s"] = wall
+        if after:
+            r["sim_cycles"] = int(after["cycles"]) - int(before["cycles"])
+            r["sim_cycles_per_wall_s"] = r["sim_cycles"] / wall if wall else None
+            r["ios_per_wall_s"] = r["ios"] / wall if wall else None
+        return r
+    r = _run(dev, go)
+    ns = r["elapsed_ns"] or 1
+    r["iops"] = r["ios"] / ns * 1e9
+    r["mb_per_s"] = r["bytes"] / ns * 1e3
+    if as_json:
+        click.echo(json.dumps(r, indent=2))
+    else:
+        c = r["config"]
+        click.echo(f"{c['rw']} bs={c['bs']} qd={c['qd']} ios={c['ios']} LBA {c['lba']} + "
+                   f"{c['count']} seed={c['seed']} on {c['model']} ({c['transport']}, "
+                   f"{'interrupts' if c['irq'] else 'polling'})")
+        click.echo(f"  {r['iops']:.0f} IOPS, {r['mb_per_s']:.1f} MB/s over "
+                   f"{r['elapsed_ns'] / 1e3:.1f} us {c['clock']} time")
+        click.echo("  latency us: " + ", ".join(
+            f"{k} {r['lat_' + k + '_ns'] / 1e3:.2f}" for k in ("min", "mean", "p50", "p99",
+                                                               "p999", "max")))
+        if "sim_cycles" in r:
+            click.echo(f"  simulation: {r['sim_cycles']} cycles in {r['wall_s']:.2f} s wall "
+                       f"({r['sim_cycles_per_wall_s']:.0f} cycles/s, "
+                       f"{r['ios_per_wall_s']:.1f} I/Os per wall second)")
+        if r["errors"]:
+            click.echo(f"  {r['errors']} I/O error(s), first: {r['first_error']}")
+    if r["errors"]:
+        sys.exit(1)
+
+
 def _transport(dev, fn):
     from sw.ssdlab.drive import DriveError, Transport
     try:

@@ -121,6 +121,14 @@ def test_end_to_end_on_fake_harness(harness):
     assert run("format", "--yes", env=harness).exit_code == 0
     r = run("verify", "--lba", "0", "--count", "256", "--pattern", "zero", env=harness)
     assert r.exit_code == 0, r.output
+    r = run("bench", "--rw", "randwrite", "--qd", "8", "--ios", "200", "--lba", "256",
+            "--count", "512", "--seed", "4", "--json", env=harness)
+    assert r.exit_code == 0, r.output
+    b = json.loads(r.output)
+    assert b["ios"] == 200 and b["errors"] == 0 and b["config"]["clock"] == "simulated"
+    assert 0 < b["lat_p50_ns"] <= b["lat_p99_ns"] and b["sim_cycles"] > 0
+    r = run("bench", "--rw", "read", "--bs", "1000", env=harness)
+    assert r.exit_code == 2 and "'--bs'" in r.output
     # power cycle keeps the data (the fake keeps its media); statistics; the harness exits
     assert run("write", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness
                ).exit_code == 0

@@ -396,8 +396,59 @@ static void io_timeout(void)
     fake_dev_fini(&dev);
 }
 
+static void bench(void)
+{
+    fake_dev_init(&dev, NULL, 0);
+    struct sl_ctrl *c = open_ctrl(NULL, 0);
+    struct sl_bench_opts o = {.write = 1, .random = 0, .io_blocks = 2, .qd = 8, .n_ios = 100,
+                              .lba_first = 100, .lba_count = 64, .seed = 3};
+    struct sl_bench_result r;
+    CHECK_EQ(sl_bench(c, &o, &r), 0);
+    CHECK_EQ(r.ios, 100);
+    CHECK_EQ(r.bytes, 100 * 2 * 4096);
+    CHECK_EQ(r.errors, 0);
+    CHECK(r.elapsed_ns > 0);
+    CHECK(r.lat_min_ns >= dev.cmd_ns);
+    CHECK(r.lat_min_ns <= r.lat_p50_ns && r.lat_p50_ns <= r.lat_p99_ns &&
+          r.lat_p99_ns <= r.lat_p999_ns && r.lat_p999_ns <= r.lat_max_ns);
+    CHECK(r.lat_mean_ns >= r.lat_min_ns && r.lat_mean_ns <= r.lat_max_ns);
+    /* sequential writes covered the region with the per-LBA pattern, nothing outside it */
+    for (uint64_t lba = 100; lba < 164; lba++)
+        CHECK_EQ(sl_pattern_check(3, lba, dev.media + lba * 4096, 4096), (unsigned long long)-1);
+    CHECK_EQ(dev.media[164 * 4096], 0);
+    CHECK_EQ(dev.media[99 * 4096 + 4095], 0);
+    /* QD 8 overlaps commands (fake_dev serves a doorbell's batch together); QD 1 does not */
+    struct sl_bench_result r1;
+    o.qd = 1;
+    o.write = 0;
+    o.random = 1;
+    CHECK_EQ(sl_bench(c, &o, &r1), 0);
+    CHECK_EQ(r1.ios, 100);
+    CHECK(r1.elapsed_ns > r.elapsed_ns);
+    CHECK(r1.elapsed_ns >= 100 * dev.cmd_ns);           /* one at a time */
+    CHECK(r.elapsed_ns < 100 * dev.cmd_ns / 4);         /* eight at a time */
+    /* errors are counted with the first status */
+    o.lba_count = 0;
+    o.lba_first = 2047;
+    o.io_blocks = 1;
+    dev.force_status = NVME_STATUS(2, 0x81);
+    CHECK_EQ(sl_bench(c, &o, &r), 0);
+    CHECK_EQ(r.errors, 1);
+    CHECK_EQ(r.first_error, NVME_STATUS(2, 0x81));
+    /* bad options */
+    o.qd = 64;
+    CHECK_EQ(sl_bench(c, &o, &r), -EINVAL);
+    CHECK_STR(sl_errmsg(c), "QD 64 needs a queue deeper than 64");
+    o.qd = 1;
+    o.io_blocks = 64;
+    o.lba_first = 0;
+    CHECK_EQ(sl_bench(c, &o, &r), -E2BIG);
+    sl_ctrl_close(c);
+    fake_dev_fini(&dev);
+}
+
 TT_MAIN(TT_CASE(init_register_order), TT_CASE(init_rdy_timeout), TT_CASE(disable_timeout),
         TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(shutdown_timeout),
         TT_CASE(queue_count_and_depth),
         TT_CASE(rw_roundtrip), TT_CASE(mdts_limit), TT_CASE(async_wrap), TT_CASE(interrupts),
-        TT_CASE(nvme_errors), TT_CASE(io_timeout))
+        TT_CASE(nvme_errors), TT_CASE(io_timeout), TT_CASE(bench))

@@ -133,6 +133,27 @@ int sl_wait(struct sl_ctrl *c, unsigned qid, unsigned min, uint64_t timeout_ns);
 unsigned sl_inflight(const struct sl_ctrl *c, unsigned qid);
 unsigned sl_queue_depth(const struct sl_ctrl *c, unsigned qid);
 
+/* --- a built-in workload (the async API at a fixed queue depth) --------------------------- */
+struct sl_bench_opts {
+    int      write;             /* 0: Read, 1: Write (data: sl_pattern of seed, per LBA) */
+    int      random;            /* 0: sequential from lba_first, wrapping; 1: uniform random */
+    uint32_t io_blocks;         /* logical blocks per I/O (bs / LBA size), >= 1 */
+    uint32_t qd;                /* commands kept in flight, 1..queue depth - 1 */
+    uint64_t n_ios;             /* I/Os to complete */
+    uint64_t lba_first, lba_count;  /* the region (lba_count 0: to the namespace's end) */
+    uint64_t seed;              /* random offsets and write data */
+    uint32_t qid;               /* I/O queue (0: 1) */
+};
+struct sl_bench_result {
+    uint64_t ios, bytes, errors;
+    uint16_t first_error;       /* NVMe status of the first failed I/O */
+    uint64_t elapsed_ns;        /* first submission to last completion, transport time */
+    uint64_t lat_min_ns, lat_mean_ns, lat_p50_ns, lat_p99_ns, lat_p999_ns, lat_max_ns;
+};
+/* Run the workload; latencies are submit (doorbell) to completion seen by the host, in
+ * transport time (simulated on sim). Returns 0 (I/O errors are counted, not fatal) or < 0. */
+int sl_bench(struct sl_ctrl *c, const struct sl_bench_opts *o, struct sl_bench_result *r);
+
 /* --- status, patterns ------------------------------------------------------------------- */
 /* "LBA Out of Range (SCT 0 SC 80h)"; " DNR"/" More" appended when set. Returns buf. */
 char *sl_status_str(uint16_t status, char *buf, size_t len);
