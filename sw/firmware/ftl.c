@@ -108,7 +108,7 @@ void ftl_rebuild(void)
         F.blk[p / F.upb].valid++;
     }
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        F.die[d] = (struct die_info){ -1, 0, 0 };
+        F.die[d] = (struct die_info){ -1, 0, 0, 0 };
         for (uint32_t k = 0; k < F.nblk; k++) {
             struct blk_info *b = &F.blk[bidx(d, k)];
             if (b->state == BLK_BAD || b->state == BLK_SYS)
@@ -117,6 +117,7 @@ void ftl_rebuild(void)
                 b->state = BLK_BAD;
                 continue;
             }
+            /* pending blocks too: the map being rebuilt no longer points into them */
             b->state = b->valid ? BLK_FULL : BLK_FREE;
             if (!b->valid)
                 F.die[d].n_free++;
@@ -382,13 +383,6 @@ static bool durable_upto(uint32_t seq)
     return true;
 }
 
-static void gc_ensure(void)
-{
-    for (uint32_t d = 0; d < F.n_dies; d++)
-        while (F.die[d].n_free < ftl_config.gc_low && gc_one(d))
-            ;
-}
-
 static void do_write(const struct hal_be_req *r, struct req *q)
 {
     uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
@@ -473,6 +467,7 @@ void ftl_be_request(const struct hal_be_req *r)
     if (r->opcode != 0 && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
         q->status = r->nsid != 1 ? SC_INVALID_NS : SC_LBA_RANGE;
     } else if (r->opcode == 0x01) {
+        F.quiesced = false;
         do_write(r, q);
     } else if (r->opcode == 0x02) {
         do_read(r, q);
@@ -509,7 +504,7 @@ void ftl_flush_sync(void)
         wb_pad_submit();
         flash_poll();
         ftl_submit_ready();
-        gc_poll();              /* retiring blocks move their data into the buffer */
+        retire_poll();          /* retiring blocks move their data into the buffer */
         bool busy = F.filling != F.n_grp || F.retire_pending;
         for (uint32_t g = 0; g < F.n_grp && !busy; g++)
             busy = grp_busy(g);

@@ -21,7 +21,10 @@ struct ftl_config {
 };
 extern struct ftl_config ftl_config;
 
-enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS };
+/* PENDING: emptied by GC, but the last checkpoint's map may still point into it: it is
+ * erased only after the next checkpoint (so a Flush stays durable across power loss). */
+enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS,
+                 BLK_PENDING };
 
 struct blk_info {
     uint32_t erase_count;
@@ -34,6 +37,7 @@ struct die_info {
     int32_t  active;            /* block being filled, -1 none */
     uint32_t next_page;
     uint32_t n_free;
+    uint32_t n_pending;
 };
 
 /* write buffer group: one multi-plane page of one die (pu_units slots) */
@@ -73,6 +77,8 @@ struct ftl {
     uint32_t ckpt_seq;
     bool     dirty;             /* map changed since the last checkpoint */
     bool     in_gc;
+    bool     in_ckpt;
+    bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
 };
 extern struct ftl F;
@@ -114,6 +120,9 @@ uint32_t blk_avg_erase(void);
 bool gc_one(uint32_t die);
 void gc_relocate(uint32_t die, uint32_t blk);
 void gc_poll(void);
+void gc_ensure(void);
+void retire_poll(void);
+void blk_release_pending(void);
 
 /* ftl_ckpt.c */
 void ckpt_find_area(void);

@@ -4,12 +4,14 @@
 #include "ftl.h"
 
 /* The free block of `die` with the lowest erase count; erased now (the erase is queued
- * ahead of the die's programs, and ops to one die run in order). */
+ * ahead of the die's programs, and ops to one die run in order). -1: none. GC and the
+ * pending-block release belong to gc_ensure (top level); here only as an emergency. */
 int32_t blk_alloc(uint32_t die)
 {
     struct die_info *di = &F.die[die];
-    if (di->n_free == 0 && !F.in_gc)
-        while (di->n_free == 0 && gc_one(die))
+    /* emergency only (gc_ensure keeps gc_low free blocks between requests) */
+    if (di->n_free == 0 && !F.in_gc && !F.in_ckpt)
+        while (di->n_free + di->n_pending == 0 && gc_one(die))
             ;
     int32_t best = -1;
     uint32_t best_ec = 0xFFFFFFFFu;
@@ -20,8 +22,19 @@ int32_t blk_alloc(uint32_t die)
             best_ec = b->erase_count;
         }
     }
-    if (best < 0)
-        return -1;
+    if (best < 0) {
+        /* last resort: a block emptied since the last checkpoint (a power loss before the
+         * next checkpoint may then lose flushed data the old map points to) */
+        for (uint32_t k = 0; k < F.nblk && best < 0; k++)
+            if (F.blk[bidx(die, k)].state == BLK_PENDING && !F.blk[bidx(die, k)].inflight)
+                best = (int32_t)k;
+        if (best < 0)
+            return -1;
+        F.blk[bidx(die, (uint32_t)best)].state = BLK_FREE;
+        C.pending_reuse++;
+        di->n_pending--;
+        di->n_free++;
+    }
     struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
     b->state = BLK_ACTIVE;
     b->erase_count++;
@@ -36,6 +49,17 @@ int32_t blk_alloc(uint32_t die)
     op.tag = flash_tag_get(FOP_ERASE, die, (uint32_t)best);
     flash_push(&op);
     return best;
+}
+
+/* A checkpoint was written: blocks GC emptied before it are no longer referenced. */
+void blk_release_pending(void)
+{
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        if (F.blk[b].state == BLK_PENDING) {
+            F.blk[b].state = BLK_FREE;
+            F.die[b / F.nblk].n_free++;
+            F.die[b / F.nblk].n_pending--;
+        }
 }
 
 void blk_erase_done(uint32_t die, uint32_t blk, bool fail)
@@ -60,6 +84,8 @@ void blk_retire(uint32_t die, uint32_t blk)
         return;
     if (b->state == BLK_FREE)
         F.die[die].n_free--;
+    if (b->state == BLK_PENDING)
+        F.die[die].n_pending--;
     b->state = BLK_RETIRING;
     F.retire_pending = true;
     if (F.die[die].active == (int32_t)blk)

@@ -109,6 +109,8 @@ static void update_power_on(void)
  * map entry names a flash unit (or none). */
 void ckpt_save(bool clean)
 {
+    bool was = F.in_ckpt;
+    F.in_ckpt = true;
     ftl_flush_sync();
     update_power_on();
     C.ckpt_saves++;
@@ -144,12 +146,14 @@ void ckpt_save(bool clean)
         put(&s, blk_word(b));
     while (s.word)
         put(&s, 0);
+    F.in_ckpt = was;
     if (!s.ok) {
         fw_puts("checkpoint: write failed, previous one kept\n");
         return;
     }
     F.ckpt_seq = seq;
     F.dirty = false;
+    blk_release_pending();
 }
 
 /* One area: header, then the body applied to the tables as it streams in. false (tables
@@ -228,6 +232,7 @@ bool ckpt_load(void)
  * the map emptied, a checkpoint written. */
 void ftl_format(bool erase_all)
 {
+    F.quiesced = false;
     ftl_flush_sync();
     if (erase_all) {
         for (uint32_t d = 0; d < F.n_dies; d++)

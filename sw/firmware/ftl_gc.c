@@ -64,17 +64,17 @@ bool gc_one(uint32_t die)
     struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
     if (b->valid)
         fw_panic("GC victim still has valid units");
-    b->state = BLK_FREE;
-    F.die[die].n_free++;
+    b->state = BLK_PENDING;
+    F.die[die].n_pending++;
     return true;
 }
 
-/* Deferred work of the main loop: retire blocks that failed, keep gc_low free blocks. */
-void gc_poll(void)
+/* Retire blocks that failed once nothing is in flight to them. */
+void retire_poll(void)
 {
-    if (F.in_gc)
+    if (F.in_gc || !F.retire_pending)
         return;
-    if (F.retire_pending) {
+    {
         bool left = false;
         for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
             struct blk_info *bi = &F.blk[b];
@@ -89,7 +89,29 @@ void gc_poll(void)
         }
         F.retire_pending = left;
     }
-    for (uint32_t d = 0; d < F.n_dies; d++)
-        if (F.die[d].n_free < ftl_config.gc_low)
-            gc_one(d);
+}
+
+/* Keep gc_low free blocks on every die: GC the dies short of free + pending blocks, then,
+ * if a die is short of free ones, a checkpoint turns the pending blocks free. Top level
+ * only (before a Write, in the main loop), never inside the program path. */
+void gc_ensure(void)
+{
+    if (F.in_gc || F.in_ckpt || F.quiesced)
+        return;
+    retire_poll();
+    bool short_free = false, pending = false;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        struct die_info *di = &F.die[d];
+        while (di->n_free + di->n_pending < ftl_config.gc_low && gc_one(d))
+            ;
+        short_free |= di->n_free < ftl_config.gc_low;
+        pending |= di->n_pending > 0;
+    }
+    if (short_free && pending)
+        ckpt_save(false);
+}
+
+void gc_poll(void)
+{
+    gc_ensure();
 }

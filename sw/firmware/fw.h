@@ -123,6 +123,7 @@ struct fw_counters {
     uint64_t power_on_seconds;
     uint64_t unsafe_shutdowns;
     uint64_t ckpt_saves;
+    uint64_t pending_reuse;                     /* emptied blocks erased before a checkpoint */
 };
 extern struct fw_counters C;
 

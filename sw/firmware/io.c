@@ -22,6 +22,7 @@ uint16_t io_dsm(const struct hal_cmd *c)
     }
     if (!(c->dw[11] & 0x4))     /* AD clear: attributes are hints only */
         return 0;
+    F.quiesced = false;
     for (uint32_t i = 0; i < nr; i++) {
         uint32_t a = G.xfer_addr + 16 * i;
         uint64_t nlb = buf_read32(a + 4);
@@ -39,6 +40,7 @@ uint16_t io_write_zeroes(const struct hal_cmd *c)
     uint64_t nlb = (c->dw[12] & 0xFFFF) + 1u;
     if (slba + nlb > F.ns_lbas || slba + nlb < slba)
         return SC_LBA_RANGE;
+    F.quiesced = false;
     ftl_zero_range(slba, nlb);
     if (c->dw[12] >> 30 & 1)    /* FUA: the zeroed partial units reach the flash */
         ftl_flush_sync();

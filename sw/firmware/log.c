@@ -156,6 +156,7 @@ static uint32_t build_vendor(void)
     put_le(p + 104, 8, F.pu_units);
     put_le(p + 112, 8, F.n_dies);
     put_le(p + 120, 8, C.media_errors);
+    put_le(p + 128, 8, C.pending_reuse);
     return 512;
 }
 

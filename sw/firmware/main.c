@@ -58,6 +58,7 @@ void fw_poll(void)
     if (shn && !shutdown_done) {
         ftl_flush_sync();
         ckpt_save(true);
+        F.quiesced = true;
         shutdown_done = true;
         hal_shutdown_done(true);
     } else if (!shn && shutdown_done) {

@@ -860,6 +860,59 @@ static void t_fua(void)
     verify_all(64, 8);
 }
 
+/* Power loss (no shutdown) after a Flush and a drive's worth of unflushed writes with GC:
+ * every unit reads as its flushed version or its newer one, never anything else. */
+static void t_powerloss(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas, units = n / spu(), ub = 4096;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 11, 8, 0);
+    drain();
+    flush();
+    uint8_t *flushed = malloc(ns_bytes);
+    memcpy(flushed, shadow, ns_bytes);
+    uint32_t *perm = malloc(units * 4);
+    for (uint32_t i = 0; i < units; i++)
+        perm[i] = i;
+    for (uint32_t i = units - 1; i > 0; i--) {
+        uint32_t j = (uint32_t)(rnd() % (i + 1)), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    uint64_t saves0 = vendor(88);
+    for (uint32_t i = 0; i < units * 9 / 10; i++)
+        wr((uint64_t)perm[i] * spu(), spu(), rnd(), 8, 0);
+    drain();
+    CHECK(vendor(16) > 0, "no GC after the flush");
+    CHECK(vendor(88) > saves0, "GC released no blocks through a checkpoint");
+    CHECK(vendor(128) == 0, "pending blocks reused: %llu", (unsigned long long)vendor(128));
+    mock_power_cycle();
+    boot();
+    uint64_t old = 0, cur = 0;
+    for (uint64_t u = 0; u < units; u++) {
+        uint8_t t = free_tag(1);
+        tag_busy[t] = true;
+        inflight++;
+        mock_push_be(t, 0x02, u * spu(), (uint16_t)(spu() - 1), 0, 1);
+        drain();
+        CHECK(last_status[t] == 0, "read status");
+        if (!memcmp(tag_buf(t), flushed + u * ub, ub))
+            old++;
+        else if (!memcmp(tag_buf(t), shadow + u * ub, ub))
+            cur++;
+        else
+            CHECK(0, "unit %llu is neither its flushed nor its newer data",
+                  (unsigned long long)u);
+    }
+    printf("powerloss: %llu units flushed version, %llu newer\n", (unsigned long long)old,
+           (unsigned long long)cur);
+    get_log(0x02, 512, 0, false);
+    CHECK(le(mock_host + HOST_DATA + 144, 8) == 1, "unsafe shutdown counted");
+    free(flushed);
+    free(perm);
+}
+
 /* Few blocks per die (like the scaled personas): GC with its reserve only, random
  * overwrites of 3 drives' worth, sub-unit writes, all data back. */
 static void t_tight(void)
@@ -910,7 +963,7 @@ static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
-    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "perf", t_perf },
+    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "powerloss", t_powerloss }, { "perf", t_perf },
 };
 
 int main(int argc, char **argv)
