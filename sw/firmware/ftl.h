@@ -78,6 +78,7 @@ struct ftl {
     bool     dirty;             /* map changed since the last checkpoint */
     bool     in_gc;
     bool     in_ckpt;
+    bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
 };

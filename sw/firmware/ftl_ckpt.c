@@ -109,6 +109,8 @@ static void update_power_on(void)
  * map entry names a flash unit (or none). */
 void ckpt_save(bool clean)
 {
+    if (!F.ready)
+        return;
     bool was = F.in_ckpt;
     F.in_ckpt = true;
     ftl_flush_sync();
@@ -232,6 +234,8 @@ bool ckpt_load(void)
  * the map emptied, a checkpoint written. */
 void ftl_format(bool erase_all)
 {
+    if (!F.ready)
+        return;
     F.quiesced = false;
     ftl_flush_sync();
     if (erase_all) {

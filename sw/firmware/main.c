@@ -27,9 +27,15 @@ bool fw_init(void)
     ftl_init_geometry();
     admin_reset();
     log_reset();
-    if (!flash_bringup())
+    if (!flash_bringup()) {
+        /* no flash: an empty namespace, so the fast path refuses every LBA */
+        F.user_units = 0;
+        F.ns_lbas = 0;
+        hal_ns_size(0);
         return false;
+    }
     ckpt_find_area();
+    F.ready = true;
     if (!ckpt_load()) {
         fw_puts("no valid checkpoint: formatting\n");
         blk_scan_factory_bad();

@@ -343,6 +343,18 @@ static void t_bringup_fail(void)
     mock_init(&cfg);
     CHECK(!fw_init(), "fw_init must fail without an ONFI parameter page");
     CHECK(mock_stats.set_features == 0, "no SET FEATURES without a parameter page");
+    CHECK(mock_ns_lbas == 0, "namespace size 0 without flash");
+    /* the loop still serves admin commands; I/O gets LBA Out of Range; shutdown completes
+     * without touching the flash */
+    hs = cfg.max_transfer / SLOT_BYTES;
+    lba_bytes = 512;
+    CHECK(id_cmd(1, 0).status == 0, "identify controller without flash");
+    CHECK(raw_io(0x02, 0, 1, 1) == SC_LBA_RANGE, "read without flash");
+    uint64_t p0 = mock_stats.programs + mock_stats.erases;
+    mock_set_shutdown(1);
+    fw_poll();
+    CHECK(mock_shutdown_done() && mock_stats.programs + mock_stats.erases == p0,
+          "shutdown without flash");
 }
 
 static void t_queues(void)
@@ -685,9 +697,10 @@ static void t_gc(void)
     drain();
     uint64_t host = vendor(0), nand = vendor(8), moved = vendor(16), erases = vendor(24);
     double wa = (double)nand / (double)host;
-    printf("gc: host units %llu nand units %llu moved %llu erases %llu WA %.3f\n",
-           (unsigned long long)host, (unsigned long long)nand, (unsigned long long)moved,
-           (unsigned long long)erases, wa);
+    printf("gc: host units %llu nand units %llu moved %llu erases %llu WA %.3f "
+           "checkpoints %llu\n", (unsigned long long)host, (unsigned long long)nand,
+           (unsigned long long)moved, (unsigned long long)erases, wa,
+           (unsigned long long)vendor(88));
     CHECK(moved > moved0 && moved > 1000, "GC moved only %llu units", (unsigned long long)moved);
     CHECK(wa > 1.05, "write amplification %.3f", wa);
     CHECK(vendor(64) == nand * 1000 / host, "WA x1000 field");
@@ -913,6 +926,34 @@ static void t_powerloss(void)
     free(perm);
 }
 
+/* 4 KiB LBAs (lbads 12), one plane, 16 KiB pages, 1 channel x 4 ways: random writes,
+ * deallocate, restart. */
+static void t_lba4k(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.lbads = 12;
+    c.planes = 1;
+    c.page_bytes = 16384;
+    c.n_channels = 1;
+    c.n_ways = 4;
+    setup(c);
+    uint64_t n = F.ns_lbas;
+    CHECK(n == F.user_units, "one LBA per unit");
+    for (uint64_t l = 0; l < n; l += 8)
+        wr(l, (uint32_t)(n - l < 8 ? n - l : 8), l, 8, 0);
+    for (int i = 0; i < 3000; i++)
+        wr(rnd() % (n - 4), 1 + (uint32_t)(rnd() % 4), rnd(), 8, 0);
+    drain();
+    deallocate(100, 37);
+    verify_all(8, 8);
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    verify_all(8, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
 /* Few blocks per die (like the scaled personas): GC with its reserve only, random
  * overwrites of 3 drives' worth, sub-unit writes, all data back. */
 static void t_tight(void)
@@ -963,7 +1004,7 @@ static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
-    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "powerloss", t_powerloss }, { "perf", t_perf },
+    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "perf", t_perf },
 };
 
 int main(int argc, char **argv)
