@@ -153,8 +153,9 @@ void copy_wait(void)
 #ifdef FW_HOST
 #define HOST_HEAP (64u << 20)
 static uint8_t host_heap[HOST_HEAP] __attribute__((aligned(8)));
+uint32_t fw_host_heap_bytes = HOST_HEAP;        /* tests shrink it to reach the fallback */
 #define HEAP_START (host_heap)
-#define HEAP_END   (host_heap + HOST_HEAP)
+#define HEAP_END   (host_heap + fw_host_heap_bytes)
 #else
 extern uint8_t _heap_start[], _heap_end[];
 #define HEAP_START (_heap_start)
@@ -183,6 +184,7 @@ void *fw_alloc(uint32_t bytes)
     if (top < floor + bytes)
         fw_panic("tables do not fit in RAM nor buffer memory");
     buf_used += bytes;
+    /* the window is uncached memory: plain accesses are fine, just slower than RAM */
     return (void *)(hal_buf() + top - bytes);
 }
 

@@ -23,7 +23,7 @@ BINARY = BUILD / "host" / "test_fw"
 SEED = int(os.environ.get("SEED", "1"))
 
 TESTS = ["identify", "bringup_fail", "queues", "features", "logs", "integrity", "rmw", "gc",
-         "badblocks", "restart", "format", "fua", "tight", "lba4k", "powerloss",
+         "badblocks", "restart", "format", "fua", "tight", "smallram", "lba4k", "powerloss",
          "perf"]
 
 

@@ -714,6 +714,8 @@ static void t_gc(void)
 static void t_badblocks(void)
 {
     struct mock_cfg c = cfg_default();
+    /* bad blocks come out of the over-provisioning: give this tiny drive enough for 10 */
+    ftl_config.op_permille = 150;
     cfg = c;
     mock_init(&cfg);
     /* factory bad: die 1 block 5 plane 1, die 3 block 0 plane 0, die 0 block 1 (sys area) */
@@ -954,6 +956,34 @@ static void t_lba4k(void)
     CHECK(mock_stats.violations == 0, "violations");
 }
 
+/* A main RAM too small for the p2l table: it goes to buffer memory (above the write
+ * buffer), the drive still keeps every byte across writes, GC and a restart. */
+extern uint32_t fw_host_heap_bytes;
+static void t_smallram(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.buf_slots = 320;
+    fw_host_heap_bytes = 40u << 10;
+    setup(c);
+    CHECK(fw_alloc_used_buf() >= F.raw_units * 4, "p2l not in buffer memory (%u bytes)",
+          fw_alloc_used_buf());
+    CHECK(F.grp_base + F.n_grp * F.pu_units <=
+          c.buf_slots - (fw_alloc_used_buf() + SLOT_BYTES - 1) / SLOT_BYTES,
+          "write buffer overlaps the tables");
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    for (uint64_t i = 0; i < n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    verify_all(64, 8);
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+}
+
 /* Few blocks per die (like the scaled personas): GC with its reserve only, random
  * overwrites of 3 drives' worth, sub-unit writes, all data back. */
 static void t_tight(void)
@@ -1004,7 +1034,7 @@ static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
-    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "perf", t_perf },
+    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram }, { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "perf", t_perf },
 };
 
 int main(int argc, char **argv)
