@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ssdlab_clock.h - the clock shim of the ssdlab fio engine (ssdlab_clock.c says how it works).
+ */
+#ifndef SSDLAB_CLOCK_H
+#define SSDLAB_CLOCK_H
+
+#include <stdint.h>
+
+struct sl_ctrl;
+
+/* 1 when the engine library was LD_PRELOADed (its clock_gettime is the process's). */
+int ssdlab_clock_preloaded(void);
+/* From now on the calling thread's CLOCK_MONOTONIC and sleeps are c's simulated time. */
+void ssdlab_clock_attach(struct sl_ctrl *c);
+/* Back to the real clock (shifted to stay monotonic). */
+void ssdlab_clock_detach(void);
+/* Simulated ns the calling thread's sleeps advanced the drive by. */
+uint64_t ssdlab_clock_advanced_ns(void);
+
+#endif /* SSDLAB_CLOCK_H */

@@ -1,0 +1,597 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ssdlab_engine.c - fio ioengine "ssdlab": fio's I/O on an NVMe controller through libssdlab,
+ * the simulated drive (sim transport) or a card bound to vfio-pci (vfio transport).
+ *
+ * Built against the configured source tree of the fio that loads it (sim/setup/fio.sh), as an
+ * external engine: ioengine=external:<path>/ssdlab-engine.so (sw/fio/ssdlab-fio passes it).
+ *
+ *   setup      the namespace's size, from a short-lived controller (the pattern of fio's nbd
+ *              engine: setup runs in fio's main process, before the job's process exists)
+ *   init       the job's controller: n queues of iodepth+1 entries, polled or interrupts;
+ *              on the sim transport the job thread's clock becomes simulated time
+ *              (ssdlab_clock.c)
+ *   iomem      fio's I/O buffers are one DMA allocation, so PRPs point at io_u buffers
+ *   queue      Read / Write / Flush / Dataset Management (trim) placed on the SQ
+ *   commit     one SQ tail doorbell for everything queued since the last one
+ *   getevents  completions reaped from the CQ; waits on the drive (events, in simulated time
+ *              on sim) until `min` arrived
+ *   cleanup    queues deleted, controller shut down (CC.SHN), transport closed
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include "fio.h"
+#include "optgroup.h"
+
+#include "ssdlab/driver.h"
+#include "ssdlab_clock.h"
+
+#define SSDLAB_NSID 1
+
+struct ssdlab_options {
+    void *pad;                  /* fio: off1 of an option must not be 0 */
+    char *sim;                  /* socket of the simulated drive */
+    char *vfio;                 /* PCI address of a card bound to vfio-pci */
+    unsigned int irq;           /* 1: interrupts; 0: poll the CQ phase tag */
+    unsigned int queues;        /* I/O queue pairs created */
+    unsigned int qid;           /* the queue this job submits on */
+    unsigned long long timeout_ms;  /* per-I/O timeout (transport time) */
+};
+
+static struct fio_option options[] = {
+    {
+        .name     = "sim",
+        .lname    = "ssdlab simulated drive socket",
+        .type     = FIO_OPT_STR_STORE,
+        .off1     = offsetof(struct ssdlab_options, sim),
+        .help     = "Unix socket of the simulated drive (default: $SSDLAB_SIM_SOCKET)",
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "vfio",
+        .lname    = "ssdlab VFIO PCI address",
+        .type     = FIO_OPT_STR_STORE,
+        .off1     = offsetof(struct ssdlab_options, vfio),
+        .help     = "PCI address of a card bound to vfio-pci, e.g. 0000:01:00.0",
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "irq",
+        .lname    = "ssdlab interrupts",
+        .type     = FIO_OPT_BOOL,
+        .off1     = offsetof(struct ssdlab_options, irq),
+        .help     = "Complete by interrupts (1) or by polling the CQ (0)",
+        .def      = "0",
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "queues",
+        .lname    = "ssdlab I/O queue pairs",
+        .type     = FIO_OPT_INT,
+        .off1     = offsetof(struct ssdlab_options, queues),
+        .help     = "I/O SQ/CQ pairs to create (1-64)",
+        .def      = "1",
+        .minval   = 1,
+        .maxval   = 64,
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "qid",
+        .lname    = "ssdlab queue id",
+        .type     = FIO_OPT_INT,
+        .off1     = offsetof(struct ssdlab_options, qid),
+        .help     = "I/O queue this job submits on (1-queues)",
+        .def      = "1",
+        .minval   = 1,
+        .maxval   = 64,
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "ssdlab_timeout",
+        .lname    = "ssdlab I/O timeout",
+        .type     = FIO_OPT_STR_VAL_TIME,
+        .off1     = offsetof(struct ssdlab_options, timeout_ms),
+        .help     = "Per-I/O timeout, in the transport's time (simulated on sim)",
+        .def      = "30s",
+        .is_time  = 1,
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    { .name = NULL },
+};
+
+struct ssdlab_data {
+    struct sl_ctrl *c;
+    struct sl_info info;
+    int sim;                    /* sim transport: the clock is attached */
+    int lock_fd;                /* flock held on the simulated drive while the job runs */
+    unsigned qid;
+    unsigned queued;            /* SQEs placed since the last doorbell */
+    struct sl_dma mem;          /* fio's I/O buffers */
+    int have_mem;
+    struct sl_dma dsm;          /* one DSM range per io_u index */
+    unsigned n_dsm;
+    struct io_u **ring;         /* completed io_us, oldest first */
+    unsigned ring_len, head, count, returned;
+};
+
+/* --- opening a controller ---------------------------------------------------------------- */
+
+static const char *sim_path(const struct ssdlab_options *o)
+{
+    if (o->sim && *o->sim)
+        return o->sim;
+    const char *e = getenv("SSDLAB_SIM_SOCKET");
+    return e && *e ? e : NULL;
+}
+
+/* One fio job at a time on a simulated drive: lockstep simulated time cannot be shared by
+ * two processes. The lock sits next to the socket. Returns the fd, or -1 with a message. */
+static int lock_drive(struct thread_data *td, const char *sock)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s.fio-lock", sock);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        log_err("ssdlab: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        log_err("ssdlab: job %s: the simulated drive %s is in use by another fio job; jobs on "
+                "one simulated drive must run one at a time (numjobs=1, stonewall between "
+                "jobs)\n", td->o.name, sock);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static const char *vfio_addr(const struct ssdlab_options *o)
+{
+    if (o->vfio && *o->vfio)
+        return o->vfio;
+    const char *e = getenv("SSDLAB_VFIO");
+    return e && *e && !(o->sim && *o->sim) ? e : NULL;
+}
+
+static int open_ctrl(struct thread_data *td, const struct ssdlab_options *o, unsigned depth,
+                     struct sl_ctrl **out, int *is_sim)
+{
+    struct sl_transport *t;
+    const char *sock = sim_path(o);
+    *out = NULL;
+    if (vfio_addr(o)) {
+        if (o->vfio && *o->vfio && o->sim && *o->sim) {
+            log_err("ssdlab: options sim= and vfio= both given; choose one\n");
+            return 1;
+        }
+        if (sl_transport_open_vfio(vfio_addr(o), &t) < 0) {
+            log_err("ssdlab: vfio=%s: %s\n", vfio_addr(o), sl_transport_open_errmsg());
+            return 1;
+        }
+        *is_sim = 0;
+    } else {
+        if (!sock) {
+            log_err("ssdlab: job %s: no drive: give sim=<socket> (or set SSDLAB_SIM_SOCKET) "
+                    "or vfio=<PCI address>\n", td->o.name);
+            return 1;
+        }
+        if (sl_transport_open_sim(sock, &t) < 0) {
+            log_err("ssdlab: sim=%s: %s\n", sock, sl_transport_open_errmsg());
+            return 1;
+        }
+        *is_sim = 1;
+    }
+    struct sl_ctrl_opts co;
+    sl_ctrl_opts_default(&co);
+    co.n_io_queues = o->queues;
+    co.io_depth = depth;
+    co.use_irq = o->irq;
+    co.io_timeout_ns = o->timeout_ms * 1000000ull;
+    int r = sl_ctrl_open(t, &co, out);
+    if (r != 0) {
+        log_err("ssdlab: controller bring-up failed: %s\n",
+                *out ? sl_errmsg(*out) : strerror(-r));
+        if (*out)
+            sl_ctrl_close(*out);
+        *out = NULL;
+        return 1;
+    }
+    return 0;
+}
+
+/* --- setup: sizes, in fio's main process -------------------------------------------------- */
+
+static int ssdlab_setup(struct thread_data *td)
+{
+    struct ssdlab_options *o = td->eo;
+    struct ssdlab_data *d = td->io_ops_data;
+    /* The probe's result, per target, for every job of this fio run. */
+    static char probed_target[PATH_MAX];
+    static uint64_t probed_bytes;
+    static uint32_t probed_lba;
+
+    if (td->o.numjobs > 1) {
+        log_err("ssdlab: job %s: numjobs=%u: one simulated drive runs one job at a time "
+                "(numjobs=1; use iodepth= for concurrency)\n", td->o.name, td->o.numjobs);
+        return 1;
+    }
+    if (o->qid > o->queues) {
+        log_err("ssdlab: job %s: qid=%u but queues=%u\n", td->o.name, o->qid, o->queues);
+        return 1;
+    }
+    const char *target = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
+    uint64_t bytes;
+    uint32_t lba;
+    if (d && d->c) {                                /* create_serialize=0: init came first */
+        bytes = d->info.ns_blocks * d->info.lba_bytes;
+        lba = d->info.lba_bytes;
+    } else if (target && probed_bytes && strcmp(target, probed_target) == 0) {
+        bytes = probed_bytes;
+        lba = probed_lba;
+    } else {
+        struct sl_ctrl *c;
+        int is_sim, fd = -1;
+        if (target && !vfio_addr(o) && (fd = lock_drive(td, target)) < 0)
+            return 1;
+        int r = open_ctrl(td, o, 2, &c, &is_sim);
+        if (r == 0) {
+            struct sl_info info;
+            sl_ctrl_info(c, &info);
+            bytes = info.ns_blocks * info.lba_bytes;
+            lba = info.lba_bytes;
+            if (sl_ctrl_close(c) != 0)
+                log_err("ssdlab: shutdown after the size probe: %s\n", sl_errmsg(NULL));
+            snprintf(probed_target, sizeof probed_target, "%s", target);
+            probed_bytes = bytes;
+            probed_lba = lba;
+        }
+        if (fd >= 0)
+            close(fd);
+        if (r)
+            return 1;
+    }
+    struct fio_file *f;
+    unsigned i;
+    for_each_file(td, f, i) {
+        f->real_file_size = bytes;
+        f->filetype = FIO_TYPE_BLOCK;
+        fio_file_set_size_known(f);
+    }
+    if (td_min_bs(td) % lba) {
+        log_err("ssdlab: job %s: block size %llu is not a multiple of the %u-byte LBA\n",
+                td->o.name, td_min_bs(td), lba);
+        return 1;
+    }
+    return 0;
+}
+
+/* --- init / cleanup: in the job's process ---------------------------------------------------- */
+
+static void ssdlab_cleanup(struct thread_data *td)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    if (!d)
+        return;
+    if (d->c) {
+        if (d->have_mem)
+            sl_dma_free(d->c, &d->mem);
+        if (d->dsm.vaddr)
+            sl_dma_free(d->c, &d->dsm);
+        if (d->sim)
+            ssdlab_clock_detach();
+        if (sl_ctrl_close(d->c) != 0)
+            log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
+    }
+    if (d->lock_fd >= 0)
+        close(d->lock_fd);
+    free(d->ring);
+    free(d);
+    td->io_ops_data = NULL;
+}
+
+static int ssdlab_init(struct thread_data *td)
+{
+    struct ssdlab_options *o = td->eo;
+    struct ssdlab_data *d = calloc(1, sizeof *d);
+    if (!d)
+        return 1;
+    d->lock_fd = -1;
+    td->io_ops_data = d;
+    if (!vfio_addr(o)) {
+        /* Simulated time: fio's clock must be clock_gettime, and ours must be the one fio
+         * calls. ssdlab-fio sees to both. */
+        /* Looked up rather than referenced: the library is also preloaded into whatever fio
+         * starts (exec_prerun=...), where no fio symbols exist; function references bind
+         * lazily, a data reference would fail the load. */
+        const enum fio_cs *cs = dlsym(RTLD_DEFAULT, "fio_clock_source");
+        if (!cs || *cs != CS_CGETTIME) {
+            log_err("ssdlab: the simulated drive needs clocksource=clock_gettime (fio's "
+                    "clock then reads simulated time); run fio through sw/fio/ssdlab-fio\n");
+            goto fail;
+        }
+        if (!ssdlab_clock_preloaded()) {
+            log_err("ssdlab: the engine library must also be LD_PRELOADed, so that fio's "
+                    "clock reads simulated time; run fio through sw/fio/ssdlab-fio\n");
+            goto fail;
+        }
+        if (td->o.thinktime_spin) {
+            log_err("ssdlab: job %s: thinktime_spin: a spinning host never lets simulated "
+                    "time pass; use thinktime= (a sleep advances the drive)\n", td->o.name);
+            goto fail;
+        }
+        if (!sim_path(o)) {
+            log_err("ssdlab: job %s: no drive: give sim=<socket> (or set SSDLAB_SIM_SOCKET) "
+                    "or vfio=<PCI address>\n", td->o.name);
+            goto fail;
+        }
+        if ((d->lock_fd = lock_drive(td, sim_path(o))) < 0)
+            goto fail;
+    }
+    if (o->qid > o->queues) {
+        log_err("ssdlab: job %s: qid=%u but queues=%u\n", td->o.name, o->qid, o->queues);
+        goto fail;
+    }
+    unsigned depth = td->o.iodepth + 1;         /* a queue of D entries holds D - 1 */
+    if (depth < 2)
+        depth = 2;
+    if (open_ctrl(td, o, depth, &d->c, &d->sim))
+        goto fail;
+    sl_ctrl_info(d->c, &d->info);
+    if (o->qid > d->info.n_io_queues) {
+        log_err("ssdlab: qid=%u but the controller granted %u I/O queues\n", o->qid,
+                d->info.n_io_queues);
+        goto fail;
+    }
+    if (d->info.io_depth < depth) {
+        log_err("ssdlab: iodepth=%u but the controller's queues hold %u commands\n",
+                td->o.iodepth, d->info.io_depth - 1);
+        goto fail;
+    }
+    if (td->o.max_bs[DDIR_READ] > d->info.max_transfer ||
+        td->o.max_bs[DDIR_WRITE] > d->info.max_transfer) {
+        log_err("ssdlab: job %s: block size above the controller's maximum transfer (MDTS) "
+                "of %u bytes\n", td->o.name, d->info.max_transfer);
+        goto fail;
+    }
+    d->qid = o->qid;
+    d->ring_len = td->o.iodepth + 1;
+    d->ring = calloc(d->ring_len, sizeof *d->ring);
+    d->n_dsm = td->o.iodepth + 1;
+    if (!d->ring || sl_dma_alloc(d->c, d->n_dsm * sizeof(struct nvme_dsm_range), &d->dsm)) {
+        log_err("ssdlab: out of memory: %s\n", sl_errmsg(d->c));
+        goto fail;
+    }
+    if (d->sim)
+        ssdlab_clock_attach(d->c);
+    return 0;
+fail:
+    ssdlab_cleanup(td);
+    return 1;
+}
+
+/* fio's I/O buffers: one DMA allocation (PRPs point into it). */
+static int ssdlab_iomem_alloc(struct thread_data *td, size_t total)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    if (sl_dma_alloc(d->c, total, &d->mem)) {
+        log_err("ssdlab: %zu bytes of DMA memory for I/O buffers: %s\n", total,
+                sl_errmsg(d->c));
+        return 1;
+    }
+    d->have_mem = 1;
+    td->orig_buffer = d->mem.vaddr;
+    return 0;
+}
+
+static void ssdlab_iomem_free(struct thread_data *td)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    if (d && d->c && d->have_mem) {
+        sl_dma_free(d->c, &d->mem);
+        d->have_mem = 0;
+    }
+}
+
+/* --- I/O ------------------------------------------------------------------------------------ */
+
+static void ssdlab_done(const struct sl_cpl *cpl, void *user)
+{
+    struct io_u *io_u = user;
+    struct thread_data *td = io_u->engine_data;
+    struct ssdlab_data *d = td->io_ops_data;
+    if (cpl->status) {
+        char s[96];
+        io_u->error = EIO;
+        log_err("ssdlab: %s at offset %llu, %llu bytes: %s\n", io_ddir_name(io_u->ddir),
+                io_u->offset, io_u->xfer_buflen, sl_status_str(cpl->status, s, sizeof s));
+    }
+    io_u->resid = 0;
+    d->ring[(d->head + d->count) % d->ring_len] = io_u;
+    d->count++;
+}
+
+static enum fio_q_status ssdlab_queue(struct thread_data *td, struct io_u *io_u)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    uint32_t lba = d->info.lba_bytes;
+    struct nvme_sqe sqe = { .nsid = SSDLAB_NSID };
+    const struct sl_dma *buf = NULL;
+    size_t off = 0, len = 0;
+
+    fio_ro_check(td, io_u);
+    io_u->engine_data = td;
+    if (io_u->ddir == DDIR_READ || io_u->ddir == DDIR_WRITE || io_u->ddir == DDIR_TRIM) {
+        if (io_u->offset % lba || io_u->xfer_buflen % lba || !io_u->xfer_buflen) {
+            log_err("ssdlab: %s at offset %llu, %llu bytes: not whole %u-byte LBAs\n",
+                    io_ddir_name(io_u->ddir), io_u->offset, io_u->xfer_buflen, lba);
+            io_u->error = EINVAL;
+            return FIO_Q_COMPLETED;
+        }
+    }
+    uint64_t slba = io_u->offset / lba;
+    uint64_t nlb = io_u->xfer_buflen / lba;
+    switch (io_u->ddir) {
+    case DDIR_READ:
+    case DDIR_WRITE:
+        sqe.opc = io_u->ddir == DDIR_READ ? NVME_CMD_READ : NVME_CMD_WRITE;
+        sqe.cdw10 = (uint32_t)slba;
+        sqe.cdw11 = (uint32_t)(slba >> 32);
+        sqe.cdw12 = (uint32_t)(nlb - 1);
+        buf = &d->mem;
+        off = (size_t)((char *)io_u->xfer_buf - (char *)d->mem.vaddr);
+        len = io_u->xfer_buflen;
+        break;
+    case DDIR_TRIM: {
+        if (nlb > UINT32_MAX) {
+            io_u->error = EINVAL;
+            return FIO_Q_COMPLETED;
+        }
+        struct nvme_dsm_range *r = (struct nvme_dsm_range *)d->dsm.vaddr + io_u->index;
+        r->cattr = 0;
+        r->nlb = (uint32_t)nlb;
+        r->slba = slba;
+        sqe.opc = NVME_CMD_DSM;
+        sqe.cdw10 = 0;                      /* NR: one range (0's based) */
+        sqe.cdw11 = NVME_DSMGMT_AD;
+        buf = &d->dsm;
+        off = io_u->index * sizeof *r;
+        len = sizeof *r;
+        break;
+    }
+    case DDIR_SYNC:
+    case DDIR_DATASYNC:
+    case DDIR_SYNC_FILE_RANGE:
+        sqe.opc = NVME_CMD_FLUSH;
+        break;
+    default:
+        io_u->error = EINVAL;
+        return FIO_Q_COMPLETED;
+    }
+    if (io_u->index >= d->n_dsm && io_u->ddir == DDIR_TRIM) {
+        io_u->error = EINVAL;
+        return FIO_Q_COMPLETED;
+    }
+    int r = sl_queue(d->c, d->qid, &sqe, buf, off, len, ssdlab_done, io_u);
+    if (r == -EBUSY)
+        return FIO_Q_BUSY;
+    if (r != 0) {
+        log_err("ssdlab: queue: %s\n", sl_errmsg(d->c));
+        io_u->error = r < 0 ? -r : EIO;
+        return FIO_Q_COMPLETED;
+    }
+    d->queued++;
+    return FIO_Q_QUEUED;
+}
+
+static int ssdlab_commit(struct thread_data *td)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    if (!d->queued)
+        return 0;
+    int r = sl_ring(d->c, d->qid);
+    if (r) {
+        log_err("ssdlab: doorbell: %s\n", sl_errmsg(d->c));
+        td_verror(td, r < 0 ? -r : EIO, "sl_ring");
+        return -(r < 0 ? -r : EIO);
+    }
+    io_u_mark_submit(td, d->queued);
+    d->queued = 0;
+    return 0;
+}
+
+static int ssdlab_getevents(struct thread_data *td, unsigned int min, unsigned int max,
+                            const struct timespec *t)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    /* Drop what the previous call handed to fio. */
+    d->head = (d->head + d->returned) % d->ring_len;
+    d->count -= d->returned;
+    d->returned = 0;
+
+    int r = sl_reap(d->c, d->qid, 0);
+    if (r < 0)
+        goto err;
+    if (d->count < min) {
+        uint64_t timeout = t ? (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec
+                             : ((struct ssdlab_options *)td->eo)->timeout_ms * 1000000ull;
+        r = sl_wait(d->c, d->qid, min - d->count, timeout);
+        if (r == -ETIMEDOUT && t)
+            r = 0;                          /* fio's own timeout: return what there is */
+        else if (r == -ETIMEDOUT) {
+            log_err("ssdlab: no completion for %llu ms (transport time) with %u commands "
+                    "in flight\n", (unsigned long long)(timeout / 1000000),
+                    sl_inflight(d->c, d->qid));
+            td_verror(td, ETIMEDOUT, "sl_wait");
+            return -ETIMEDOUT;
+        } else if (r < 0)
+            goto err;
+    }
+    d->returned = d->count < max ? d->count : max;
+    return (int)d->returned;
+err:
+    log_err("ssdlab: reaping completions: %s\n", sl_errmsg(d->c));
+    td_verror(td, -r, "sl_wait");
+    return r;
+}
+
+static struct io_u *ssdlab_event(struct thread_data *td, int ev)
+{
+    struct ssdlab_data *d = td->io_ops_data;
+    return d->ring[(d->head + (unsigned)ev) % d->ring_len];
+}
+
+static int ssdlab_open_file(struct thread_data *td, struct fio_file *f)
+{
+    (void)td;
+    (void)f;
+    return 0;
+}
+
+static int ssdlab_close_file(struct thread_data *td, struct fio_file *f)
+{
+    (void)td;
+    (void)f;
+    return 0;
+}
+
+static int ssdlab_get_file_size(struct thread_data *td, struct fio_file *f)
+{
+    (void)td;
+    (void)f;
+    return 0;       /* sizes come from setup */
+}
+
+/* Exported for fio's dlsym(): fio looks the ops up by the name "ioengine". */
+struct ioengine_ops ioengine = {
+    .name               = "ssdlab",
+    .version            = FIO_IOOPS_VERSION,
+    .flags              = FIO_DISKLESSIO | FIO_NODISKUTIL | FIO_NOEXTEND | FIO_RAWIO,
+    .setup              = ssdlab_setup,
+    .init               = ssdlab_init,
+    .queue              = ssdlab_queue,
+    .commit             = ssdlab_commit,
+    .getevents          = ssdlab_getevents,
+    .event              = ssdlab_event,
+    .cleanup            = ssdlab_cleanup,
+    .open_file          = ssdlab_open_file,
+    .close_file         = ssdlab_close_file,
+    .get_file_size      = ssdlab_get_file_size,
+    .iomem_alloc        = ssdlab_iomem_alloc,
+    .iomem_free         = ssdlab_iomem_free,
+    .options            = options,
+    .option_struct_size = sizeof(struct ssdlab_options),
+};
