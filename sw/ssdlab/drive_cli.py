@@ -58,10 +58,13 @@ def _device_options(f):
                   help="A card bound to vfio-pci, e.g. 0000:01:00.0.")
     @click.option("--irq", is_flag=True, help="Complete by interrupts instead of polling.")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+    @click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+                  metavar="S", help="Per-command timeout in seconds of transport time "
+                  "(default: Linux's, 60 admin / 30 I/O).")
     @click.option("--trace", is_flag=True,
                   help="Log every bridge request and reply to stderr (sim; SSDLAB_SIM_TRACE=1).")
     @functools.wraps(f)
-    def wrapper(*args, sim, vfio, irq, as_json, trace, **kwargs):
+    def wrapper(*args, sim, vfio, irq, as_json, trace, timeout, **kwargs):
         if trace:
             os.environ["SSDLAB_SIM_TRACE"] = "1"
         if sim and vfio:
@@ -71,7 +74,7 @@ def _device_options(f):
             if not sim:
                 raise click.UsageError("no device: give --sim SOCKET or --vfio PCI_ADDR (or set "
                                        "SSDLAB_SIM_SOCKET)")
-        dev = {"sim": sim, "vfio": vfio, "irq": irq}
+        dev = {"sim": sim, "vfio": vfio, "irq": irq, "timeout": timeout}
         return f(*args, dev=dev, as_json=as_json, **kwargs)
     return wrapper
 
@@ -87,7 +90,9 @@ def _range_options(f):
 def _open(dev):
     from sw.ssdlab.drive import Drive, DriveError
     try:
-        return Drive(sim=dev["sim"], vfio=dev["vfio"], irq=dev["irq"])
+        t = dev.get("timeout")
+        return Drive(sim=dev["sim"], vfio=dev["vfio"], irq=dev["irq"],
+                     admin_timeout_s=t or 60.0, io_timeout_s=t or 30.0)
     except DriveError as e:
         _fail(e)
 

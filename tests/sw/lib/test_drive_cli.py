@@ -42,6 +42,7 @@ def run(*args, env=None):
     (["format", "--sim", "s", "--yes", "--ses", "3"], "Invalid value for '--ses'"),
     (["trim", "--sim", "s", "--lba", "0"], "Missing option '--count'"),
     (["quit", "--vfio", "0000:01:00.0"], "takes --sim, not --vfio"),
+    (["identify", "--sim", "s", "--timeout", "0"], "Invalid value for '--timeout'"),
 ])
 def test_usage_errors(args, needle):
     r = run(*args)
@@ -96,7 +97,7 @@ def harness(tmp_path):
 
 
 def test_end_to_end_on_fake_harness(harness):
-    r = run("identify", "--json", env=harness)
+    r = run("identify", "--json", "--timeout", "0.5", env=harness)
     assert r.exit_code == 0, r.output
     info = json.loads(r.output)
     assert info["model"] == "ssdlab fake controller" and info["lba_bytes"] == 4096
