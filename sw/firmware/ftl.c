@@ -127,6 +127,7 @@ void ftl_rebuild(void)
         F.grp[g].state = GRP_FREE;
     F.filling = F.n_grp;
     F.n_requeue = 0;
+    F.gc_wanted = true;
 }
 
 void ftl_map_set(uint32_t lpn, uint32_t v)

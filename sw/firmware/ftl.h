@@ -77,6 +77,7 @@ struct ftl {
     uint32_t ckpt_seq;
     bool     dirty;             /* map changed since the last checkpoint */
     bool     in_gc;
+    bool     gc_wanted;         /* a die fell below gc_low free blocks: gc_ensure looks */
     bool     in_ckpt;
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */

@@ -40,6 +40,8 @@ int32_t blk_alloc(uint32_t die)
     b->erase_count++;
     b->inflight++;
     di->n_free--;
+    if (di->n_free < ftl_config.gc_low)
+        F.gc_wanted = true;
     di->active = best;
     di->next_page = 0;
     C.erases++;

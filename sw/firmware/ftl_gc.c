@@ -99,6 +99,10 @@ void gc_ensure(void)
     if (F.in_gc || F.in_ckpt || F.quiesced)
         return;
     retire_poll();
+    /* only after an allocation took a die below gc_low: no per-poll scan of every die */
+    if (!F.gc_wanted)
+        return;
+    F.gc_wanted = false;
     bool short_free = false, pending = false;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];

@@ -704,6 +704,14 @@ static void t_gc(void)
     CHECK(moved > moved0 && moved > 1000, "GC moved only %llu units", (unsigned long long)moved);
     CHECK(wa > 1.05, "write amplification %.3f", wa);
     CHECK(vendor(64) == nand * 1000 / host, "WA x1000 field");
+    /* percentage used: average erase count against the P/E budget */
+    ftl_config.pe_budget = 10;
+    get_log(0x02, 512, 0, false);
+    uint64_t used = vendor(72) * 100 / 10;
+    get_log(0x02, 512, 0, false);
+    CHECK(used > 0 && mock_host[HOST_DATA + 5] == (used > 255 ? 255 : used),
+          "percentage used %u, want %llu", mock_host[HOST_DATA + 5], (unsigned long long)used);
+    ftl_config.pe_budget = 3000;
     /* wear: erase counts spread (wear-aware allocation) */
     CHECK(vendor(80) <= vendor(72) * 3 + 3, "max erase %llu avg %llu",
           (unsigned long long)vendor(80), (unsigned long long)vendor(72));
@@ -1012,6 +1020,8 @@ static void t_perf(void)
 {
     setup(cfg_default());
     uint64_t units = F.ns_lbas / spu(), nreq = 20000;
+    if (getenv("PERF_N"))
+        nreq = strtoull(getenv("PERF_N"), NULL, 0);
     struct timespec a, b;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (uint64_t i = 0; i < nreq; i++)
@@ -1019,6 +1029,8 @@ static void t_perf(void)
     drain();
     clock_gettime(CLOCK_MONOTONIC, &b);
     double w = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)nreq;
+    if (getenv("PERF_WRITES_ONLY"))     /* for instruction counts of the write phase alone */
+        return;
     clock_gettime(CLOCK_MONOTONIC, &a);
     for (uint64_t i = 0; i < nreq; i++)
         rd((rnd() % units) * spu(), spu(), 16);
