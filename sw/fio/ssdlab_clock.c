@@ -4,24 +4,28 @@
  *
  * The engine library is LD_PRELOADed by sw/fio/ssdlab-fio, so these definitions of
  * clock_gettime(), nanosleep(), clock_nanosleep() and usleep() come before glibc's for fio.
- * They change nothing until the engine attaches a simulated drive to the calling thread
- * (ssdlab_clock_attach, from the engine's init in the job's thread); from then on, in that
- * thread only:
  *
- *   clock_gettime(CLOCK_MONOTONIC)  returns  offset + simulated ns (sl_time_ns), the offset
- *       chosen so that the clock continues from its value at attach: monotonic, and every
- *       difference fio takes inside the job (runtime, slat, clat, lat, bandwidth windows)
- *       is a difference of simulated time. fio must use clock_gettime as clock source
- *       (--clocksource=clock_gettime; the wrapper passes it, the engine checks it).
- *   nanosleep / clock_nanosleep (relative, CLOCK_MONOTONIC) / usleep  advance the simulation
- *       by the requested time (the bridge's ADVANCE, through the transport's wait with no
- *       event) instead of sleeping: in lockstep, simulated time passes only while the host
- *       asks the drive for something, so a host that sleeps (thinktime, rate limiting, idle
- *       periods) lets the drive run for that long, and fio's own sleep loops terminate.
+ * One virtual CLOCK_MONOTONIC for the whole fio run. At load (in fio's main process, before
+ * it forks its jobs) a shared page is mapped; every thread of every fio process reads the
+ * clock from it:
  *
- * At detach (the engine's cleanup) the thread's clock goes back to the real one, shifted so
- * that it stays monotonic. Other threads (fio's helper thread, verify threads) always see
- * the real clocks, so their timed waits on kernel primitives keep working.
+ *   no drive attached   clock = real CLOCK_MONOTONIC + off
+ *   a job attached      clock = simulated ns + off   (sl_time_ns of the job's controller)
+ *
+ * `off` is recomputed at each attach and detach so the clock continues from its current value:
+ * it is monotonic, and every difference fio takes while a job runs — runtime, slat, clat,
+ * lat, the bandwidth and IOPS samples and steady-state windows of fio's helper thread (in the
+ * main process), the ETA — is a difference of simulated time. fio must use clock_gettime as
+ * its clock source (--clocksource=clock_gettime: ssdlab-fio passes it, the engine checks).
+ *
+ * The attaching thread (the job's, from the engine's init) owns the drive: its reads take the
+ * controller's time and publish it in the page; other threads read the published value. In
+ * that thread only, nanosleep / clock_nanosleep (CLOCK_MONOTONIC) / usleep advance the
+ * simulation by the requested time (the bridge's ADVANCE, through the transport's wait with
+ * no event) instead of sleeping: in lockstep, simulated time passes only while the host asks
+ * the drive for something, so a host that sleeps (thinktime, rate limiting, idle periods) lets
+ * the drive run for that long, and fio's own sleep loops end. Other threads sleep in real
+ * time (their timeouts get longer in simulated terms while a job runs, never shorter).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -29,6 +33,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,9 +45,26 @@ typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
 typedef int (*usleep_fn)(useconds_t);
 
-static __thread struct sl_ctrl *tl_ctrl;   /* the attached controller (sim transport) */
-static __thread int64_t tl_off;            /* clock = base + tl_off; base sim or real ns */
-static __thread uint64_t tl_advanced_ns;   /* time the sleeps advanced the simulation */
+/* Shared by fio's processes (MAP_SHARED, inherited across fork). A seqlock: writers (the
+ * attached thread, one at a time) make seq odd while they change it. */
+struct vclock {
+    uint32_t seq;
+    uint32_t sim;               /* 1: a job is attached; clock = sim_ns + off */
+    int64_t  off;
+    int64_t  sim_ns;            /* the attached controller's time, as last seen */
+};
+
+static struct vclock local_clock;             /* used if the shared page cannot be mapped */
+static struct vclock *vc = &local_clock;
+static __thread struct sl_ctrl *tl_ctrl;      /* the controller attached in this thread */
+static __thread uint64_t tl_advanced_ns;      /* simulated time this thread's sleeps ran */
+
+__attribute__((constructor)) static void vclock_init(void)
+{
+    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED)
+        vc = p;
+}
 
 static int real_clock_gettime(clockid_t clk, struct timespec *ts)
 {
@@ -64,26 +86,73 @@ static int64_t ts_ns(const struct timespec *ts)
     return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
 }
 
+static void write_begin(void)
+{
+    __atomic_add_fetch(&vc->seq, 1, __ATOMIC_ACQ_REL);
+}
+
+static void write_end(void)
+{
+    __atomic_add_fetch(&vc->seq, 1, __ATOMIC_RELEASE);
+}
+
+/* The virtual clock now, in ns. */
+static int64_t vclock_ns(void)
+{
+    if (tl_ctrl) {                             /* the owner: read the drive, publish it */
+        int64_t s = (int64_t)sl_time_ns(tl_ctrl);
+        if (s != __atomic_load_n(&vc->sim_ns, __ATOMIC_RELAXED)) {
+            write_begin();
+            __atomic_store_n(&vc->sim_ns, s, __ATOMIC_RELAXED);
+            write_end();
+        }
+        return s + __atomic_load_n(&vc->off, __ATOMIC_RELAXED);
+    }
+    for (;;) {
+        uint32_t q = __atomic_load_n(&vc->seq, __ATOMIC_ACQUIRE);
+        if (q & 1)
+            continue;
+        uint32_t sim = __atomic_load_n(&vc->sim, __ATOMIC_RELAXED);
+        int64_t off = __atomic_load_n(&vc->off, __ATOMIC_RELAXED);
+        int64_t s = __atomic_load_n(&vc->sim_ns, __ATOMIC_RELAXED);
+        int64_t base = sim ? s : real_mono_ns();
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__atomic_load_n(&vc->seq, __ATOMIC_RELAXED) == q)
+            return base + off;
+    }
+}
+
 int ssdlab_clock_preloaded(void)
 {
     /* The process-wide clock_gettime is this library's only when it was preloaded. */
     return dlsym(RTLD_DEFAULT, "clock_gettime") == (void *)clock_gettime;
 }
 
-void ssdlab_clock_attach(struct sl_ctrl *c)
+int ssdlab_clock_attach(struct sl_ctrl *c)
 {
-    int64_t now = real_mono_ns() + tl_off;
+    if (__atomic_load_n(&vc->sim, __ATOMIC_ACQUIRE))
+        return -EBUSY;                         /* another job's drive is the clock */
+    int64_t now = vclock_ns();
+    int64_t s = (int64_t)sl_time_ns(c);
+    write_begin();
+    vc->off = now - s;
+    vc->sim_ns = s;
+    vc->sim = 1;
+    write_end();
     tl_ctrl = c;
-    tl_off = now - (int64_t)sl_time_ns(c);
+    return 0;
 }
 
 void ssdlab_clock_detach(void)
 {
     if (!tl_ctrl)
         return;
-    int64_t now = (int64_t)sl_time_ns(tl_ctrl) + tl_off;
+    int64_t now = vclock_ns();
     tl_ctrl = NULL;
-    tl_off = now - real_mono_ns();
+    write_begin();
+    vc->off = now - real_mono_ns();
+    vc->sim = 0;
+    write_end();
 }
 
 uint64_t ssdlab_clock_advanced_ns(void)
@@ -93,16 +162,9 @@ uint64_t ssdlab_clock_advanced_ns(void)
 
 int clock_gettime(clockid_t clk, struct timespec *ts)
 {
-    if (!tl_ctrl || clk != CLOCK_MONOTONIC) {
-        int r = real_clock_gettime(clk, ts);
-        if (r == 0 && clk == CLOCK_MONOTONIC && tl_off) {
-            int64_t ns = ts_ns(ts) + tl_off;
-            ts->tv_sec = ns / 1000000000;
-            ts->tv_nsec = ns % 1000000000;
-        }
-        return r;
-    }
-    int64_t ns = (int64_t)sl_time_ns(tl_ctrl) + tl_off;
+    if (clk != CLOCK_MONOTONIC)
+        return real_clock_gettime(clk, ts);
+    int64_t ns = vclock_ns();
     ts->tv_sec = ns / 1000000000;
     ts->tv_nsec = ns % 1000000000;
     return 0;
@@ -116,6 +178,7 @@ static int sim_sleep(int64_t ns)
     struct sl_transport *t = sl_ctrl_transport(tl_ctrl);
     struct sl_event ev;
     int r = t->ops->wait(t, 0, (uint64_t)ns, &ev);
+    vclock_ns();                               /* publish the new time */
     if (r < 0) {
         errno = -r;
         return -1;
@@ -147,7 +210,7 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct
     }
     int64_t ns = ts_ns(req);
     if (flags & TIMER_ABSTIME)
-        ns -= (int64_t)sl_time_ns(tl_ctrl) + tl_off;
+        ns -= vclock_ns();
     if (rem)
         rem->tv_sec = rem->tv_nsec = 0;
     return sim_sleep(ns) < 0 ? errno : 0;

@@ -11,8 +11,9 @@ struct sl_ctrl;
 
 /* 1 when the engine library was LD_PRELOADed (its clock_gettime is the process's). */
 int ssdlab_clock_preloaded(void);
-/* From now on the calling thread's CLOCK_MONOTONIC and sleeps are c's simulated time. */
-void ssdlab_clock_attach(struct sl_ctrl *c);
+/* From now on fio's CLOCK_MONOTONIC (every process and thread of the run) is c's simulated
+ * time, and the calling thread's sleeps advance the simulation. -EBUSY: another job is. */
+int ssdlab_clock_attach(struct sl_ctrl *c);
 /* Back to the real clock (shifted to stay monotonic). */
 void ssdlab_clock_detach(void);
 /* Simulated ns the calling thread's sleeps advanced the drive by. */

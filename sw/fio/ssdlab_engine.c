@@ -116,7 +116,8 @@ static struct fio_option options[] = {
 struct ssdlab_data {
     struct sl_ctrl *c;
     struct sl_info info;
-    int sim;                    /* sim transport: the clock is attached */
+    int sim;                    /* sim transport */
+    int clock;                  /* fio's clock is this controller's simulated time */
     int lock_fd;                /* flock held on the simulated drive while the job runs */
     unsigned qid;
     unsigned queued;            /* SQEs placed since the last doorbell */
@@ -215,6 +216,41 @@ static int open_ctrl(struct thread_data *td, const struct ssdlab_options *o, uns
 
 /* --- setup: sizes, in fio's main process -------------------------------------------------- */
 
+/* The job names its region in bytes (size=, no percentages, one file): fio needs no probe. */
+static int region_given(struct thread_data *td)
+{
+    return fio_option_is_set(&td->o, size) && td->o.size && !td->o.size_percent &&
+           !td->o.start_offset_percent && !td->o.file_size_low && td->o.nr_files == 1;
+}
+
+/* Ask the drive for namespace 1's size. The probe's controller is let go without a shutdown
+ * (the transport is closed, nothing sent): a clean shutdown makes the firmware save its map,
+ * about 12 ms of simulated time, and the job's bring-up resets the controller anyway
+ * (CC.EN=0). libssdlab has no call for this; sl_ctrl_close always shuts down. */
+static int probe_size(struct thread_data *td, const struct ssdlab_options *o, uint64_t *bytes,
+                      uint32_t *lba)
+{
+    const char *target = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
+    struct sl_ctrl *c;
+    int is_sim, fd = -1;
+    if (target && !vfio_addr(o) && (fd = lock_drive(td, target)) < 0)
+        return 1;
+    int r = open_ctrl(td, o, 2, &c, &is_sim);
+    if (r == 0) {
+        struct sl_info info;
+        sl_ctrl_info(c, &info);
+        *bytes = info.ns_blocks * info.lba_bytes;
+        *lba = info.lba_bytes;
+        if (is_sim)
+            sl_transport_close(sl_ctrl_transport(c));      /* c itself is left (leaked) */
+        else if (sl_ctrl_close(c) != 0)
+            log_err("ssdlab: shutdown after the size probe: %s\n", sl_errmsg(NULL));
+    }
+    if (fd >= 0)
+        close(fd);
+    return r;
+}
+
 static int ssdlab_setup(struct thread_data *td)
 {
     struct ssdlab_options *o = td->eo;
@@ -235,34 +271,21 @@ static int ssdlab_setup(struct thread_data *td)
     }
     const char *target = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
     uint64_t bytes;
-    uint32_t lba;
+    uint32_t lba = 0;
     if (d && d->c) {                                /* create_serialize=0: init came first */
         bytes = d->info.ns_blocks * d->info.lba_bytes;
         lba = d->info.lba_bytes;
     } else if (target && probed_bytes && strcmp(target, probed_target) == 0) {
         bytes = probed_bytes;
         lba = probed_lba;
+    } else if (region_given(td)) {
+        bytes = td->o.start_offset + td->o.size;    /* init checks it against the drive */
     } else {
-        struct sl_ctrl *c;
-        int is_sim, fd = -1;
-        if (target && !vfio_addr(o) && (fd = lock_drive(td, target)) < 0)
+        if (probe_size(td, o, &bytes, &lba))
             return 1;
-        int r = open_ctrl(td, o, 2, &c, &is_sim);
-        if (r == 0) {
-            struct sl_info info;
-            sl_ctrl_info(c, &info);
-            bytes = info.ns_blocks * info.lba_bytes;
-            lba = info.lba_bytes;
-            if (sl_ctrl_close(c) != 0)
-                log_err("ssdlab: shutdown after the size probe: %s\n", sl_errmsg(NULL));
-            snprintf(probed_target, sizeof probed_target, "%s", target);
-            probed_bytes = bytes;
-            probed_lba = lba;
-        }
-        if (fd >= 0)
-            close(fd);
-        if (r)
-            return 1;
+        snprintf(probed_target, sizeof probed_target, "%s", target ? target : "");
+        probed_bytes = bytes;
+        probed_lba = lba;
     }
     struct fio_file *f;
     unsigned i;
@@ -271,7 +294,7 @@ static int ssdlab_setup(struct thread_data *td)
         f->filetype = FIO_TYPE_BLOCK;
         fio_file_set_size_known(f);
     }
-    if (td_min_bs(td) % lba) {
+    if (lba && td_min_bs(td) % lba) {
         log_err("ssdlab: job %s: block size %llu is not a multiple of the %u-byte LBA\n",
                 td->o.name, td_min_bs(td), lba);
         return 1;
@@ -291,7 +314,7 @@ static void ssdlab_cleanup(struct thread_data *td)
             sl_dma_free(d->c, &d->mem);
         if (d->dsm.vaddr)
             sl_dma_free(d->c, &d->dsm);
-        if (d->sim)
+        if (d->clock)
             ssdlab_clock_detach();
         if (sl_ctrl_close(d->c) != 0)
             log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
@@ -367,6 +390,22 @@ static int ssdlab_init(struct thread_data *td)
                 "of %u bytes\n", td->o.name, d->info.max_transfer);
         goto fail;
     }
+    uint64_t ns_bytes = d->info.ns_blocks * d->info.lba_bytes;
+    struct fio_file *f;
+    unsigned i;
+    for_each_file(td, f, i) {
+        if (f->file_offset + f->io_size > ns_bytes) {
+            log_err("ssdlab: job %s: the I/O region (offset %llu, %llu bytes) ends past the "
+                    "namespace's %llu bytes\n", td->o.name, (unsigned long long)f->file_offset,
+                    (unsigned long long)f->io_size, (unsigned long long)ns_bytes);
+            goto fail;
+        }
+    }
+    if (td_min_bs(td) % d->info.lba_bytes) {
+        log_err("ssdlab: job %s: block size %llu is not a multiple of the %u-byte LBA\n",
+                td->o.name, td_min_bs(td), d->info.lba_bytes);
+        goto fail;
+    }
     d->qid = o->qid;
     d->ring_len = td->o.iodepth + 1;
     d->ring = calloc(d->ring_len, sizeof *d->ring);
@@ -375,8 +414,12 @@ static int ssdlab_init(struct thread_data *td)
         log_err("ssdlab: out of memory: %s\n", sl_errmsg(d->c));
         goto fail;
     }
-    if (d->sim)
-        ssdlab_clock_attach(d->c);
+    if (d->sim && ssdlab_clock_attach(d->c)) {
+        log_err("ssdlab: job %s: another job's simulated drive is fio's clock; jobs on "
+                "simulated drives must run one at a time\n", td->o.name);
+        goto fail;
+    }
+    d->clock = d->sim;
     return 0;
 fail:
     ssdlab_cleanup(td);
