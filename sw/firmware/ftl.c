@@ -12,6 +12,7 @@ struct ftl_config ftl_config = {
 extern uint32_t fw_buf_limit;
 
 #define MAX_GROUPS   128
+#define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
 #define N_SCRATCH    8
 #define CKPT_HDR_WORDS 64
 
@@ -432,20 +433,27 @@ static void do_read(const struct hal_be_req *r, struct req *q)
         } else if (v & MAP_WB) {
             copy_start(dst, slot_addr(grp_slot(v & ~MAP_WB)) + off, bytes);
         } else if (bytes == UNIT_BYTES && dst % SLOT_BYTES == 0) {
-            /* the common case: the flash data mover lands the unit in the tag's slot */
+            /* the common case: the flash data mover lands the unit in the tag's slot; the
+             * following units of the same plane page (sequential data) ride along in the
+             * same READ, one tR for all of them */
             uint32_t u = v % F.pu_units, b = v / F.upb;
             uint32_t page = (v / F.pu_units) % F.ppb, plane = u / F.upp;
-            uint32_t slot = dst / SLOT_BYTES;
+            uint32_t slot = dst / SLOT_BYTES, col = u % F.upp, k = 1;
+            while (col + k < F.upp && k < MAX_READ_UNITS &&
+                   lba + ((uint64_t)(k + 1) << F.spu_shift) <= end &&
+                   F.l2p[lpn + k] == v + k)
+                k++;
             struct hal_flash_op op = {
                 .op = FLASH_READ, .plane_mask = (uint8_t)(1u << plane),
                 .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane),
-                .page = (uint16_t)page, .column = (uint16_t)((u % F.upp) * UNIT_BYTES),
-                .length = UNIT_BYTES, .buffer = (uint16_t)(slot - plane * F.upp),
+                .page = (uint16_t)page, .column = (uint16_t)(col * UNIT_BYTES),
+                .length = (uint16_t)(k * UNIT_BYTES), .buffer = (uint16_t)(slot - plane * F.upp),
             };
             flash_op_addr(&op, b / F.nblk);
             op.tag = flash_tag_get(FOP_HOST_READ, r->tag, 0);
             q->pending++;
             flash_push(&op);
+            lba += (uint64_t)(k - 1) << F.spu_shift;   /* the loop adds the first unit */
         } else {
             /* unaligned part: through a scratch slot */
             copy_wait();

@@ -615,7 +615,11 @@ static void t_integrity(void)
             wr(l, (uint32_t)(n - l < big ? n - l : big), (uint64_t)pass << 40 | l, 8, 0);
         drain();
     }
+    uint64_t reads0 = mock_stats.reads;
     verify_all(big, 8);
+    /* sequential data: the units of one plane page come in one READ */
+    CHECK(mock_stats.reads - reads0 <= F.user_units / F.upp + 64, "%llu READs for %u units",
+          (unsigned long long)(mock_stats.reads - reads0), F.user_units);
     /* random 4 KiB overwrites, QD 4 */
     for (int i = 0; i < 3000; i++) {
         uint64_t u = rnd() % (n / spu());
