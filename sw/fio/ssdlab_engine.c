@@ -25,7 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "fio.h"
@@ -143,20 +144,32 @@ static const char *sim_path(const struct ssdlab_options *o)
 }
 
 /* One fio job at a time on a simulated drive: lockstep simulated time cannot be shared by
- * two processes. The lock sits next to the socket. Returns the fd, or -1 with a message. */
+ * two processes. The lock is an abstract Unix socket named after the drive's socket: bound
+ * while the job runs, released by the kernel when the process ends (no file left behind).
+ * Returns the fd, or -1 with a message. */
 static int lock_drive(struct thread_data *td, const char *sock)
 {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s.fio-lock", sock);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    char real[PATH_MAX];
+    const char *key = realpath(sock, real) ? real : sock;
+    uint64_t h = 1469598103934665603ull;                /* FNV-1a */
+    for (const char *p = key; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int n = snprintf(sa.sun_path + 1, sizeof sa.sun_path - 1, "ssdlab-fio-%016llx",
+                     (unsigned long long)h);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        log_err("ssdlab: %s: %s\n", path, strerror(errno));
+        log_err("ssdlab: lock socket: %s\n", strerror(errno));
         return -1;
     }
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        log_err("ssdlab: job %s: the simulated drive %s is in use by another fio job; jobs on "
-                "one simulated drive must run one at a time (numjobs=1, stonewall between "
-                "jobs)\n", td->o.name, sock);
+    if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+                                                     1 + (size_t)n)) != 0) {
+        if (errno == EADDRINUSE)
+            log_err("ssdlab: job %s: the simulated drive %s is in use by another fio job; "
+                    "jobs on one simulated drive must run one at a time (numjobs=1, "
+                    "stonewall between jobs)\n", td->o.name, sock);
+        else
+            log_err("ssdlab: lock for %s: %s\n", sock, strerror(errno));
         close(fd);
         return -1;
     }
