@@ -497,14 +497,9 @@ void ftl_be_request(const struct hal_be_req *r)
     active[n_active++] = r->tag;
 }
 
-bool ftl_idle(void)
+bool ftl_requests_idle(void)
 {
-    if (n_active || F.filling != F.n_grp)
-        return false;
-    for (uint32_t g = 0; g < F.n_grp; g++)
-        if (grp_busy(g))
-            return false;
-    return true;
+    return n_active == 0;
 }
 
 void ftl_flush_sync(void)

@@ -101,7 +101,7 @@ void ftl_be_request(const struct hal_be_req *r);
 void ftl_poll(void);                            /* request completions, deferred work */
 uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb);
 void ftl_flush_sync(void);                      /* write buffer -> flash, wait */
-bool ftl_idle(void);
+bool ftl_requests_idle(void);                   /* no fast-path request in progress */
 void ftl_map_set(uint32_t lpn, uint32_t v);
 uint32_t ftl_wb_alloc(uint32_t lpn);
 void ftl_wb_commit(uint32_t wb);

@@ -60,8 +60,10 @@ void fw_poll(void)
     }
     was_enabled = en;
 
+    /* the checkpoint must hold every write the host got a completion for: wait until no
+     * fast-path command is in flight (the front end reports SHST complete only then too) */
     uint8_t shn = hal_shutdown_request();
-    if (shn && !shutdown_done) {
+    if (shn && !shutdown_done && !hal_io_busy() && ftl_requests_idle()) {
         ftl_flush_sync();
         ckpt_save(true);
         F.quiesced = true;

@@ -41,6 +41,7 @@ static uint32_t cmd_h, cmd_n;
 static struct mock_cpl cpls[CQ_MAX];
 static uint32_t cpl_h, cpl_n;
 static struct hal_be_req bes[256];
+static uint32_t be_outstanding;         /* popped by the firmware, not completed */
 static uint32_t be_h, be_n;
 static struct { uint8_t tag; uint16_t st; } becpl[4096];
 static uint32_t becpl_h, becpl_n;
@@ -83,6 +84,7 @@ void mock_power_cycle(void)
     total_q = 0;
     copy_done = 1000;           /* the engine's count does not start at 0 */
     cmd_h = cmd_n = cpl_h = cpl_n = be_h = be_n = becpl_h = becpl_n = aer_n = 0;
+    be_outstanding = 0;
     enabled = true;
     sh_done = false;
     shn = 0;
@@ -370,7 +372,7 @@ bool mock_shutdown_done(void)
 
 bool hal_io_busy(void)
 {
-    return false;
+    return be_n || be_outstanding;
 }
 
 void mock_push_be(uint8_t tag, uint8_t opcode, uint64_t slba, uint16_t nlb, uint16_t flags,
@@ -386,11 +388,13 @@ bool hal_be_req_pop(struct hal_be_req *r)
     *r = bes[be_h];
     be_h = (be_h + 1) % 256;
     be_n--;
+    be_outstanding++;
     return true;
 }
 
 void hal_be_cpl_push(uint8_t tag, uint16_t status)
 {
+    be_outstanding--;
     becpl[(becpl_h + becpl_n) % 4096].tag = tag;
     becpl[(becpl_h + becpl_n++) % 4096].st = status;
 }

@@ -782,10 +782,16 @@ static void t_restart(void)
         wr(rnd() % (n - 8), 1 + (uint32_t)(rnd() % 8), rnd(), 4, 0);
     drain();
     deallocate(100, 500);
-    /* clean shutdown: write buffer flushed, map saved, then done */
+    /* clean shutdown, requested while writes are still queued: they complete first, then
+     * the write buffer is flushed, the map saved, and only then done */
+    for (int i = 0; i < 6; i++)
+        wr((uint64_t)i * 640, 64, 1000 + (uint64_t)i, 8, 0);
     mock_set_shutdown(1);
-    fw_poll();
+    for (int i = 0; i < 100 && !mock_shutdown_done(); i++)
+        fw_poll();
     CHECK(mock_shutdown_done(), "shutdown not done");
+    reap();
+    CHECK(inflight == 0, "shutdown done with %u writes in flight", inflight);
     mock_set_shutdown(0);
     fw_poll();
     CHECK(!mock_shutdown_done(), "done not cleared");
