@@ -8,6 +8,57 @@
 static struct fop_ctx ctx[N_FTAGS];
 static uint32_t next_tag, n_inflight;
 
+/* The back end's op stream blocks head-of-line while the named die's queue is full
+ * (rtl/nand/README.md, nand_die_scheduler), which would stall every die and the main loop.
+ * So the firmware keeps at most DIE_DEPTH ops per die in the back end and queues the rest
+ * itself, per die, in order; they go out as that die's ops complete. */
+#define DIE_DEPTH 4             /* nand_die_scheduler queue_depth (hal_ident has no field) */
+#define MAX_DIES  256
+#define POOL      512
+static struct hal_flash_op pool[POOL];
+static int16_t pool_next[POOL], pool_free = -1;
+static int16_t q_head[MAX_DIES], q_tail[MAX_DIES];
+static uint8_t die_out[MAX_DIES];
+static uint32_t n_queued;
+
+static void queues_init(void)
+{
+    pool_free = -1;
+    for (int i = POOL - 1; i >= 0; i--) {
+        pool_next[i] = pool_free;
+        pool_free = (int16_t)i;
+    }
+    for (int d = 0; d < MAX_DIES; d++) {
+        q_head[d] = q_tail[d] = -1;
+        die_out[d] = 0;
+    }
+    n_queued = 0;
+    next_tag = n_inflight = 0;
+    for (int t = 0; t < N_FTAGS; t++)
+        ctx[t].kind = FOP_FREE;
+}
+
+/* Push what the dies have room for; stop at the first refusal (the stream is busy). */
+static void drain(void)
+{
+    if (!n_queued)
+        return;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        while (q_head[d] >= 0 && die_out[d] < DIE_DEPTH) {
+            int16_t i = q_head[d];
+            if (!hal_flash_push(&pool[i]))
+                return;
+            die_out[d]++;
+            q_head[d] = pool_next[i];
+            if (q_head[d] < 0)
+                q_tail[d] = -1;
+            pool_next[i] = pool_free;
+            pool_free = i;
+            n_queued--;
+        }
+    }
+}
+
 static uint32_t log2u(uint32_t v)
 {
     uint32_t n = 0;
@@ -22,6 +73,8 @@ static void dispatch(const struct hal_flash_cpl *c)
     struct fop_ctx *x = &ctx[c->tag];
     uint8_t kind = x->kind;
     bool fail = c->fail || c->error;
+    if (die_out[x->die])
+        die_out[x->die]--;
     switch (kind) {
     case FOP_SYNC:
         x->done = 1;
@@ -49,6 +102,7 @@ void flash_poll(void)
     struct hal_flash_cpl c;
     while (hal_flash_pop(&c))
         dispatch(&c);
+    drain();
 }
 
 uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b)
@@ -69,8 +123,24 @@ uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b)
 
 void flash_push(struct hal_flash_op *op)
 {
-    while (!hal_flash_push(op))
+    uint32_t d = op->way * F.n_ch + op->channel;
+    ctx[op->tag].die = (uint16_t)d;
+    if (q_head[d] < 0 && die_out[d] < DIE_DEPTH && hal_flash_push(op)) {
+        die_out[d]++;
+        return;
+    }
+    while (pool_free < 0)
         flash_poll();
+    int16_t i = pool_free;
+    pool_free = pool_next[i];
+    pool[i] = *op;
+    pool_next[i] = -1;
+    if (q_tail[d] >= 0)
+        pool_next[q_tail[d]] = i;
+    else
+        q_head[d] = i;
+    q_tail[d] = i;
+    n_queued++;
 }
 
 uint32_t flash_inflight(void)
@@ -107,6 +177,9 @@ bool flash_bringup(void)
     uint32_t pb = log2u(id->pages_per_block), plb = log2u(id->planes);
     uint32_t bb = log2u(id->blocks_per_plane * id->planes);
     uint32_t plane_slots = id->page_bytes / SLOT_BYTES;
+    if (F.n_dies > MAX_DIES)
+        fw_panic("more dies than the flash queues hold");
+    queues_init();
     F.page_bits = pb;
     F.block_bits = bb;
     F.plane_bits = plb;

@@ -134,7 +134,7 @@ void ftl_format(bool erase_all);
 
 /* flash.c: op tags, synchronous ops, completion dispatch */
 enum fop_kind { FOP_FREE, FOP_SYNC, FOP_HOST_READ, FOP_PROGRAM, FOP_ERASE };
-struct fop_ctx { uint8_t kind; uint8_t done; uint8_t fail; uint8_t error; uint32_t a, b; };
+struct fop_ctx { uint8_t kind, done, fail, error; uint16_t die; uint32_t a, b; };
 uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b);
 void flash_push(struct hal_flash_op *op);
 void flash_poll(void);                          /* dispatch every waiting completion */
