@@ -8,6 +8,8 @@
 #define HDR_WORDS    64u
 #define N_CTR        ((uint32_t)(sizeof(struct fw_counters) / 8))
 #define FLAG_BAD     1u
+_Static_assert(16 + 2 * sizeof(struct fw_counters) / 8 <= HDR_WORDS,
+               "the SMART / FTL counters must fit in the checkpoint header");
 
 /* Stream of words through the checkpoint stage (one multi-plane page). */
 struct stream {
