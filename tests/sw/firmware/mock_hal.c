@@ -471,6 +471,8 @@ bool hal_flash_push(const struct hal_flash_op *op)
     if (total_q >= cfg.flash_queue || op->channel >= cfg.n_channels || op->way >= cfg.n_ways)
         return false;
     oq[die * QMAX + (oq_head[die] + oq_n[die]++) % QMAX] = *op;
+    if (oq_n[die] > mock_stats.max_die_queue)
+        mock_stats.max_die_queue = oq_n[die];
     total_q++;
     return true;
 }

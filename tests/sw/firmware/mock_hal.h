@@ -29,6 +29,7 @@ struct mock_stats {
     uint64_t violations;        /* program of a non-erased page / out of order, op to bad */
     uint64_t set_features, resets, read_params;
     uint32_t timing_mode;       /* last hal_flash_setup mode */
+    uint32_t max_die_queue;     /* most ops queued to one die at once */
 };
 
 extern struct mock_stats mock_stats;

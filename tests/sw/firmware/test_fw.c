@@ -645,6 +645,9 @@ static void t_integrity(void)
     verify_all(spu(), 16);
     CHECK(mock_stats.violations == 0, "flash rule violations %llu",
           (unsigned long long)mock_stats.violations);
+    /* the back end never holds more than a die queue's worth for one die */
+    CHECK(mock_stats.max_die_queue <= 4, "%u ops queued to one die",
+          mock_stats.max_die_queue);
     /* bad input: LBA range, namespace, DSM range past the end */
     CHECK(raw_io(0x02, n - 1, 2, 1) == SC_LBA_RANGE, "read past the end");
     CHECK(raw_io(0x01, n, 1, 1) == SC_LBA_RANGE, "write past the end");
