@@ -161,6 +161,31 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
     return c;
 }
 
+/* Several independent ops at once (different dies run in parallel): push all, wait for all.
+ * cpl[i] is op i's completion. For boot work that would otherwise take one die at a time. */
+void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n)
+{
+    uint8_t tags[N_FTAGS / 2];
+    for (uint32_t done = 0; done < n; ) {
+        uint32_t k = n - done < N_FTAGS / 2 ? n - done : N_FTAGS / 2;
+        for (uint32_t i = 0; i < k; i++) {
+            tags[i] = flash_tag_get(FOP_SYNC, 0, 0);
+            ops[done + i].tag = tags[i];
+            flash_push(&ops[done + i]);
+        }
+        for (uint32_t i = 0; i < k; i++) {
+            struct fop_ctx *x = &ctx[tags[i]];
+            while (!x->done)
+                flash_poll();
+            cpl[done + i] = (struct hal_flash_cpl){ .tag = tags[i], .fail = x->fail,
+                                                    .error = x->error };
+            x->kind = FOP_FREE;
+            n_inflight--;
+        }
+        done += k;
+    }
+}
+
 /* Die d: channel first, then way, so successive dies are on successive channels. */
 void flash_op_addr(struct hal_flash_op *op, uint32_t die)
 {
@@ -185,12 +210,13 @@ bool flash_bringup(void)
     F.plane_bits = plb;
     hal_flash_write_protect(false);
     hal_flash_setup(0, pb, bb, plb, plane_slots);
-    struct hal_flash_op op;
-    for (uint32_t d = 0; d < F.n_dies; d++) {
-        op = (struct hal_flash_op){ .op = FLASH_RESET, .plane_mask = 1 };
-        flash_op_addr(&op, d);
-        flash_sync(&op);
+    struct hal_flash_op op, ops[MAX_DIES];
+    struct hal_flash_cpl cpls[MAX_DIES];
+    for (uint32_t d = 0; d < F.n_dies; d++) {          /* every die at once: tRST overlaps */
+        ops[d] = (struct hal_flash_op){ .op = FLASH_RESET, .plane_mask = 1 };
+        flash_op_addr(&ops[d], d);
     }
+    flash_sync_batch(ops, cpls, F.n_dies);
     uint32_t s = F.scratch;
     op = (struct hal_flash_op){ .op = FLASH_READ_PARAM, .plane_mask = 1, .length = 256,
                                 .buffer = (uint16_t)s };
@@ -204,11 +230,11 @@ bool flash_bringup(void)
     /* SET FEATURES takes P1..P4 from the buffer: P1 = timing mode. */
     buf_write32(slot_addr(s), id->onfi_mode & 0xF);
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        op = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
-                                    .column = 0x01, .length = 4, .buffer = (uint16_t)s };
-        flash_op_addr(&op, d);
-        flash_sync(&op);
+        ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
+                                        .column = 0x01, .length = 4, .buffer = (uint16_t)s };
+        flash_op_addr(&ops[d], d);
     }
+    flash_sync_batch(ops, cpls, F.n_dies);
     hal_flash_setup(id->onfi_mode, pb, bb, plb, plane_slots);
     return true;
 }

@@ -139,6 +139,7 @@ uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b);
 void flash_push(struct hal_flash_op *op);
 void flash_poll(void);                          /* dispatch every waiting completion */
 struct hal_flash_cpl flash_sync(struct hal_flash_op *op);
+void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
 void flash_op_addr(struct hal_flash_op *op, uint32_t die);
 bool flash_bringup(void);
 uint32_t flash_inflight(void);

@@ -115,15 +115,43 @@ static bool blk_marked_bad(uint32_t die, uint32_t blk)
     return false;
 }
 
+/* All dies at once: a batch of marker reads spread over the dies (die-major order inside the
+ * batch, so every die has work), each into its own write-buffer slot (free at format time). */
 void blk_scan_factory_bad(void)
 {
-    for (uint32_t d = 0; d < F.n_dies; d++)
-        for (uint32_t k = 0; k < F.nblk; k++) {
+    enum { BATCH = 64 };
+    static struct hal_flash_op ops[BATCH];
+    static struct hal_flash_cpl cpl[BATCH];
+    static uint32_t which[BATCH];
+    uint32_t len = G.id.spare_bytes < 8 ? G.id.spare_bytes : 8;
+    uint32_t total = F.n_dies * F.nblk * F.planes, n = 0;
+    for (uint32_t i = 0; i <= total; i++) {
+        if (i < total) {
+            /* i -> (plane, block, die) with the die varying fastest */
+            uint32_t d = i % F.n_dies, k = (i / F.n_dies) % F.nblk;
+            uint32_t p = i / (F.n_dies * F.nblk);
             struct blk_info *b = &F.blk[bidx(d, k)];
             if (b->state == BLK_SYS)
                 continue;
-            b->state = blk_marked_bad(d, k) ? BLK_BAD : BLK_FREE;
+            if (p == 0)
+                b->state = BLK_FREE;
+            ops[n] = (struct hal_flash_op){
+                .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
+                .block = (uint16_t)(k << F.plane_bits | p), .page = 0,
+                .column = (uint16_t)G.id.page_bytes, .length = (uint16_t)len,
+                .buffer = (uint16_t)(grp_slot(n) - p * F.upp),
+            };
+            flash_op_addr(&ops[n], d);
+            which[n++] = bidx(d, k);
         }
+        if (n == BATCH || (i == total && n)) {
+            flash_sync_batch(ops, cpl, n);
+            for (uint32_t j = 0; j < n; j++)
+                if (cpl[j].error || (buf_read32(slot_addr(grp_slot(j))) & 0xFF) != 0xFF)
+                    F.blk[which[j]].state = BLK_BAD;
+            n = 0;
+        }
+    }
 }
 
 /* System area: the first 2 x area_blocks good blocks of die 0, found the same way at every
