@@ -467,10 +467,8 @@ def test_admin_aer_abort(env, d):
     env.close()
 
 
-# A format erases every block (the firmware does so for SES 0 as well): about 2 minutes of
-# wall time each, so the smoke tier formats once (SES 1, user data erase), the full tier both.
-@pytest.mark.parametrize("ses", [pytest.param(0, marks=pytest.mark.full),
-                                 pytest.param(1, marks=pytest.mark.smoke)])
+@pytest.mark.smoke
+@pytest.mark.parametrize("ses", [0, 1])
 def test_admin_format(env, d, request, ses):
     rng = rng_for(request)
     nsze = d.info()["ns_blocks"]
