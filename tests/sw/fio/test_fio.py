@@ -9,6 +9,7 @@ plus the one CQ-head doorbell the host writes before fio reads its clock.
 full: every example job file; the same job on two fresh drives gives identical latencies;
 verify catches data that is not what was written.
 
+SSDLAB_FIO_DRIVE=<build dir> runs on a drive already built instead of the 2-channel default.
 The drive is started once per test session (one simulation at a time: with pytest-xdist the
 workers take turns through a lock and share the results of the first).
 """
@@ -66,7 +67,10 @@ def run_jobs(runs, fresh_drive_per_run=False):
     """Start the 2-channel simulated drive, run each job through ssdlab-fio; returns
     {name: {"json": ..., "stderr": ..., "wall_s": ...}}."""
     from sim.harness.launch import SimDrive, build_drive, drive_config
-    build = build_drive(drive_config("default", {"n_channels": 2}))
+    # SSDLAB_FIO_DRIVE=<build dir>: a drive already built (its firmware as it is), e.g. to
+    # test the engine while the drive's sources are being changed.
+    prebuilt = os.environ.get("SSDLAB_FIO_DRIVE")
+    build = Path(prebuilt) if prebuilt else build_drive(drive_config("default", {"n_channels": 2}))
     results = {}
 
     def one(sim, name, job, extra):
