@@ -29,7 +29,8 @@ SIM_SCALE = dict(blocks_per_plane=16, pages_per_block=16)
 
 # The model's sources; the firmware is not among them: it is rebuilt (make, incremental) and
 # loaded into the ROM image at every start, without rebuilding the model.
-_SOURCE_DIRS = ["rtl", "soc", "sim/harness", "sim/bridge", "sim/nand/cpp", "sim/pcie"]
+_SOURCE_DIRS = ["rtl", "soc", "sim/bridge", "sim/nand/cpp", "sim/pcie",
+                "sim/harness/ssdlab_sim.cpp", "sim/harness/build.py"]
 
 
 def drive_config(persona=None, params=None, **scale):
@@ -40,7 +41,8 @@ def drive_config(persona=None, params=None, **scale):
 def _digest(cfg):
     h = hashlib.sha256(json.dumps(cfg.as_dict(), sort_keys=True).encode())
     for d in _SOURCE_DIRS:
-        for p in sorted((ROOT / d).rglob("*")):
+        top = ROOT / d
+        for p in sorted(top.rglob("*")) if top.is_dir() else [top]:
             if p.is_file() and p.suffix in (".py", ".c", ".h", ".cpp", ".sv", ".v", ".S",
                                             ".ld") or p.name == "Makefile":
                 h.update(p.relative_to(ROOT).as_posix().encode())

@@ -29,10 +29,10 @@ __all__ = ["JOBS", "run_fio", "measure"]
 JOBS = [
     ("seqwrite-128k-qd32", dict(rw="write", bs="128k", iodepth=32)),
     ("seqread-128k-qd32", dict(rw="read", bs="128k", iodepth=32)),
-    ("randread-4k-qd1", dict(rw="randread", bs="4k", iodepth=1, io_size="4m")),
-    ("randread-4k-qd32", dict(rw="randread", bs="4k", iodepth=32, io_size="16m")),
-    ("randwrite-4k-qd1", dict(rw="randwrite", bs="4k", iodepth=1, io_size="4m")),
-    ("randwrite-4k-qd32", dict(rw="randwrite", bs="4k", iodepth=32, io_size="16m")),
+    ("randread-4k-qd1", dict(rw="randread", bs="4k", iodepth=1, io_size="1m")),
+    ("randread-4k-qd32", dict(rw="randread", bs="4k", iodepth=32, io_size="8m")),
+    ("randwrite-4k-qd1", dict(rw="randwrite", bs="4k", iodepth=1, io_size="1m")),
+    ("randwrite-4k-qd32", dict(rw="randwrite", bs="4k", iodepth=32, io_size="8m")),
 ]
 
 
@@ -110,7 +110,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--persona", default="intel-750-400g")
     ap.add_argument("--channels", type=int, default=None)
-    ap.add_argument("--region-mib", type=int, default=64)
+    ap.add_argument("--region-mib", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--wa", action="store_true", help="also write the drive 3x at random")
     ap.add_argument("--json", type=Path)
