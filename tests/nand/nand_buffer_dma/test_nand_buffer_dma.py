@@ -132,8 +132,10 @@ async def test_program_and_read_data(dut):
     await ClockCycles(dut.clk, 50)          # the last words leave the output queues
     await ReadOnly()
     for c in range(n):
-        assert bytes(got[c]) == bytes(want[c]), \
-            f"channel {c}: program bytes differ at {next(i for i, (a, b) in enumerate(zip(got[c], want[c])) if a != b) if len(got[c]) == len(want[c]) else 'length'} ({len(got[c])} of {len(want[c])} bytes)"  # noqa: E501
+        g, w = bytes(got[c]), bytes(want[c])
+        first = next((i for i, (a, b) in enumerate(zip(g, w, strict=False)) if a != b), None)
+        assert g == w, (f"channel {c}: {len(g)} of {len(w)} program bytes, first difference "
+                        f"at byte {first}")
     bad = [a for a, b in expected_image.items() if mem.bytes_at(a, 1)[0] != b]
     assert not bad, f"{len(bad)} read-data bytes wrong, first at byte address {bad[0]:#x}"
     dut._log.info("%d program bytes on %d channels and %d read-data bytes checked", total, n,
