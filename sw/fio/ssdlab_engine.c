@@ -114,6 +114,13 @@ static struct fio_option options[] = {
     { .name = NULL },
 };
 
+struct ssdlab_data;
+/* io_u->engine_data shares a union with io_u->index in fio 3.33: the engine keeps its own. */
+struct ssdlab_ctx {
+    struct ssdlab_data *d;
+    struct io_u *io_u;
+};
+
 struct ssdlab_data {
     struct sl_ctrl *c;
     struct sl_info info;
@@ -130,6 +137,8 @@ struct ssdlab_data {
      * exactly doorbell-to-CQE of the same commands when fio's clock is simulated time. */
     uint64_t n_cpl, lat_sum_ns, lat_min_ns, lat_max_ns, t_init_ns;
     struct io_u **ring;         /* completed io_us, oldest first */
+    struct ssdlab_ctx *ctx;     /* per io_u index: the callback's argument */
+    unsigned n_ctx;
     unsigned ring_len, head, count, returned;
 };
 
@@ -348,6 +357,7 @@ static void ssdlab_cleanup(struct thread_data *td)
     if (d->lock_fd >= 0)
         close(d->lock_fd);
     free(d->ring);
+    free(d->ctx);
     free(d);
     td->io_ops_data = NULL;
 }
@@ -436,7 +446,9 @@ static int ssdlab_init(struct thread_data *td)
     d->ring_len = td->o.iodepth + 1;
     d->ring = calloc(d->ring_len, sizeof *d->ring);
     d->n_dsm = td->o.iodepth + 1;
-    if (!d->ring || sl_dma_alloc(d->c, d->n_dsm * sizeof(struct nvme_dsm_range), &d->dsm)) {
+    d->n_ctx = td->o.iodepth + 1;
+    d->ctx = calloc(d->n_ctx, sizeof *d->ctx);
+    if (!d->ring || !d->ctx || sl_dma_alloc(d->c, d->n_dsm * sizeof(struct nvme_dsm_range), &d->dsm)) {
         log_err("ssdlab: out of memory: %s\n", sl_errmsg(d->c));
         goto fail;
     }
@@ -480,9 +492,9 @@ static void ssdlab_iomem_free(struct thread_data *td)
 
 static void ssdlab_done(const struct sl_cpl *cpl, void *user)
 {
-    struct io_u *io_u = user;
-    struct thread_data *td = io_u->engine_data;
-    struct ssdlab_data *d = td->io_ops_data;
+    struct ssdlab_ctx *x = user;
+    struct io_u *io_u = x->io_u;
+    struct ssdlab_data *d = x->d;
     if (cpl->status) {
         char s[96];
         io_u->error = EIO;
@@ -510,7 +522,14 @@ static enum fio_q_status ssdlab_queue(struct thread_data *td, struct io_u *io_u)
     size_t off = 0, len = 0;
 
     fio_ro_check(td, io_u);
-    io_u->engine_data = td;
+    if (io_u->index >= d->n_ctx) {
+        log_err("ssdlab: io_u index %u beyond iodepth %u\n", io_u->index, d->n_ctx);
+        io_u->error = EINVAL;
+        return FIO_Q_COMPLETED;
+    }
+    struct ssdlab_ctx *x = &d->ctx[io_u->index];
+    x->d = d;
+    x->io_u = io_u;
     if (io_u->ddir == DDIR_READ || io_u->ddir == DDIR_WRITE || io_u->ddir == DDIR_TRIM) {
         if (io_u->offset % lba || io_u->xfer_buflen % lba || !io_u->xfer_buflen) {
             log_err("ssdlab: %s at offset %llu, %llu bytes: not whole %u-byte LBAs\n",
@@ -558,11 +577,7 @@ static enum fio_q_status ssdlab_queue(struct thread_data *td, struct io_u *io_u)
         io_u->error = EINVAL;
         return FIO_Q_COMPLETED;
     }
-    if (io_u->index >= d->n_dsm && io_u->ddir == DDIR_TRIM) {
-        io_u->error = EINVAL;
-        return FIO_Q_COMPLETED;
-    }
-    int r = sl_queue(d->c, d->qid, &sqe, buf, off, len, ssdlab_done, io_u);
+    int r = sl_queue(d->c, d->qid, &sqe, buf, off, len, ssdlab_done, x);
     if (r == -EBUSY)
         return FIO_Q_BUSY;
     if (r != 0) {

@@ -2,8 +2,8 @@
 """The ssdlab fio ioengine (sw/fio): stock fio job files on the small simulated drive.
 
 smoke: the engine builds against the fio of sim/setup/fio.sh and fio lists it with its
-options; bad options are named; a random read job and a write + verify job run on a 2-channel
-simulated drive, through fio's JSON output; fio's latencies are simulated time — each equals
+options; bad options are named; a random read job, a write + verify job and a trim job (with
+interrupts) run on a 2-channel simulated drive, through fio's JSON output; fio's latencies are simulated time — each equals
 the driver's own doorbell-to-completion time of the same command (libssdlab's timestamps)
 plus the one CQ-head doorbell the host writes before fio reads its clock.
 full: every example job file; the same job on two fresh drives gives identical latencies;
@@ -60,6 +60,7 @@ SMOKE_RUNS = {
     # name: (job file, extra fio arguments)
     "randread": (JOBS / "randread-4k-qd1.fio", ()),
     "verify": (HERE / "jobs" / "verify-smoke.fio", ()),
+    "trim_irq": (HERE / "jobs" / "trim-smoke.fio", ("--irq=1",)),
 }
 
 
@@ -191,6 +192,16 @@ def test_write_then_verify(smoke_runs):
     assert job["write"]["io_bytes"] == 512 * 1024
     # fio's verify phase read every block back and checked its crc32c and header.
     assert job["read"]["io_bytes"] == 512 * 1024
+
+
+@pytest.mark.smoke
+def test_trim_with_interrupts(smoke_runs):
+    """trim is NVMe Dataset Management (one range per command); irq=1 completes by MSI-X."""
+    res = smoke_runs["trim_irq"]
+    job = ok(res)["jobs"][0]
+    assert job["error"] == 0
+    assert job["trim"]["io_bytes"] == 512 * 1024 and job["trim"]["total_ios"] == 8
+    assert engine_stats(res["stderr"])["n"] == 8
 
 
 # --- full -------------------------------------------------------------------------------------
