@@ -61,6 +61,18 @@ class Env:
         with Transport(sim=self.sim.socket) as t:
             t.power_cycle()
 
+    def power_loss(self):
+        """Power off and on with no shutdown: reset through the open controller's own
+        connection, then drop that connection (the controller object is abandoned: closing it
+        would shut the rebooted controller down cleanly)."""
+        d, self.d = self.d, None
+        lib = load_library()
+        t = lib.sl_ctrl_transport(d._c)
+        rc = lib.sl_transport_reset(t)
+        assert rc == 0, lib.sl_transport_errmsg(t).decode()
+        lib.sl_transport_close(t)
+        d._c = None
+
 
 @pytest.fixture(scope="module")
 def env():
@@ -197,6 +209,11 @@ def test_identify(d):
     # above NSID 1: none
     st, _, lst = raw.admin(sqe(0x06, nsid=1, cdw10=0x02), length=4096)
     assert st == 0 and not any(lst)
+    # namespace identification descriptors (CNS 03h): an EUI-64 (NIDT 1, NIDL 8), non-zero
+    st, _, desc = raw.admin(sqe(0x06, nsid=1, cdw10=0x03), length=4096)
+    assert st == 0 and desc[0] in (1, 2, 3), desc[:4]
+    nidl = desc[1]
+    assert nidl == {1: 8, 2: 16, 3: 16}[desc[0]] and any(desc[4:4 + nidl]), desc[:24]
     # namespace 2 does not exist; an unknown CNS is an invalid field
     st, _, _ = raw.admin(sqe(0x06, nsid=2, cdw10=0x00), length=4096)
     assert sc_of(st) == nr.INVALID_NS, hex(st)
@@ -623,9 +640,25 @@ def test_bad_input(d, request):
     st = write_prp(base + 128, 32, buf.bus, lst.bus)
     assert st == 0, hex(st)
     img.set(base + 128, pattern(seed, base, 32))
-    # invalid opcodes, I/O and admin
-    st, _, _ = raw.io(sqe(0x7F, nsid=1))
-    assert sc_of(st) == nr.INVALID_OPCODE, hex(st)
+    # a transfer above MDTS (NLB 2 x max_transfer): Invalid Field in Command
+    mdts_lbas = d.info()["max_transfer"] // LBA
+    big = raw.dma(2 * mdts_lbas * LBA + 4096)
+    prps = [big.bus + 4096 * (k + 1) for k in range(2 * mdts_lbas * LBA // 4096)]
+    raw.poke(lst, 0, struct.pack(f"<{min(len(prps), 512)}Q", *prps[:512]))
+    st, _, _ = raw.io(sqe(0x02, nsid=1, prp1=big.bus, prp2=lst.bus, cdw10=base,
+                          cdw12=2 * mdts_lbas - 1))
+    assert sc_of(st) == nr.INVALID_FIELD, f"read of 2 x MDTS: {st:#x}"
+    st, _, _ = raw.io(sqe(0x01, nsid=1, prp1=big.bus, prp2=lst.bus, cdw10=base,
+                          cdw12=2 * mdts_lbas - 1))
+    assert sc_of(st) == nr.INVALID_FIELD, f"write of 2 x MDTS: {st:#x}"
+    # invalid opcodes, I/O and admin; Compare and Write Uncorrectable are optional and not
+    # in ONCS: Invalid Command Opcode too
+    oncs = d.info()["oncs"]
+    for opc, bit in ((0x7F, None), (0x05, 0), (0x04, 1)):
+        if bit is not None and oncs >> bit & 1:
+            continue
+        st, _, _ = raw.io(sqe(opc, nsid=1, cdw10=base), length=512 if opc == 0x05 else 0)
+        assert sc_of(st) == nr.INVALID_OPCODE, (hex(opc), hex(st))
     st, _, _ = raw.admin(sqe(0x3F))
     assert sc_of(st) == nr.INVALID_OPCODE, hex(st)
     # nothing else changed
@@ -658,6 +691,39 @@ def test_shutdown_restart(env, d, request):
     assert s1["power_cycles"] == s0["power_cycles"] + 1, (s0, s1)
     assert s1["unsafe_shutdowns"] == s0["unsafe_shutdowns"], (s0, s1)
     assert s1["data_units_written"] >= s0["data_units_written"]
+
+
+@pytest.mark.smoke
+def test_power_loss_after_flush(env, d, request):
+    """Data flushed before a power loss (no shutdown) survives it; data written after the
+    last Flush reads, per LBA, as either what was there before or what was written."""
+    rng = rng_for(request)
+    nsze = d.info()["ns_blocks"]
+    n = 512
+    a_slot, b_slot = rng.sample(range(nsze // n), 2)
+    a = Image(a_slot * n, n)
+    a.write(d, a.base, n, rng.randrange(1, 1 << 31))
+    a.write(d, a.base + rng.randrange(0, n - 5), 3, rng.randrange(1, 1 << 31))
+    b = Image(b_slot * n, n)
+    b.write(d, b.base, n, rng.randrange(1, 1 << 31))
+    d.flush()
+    old = bytes(b.data)
+    new_seed = rng.randrange(1, 1 << 31)
+    b.write(d, b.base, 64, new_seed)          # after the Flush: may be lost
+    s0 = smart(d)
+    env.power_loss()
+    d = env.drive()
+    s1 = smart(d)
+    a.verify(d)
+    got = b"".join(d.read(b.base + k, CHUNK) for k in range(0, n, CHUNK))
+    new = bytes(b.data)
+    torn = [b.base + i for i in range(n)
+            if got[i * LBA:(i + 1) * LBA] not in (old[i * LBA:(i + 1) * LBA],
+                                                 new[i * LBA:(i + 1) * LBA])]
+    assert not torn, f"LBAs neither old nor new after the power loss: {torn[:16]}"
+    assert got[64 * LBA:] == old[64 * LBA:], "flushed data past the unflushed write changed"
+    assert s1["unsafe_shutdowns"] == s0["unsafe_shutdowns"] + 1, (s0, s1)
+    assert s1["power_cycles"] == s0["power_cycles"] + 1, (s0, s1)
 
 
 # --- the whole drive -----------------------------------------------------------------------------
