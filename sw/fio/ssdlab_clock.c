@@ -12,8 +12,9 @@
  *   no drive attached   clock = real CLOCK_MONOTONIC + off
  *   a job attached      clock = simulated ns + off   (sl_time_ns of the job's controller)
  *
- * `off` is recomputed at each attach and detach so the clock continues from its current value:
- * it is monotonic, and every difference fio takes while a job runs — runtime, slat, clat,
+ * At attach `off` is chosen so the clock continues from its current value; at detach the clock
+ * jumps forward to the real one (simulated time runs slower than the wall clock). It is
+ * monotonic, and every difference fio takes while a job runs — runtime, slat, clat,
  * lat, the bandwidth and IOPS samples and steady-state windows of fio's helper thread (in the
  * main process), the ETA — is a difference of simulated time. fio must use clock_gettime as
  * its clock source (--clocksource=clock_gettime: ssdlab-fio passes it, the engine checks).
@@ -58,6 +59,17 @@ static struct vclock local_clock;             /* used if the shared page cannot 
 static struct vclock *vc = &local_clock;
 static __thread struct sl_ctrl *tl_ctrl;      /* the controller attached in this thread */
 static __thread uint64_t tl_advanced_ns;      /* simulated time this thread's sleeps ran */
+static __thread int64_t tl_last_ns;           /* the drive's time at the last read */
+static __thread unsigned tl_same;             /* reads since it last changed */
+
+/* fio spins on its clock in usec_spin() (the part of a usec_sleep() below the nanosleep
+ * granularity it calibrated at start-up, in real time): after this many reads of an unchanged
+ * clock in the owning thread, the simulation advances by SPIN_QUANTUM_NS. fio reads its clock
+ * a handful of times between two requests to the drive, so only a spin reaches the count, and
+ * the count of reads in a spin is fio's code, not the machine's speed: still deterministic. */
+#define SPIN_READS 1000
+#define SPIN_QUANTUM_NS 1000
+static int sim_sleep(int64_t ns);
 
 __attribute__((constructor)) static void vclock_init(void)
 {
@@ -101,6 +113,14 @@ static int64_t vclock_ns(void)
 {
     if (tl_ctrl) {                             /* the owner: read the drive, publish it */
         int64_t s = (int64_t)sl_time_ns(tl_ctrl);
+        if (s != tl_last_ns) {
+            tl_last_ns = s;
+            tl_same = 0;
+        } else if (++tl_same >= SPIN_READS) {
+            tl_same = 0;
+            sim_sleep(SPIN_QUANTUM_NS);            /* reads the clock again: publishes */
+            s = (int64_t)sl_time_ns(tl_ctrl);
+        }
         if (s != __atomic_load_n(&vc->sim_ns, __ATOMIC_RELAXED)) {
             write_begin();
             __atomic_store_n(&vc->sim_ns, s, __ATOMIC_RELAXED);
@@ -149,8 +169,12 @@ void ssdlab_clock_detach(void)
         return;
     int64_t now = vclock_ns();
     tl_ctrl = NULL;
+    /* Back to the real clock itself (a jump forward: simulated time runs slower than the
+     * wall clock), so that the kernel's timed waits of fio's main process (pthread condition
+     * variables on CLOCK_MONOTONIC, starting the next job) get deadlines they understand. */
+    int64_t off = now - real_mono_ns();
     write_begin();
-    vc->off = now - real_mono_ns();
+    vc->off = off > 0 ? off : 0;
     vc->sim = 0;
     write_end();
 }
@@ -174,7 +198,7 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
 static int sim_sleep(int64_t ns)
 {
     if (ns <= 0)
-        return 0;
+        ns = SPIN_QUANTUM_NS;                  /* a zero sleep still lets time pass */
     struct sl_transport *t = sl_ctrl_transport(tl_ctrl);
     struct sl_event ev;
     int r = t->ops->wait(t, 0, (uint64_t)ns, &ev);
