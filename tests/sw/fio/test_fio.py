@@ -3,9 +3,10 @@
 
 smoke: the engine builds against the fio of sim/setup/fio.sh and fio lists it with its
 options; bad options are named; a random read job, a write + verify job and a trim job (with
-interrupts) run on a 2-channel simulated drive, through fio's JSON output; fio's latencies are simulated time — each equals
-the driver's own doorbell-to-completion time of the same command (libssdlab's timestamps)
-plus the one CQ-head doorbell the host writes before fio reads its clock.
+interrupts) run on a 2-channel simulated drive, through fio's JSON output; fio's latencies are
+simulated time — each equals the driver's own doorbell-to-completion time of the same
+command (libssdlab's timestamps) plus the one CQ-head doorbell the host writes before fio reads
+its clock.
 full: every example job file; the same job on two fresh drives gives identical latencies;
 verify catches data that is not what was written.
 
@@ -36,9 +37,11 @@ sys.path.insert(0, str(ROOT))
 
 
 def fio(*args, env=None, timeout=900):
-    """Run the wrapper; returns CompletedProcess (text)."""
+    """Run the wrapper in build/fio/tests (fio leaves verify state files in its working
+    directory); returns CompletedProcess (text)."""
+    OUT.mkdir(parents=True, exist_ok=True)
     return subprocess.run([str(WRAPPER), *map(str, args)], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, timeout=timeout)
+                          env={**os.environ, **(env or {})}, timeout=timeout, cwd=OUT)
 
 
 def engine_stats(stderr):
