@@ -12,19 +12,8 @@ from amaranth.lib.wiring import In, Out
 from rtl.nand.nand_backend import NandBackend
 from rtl.nand.nand_bist import NandBist
 from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout, geometry_layout
+from rtl.nand.nand_subsystem import PINS, pins_signature
 from rtl.nand.onfi_sdr_engine import timing_layout
-
-PINS = ("dq_o", "dq_oe", "dq_i", "ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n")
-
-
-def pins_signature(n_ways):
-    all_ones = (1 << n_ways) - 1
-    return wiring.Signature({
-        "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
-        "ce_n": Out(n_ways, init=all_ones), "cle": Out(1), "ale": Out(1),
-        "we_n": Out(1, init=1), "re_n": Out(1, init=1), "wp_n": Out(1, init=0),
-        "rb_n": In(n_ways, init=all_ones),
-    })
 
 
 class NandArrayTop(wiring.Component):
