@@ -20,7 +20,7 @@ pytestmark = pytest.mark.smoke
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = ROOT / "build" / "firmware"
 BINARY = BUILD / "host" / "test_fw"
-SEED = int(os.environ.get("SEED", "1"))
+SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not given
 
 TESTS = ["identify", "bringup_fail", "queues", "features", "logs", "integrity", "rmw", "gc",
          "badblocks", "restart", "format", "fua", "tight", "smallram", "lba4k", "powerloss",
