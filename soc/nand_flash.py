@@ -67,7 +67,6 @@ class NandFlash(LiteXModule):
         rd, rdata = memory.add_reader("nand")
 
         conns = dict(
-            i_clk=Signal(), i_rst=Signal(),
             i_s_op__valid=s_op.valid, o_s_op__ready=s_op.ready,
             i_s_op__payload=Cat(*[getattr(s_op, n) for n, _ in self.op_fields]),
             o_m_cpl__valid=m_cpl.valid, i_m_cpl__ready=m_cpl.ready,
@@ -82,7 +81,6 @@ class NandFlash(LiteXModule):
             o_m_wr__valid=wr.valid, i_m_wr__ready=wr.ready,
             o_m_wr__payload=Cat(wr.addr, wr.data, wr.strb),
         )
-        conns["i_clk"] = Signal()
         self.pins = []
         sig = pins_signature(self.n_ways)
         for c in range(core.n_channels):

@@ -14,6 +14,7 @@ writes into --out:
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -51,7 +52,6 @@ class DrivePlatform(SimPlatform):
         v = self.get_verilog(fragment, name=build_name, ios=ios)
         cwd = Path.cwd()
         try:
-            import os
             os.chdir(build_dir)
             v.write(f"{build_name}.v")
         finally:

@@ -144,7 +144,7 @@ def main(argv=None):
     try:
         cfg = drive_config(args.persona, params, blocks_per_plane=args.blocks_per_plane,
                            pages_per_block=args.pages_per_block)
-    except (ValueError, Exception) as e:     # PersonaError names the field
+    except ValueError as e:                  # PersonaError (a ValueError) names the field
         print(f"sim.harness.launch: {e}", file=sys.stderr)
         return 2
     out = build_drive(cfg, trace=args.trace)

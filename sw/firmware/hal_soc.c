@@ -57,8 +57,11 @@ static void push_words(const unsigned long *addrs, const uint32_t *w, unsigned n
     wr(push, 1);
 }
 
-static void wait_taken(unsigned long busy)
+/* push, then wait until the front end has taken the beat (config writes take effect then) */
+static void push_sync(const unsigned long *addrs, const uint32_t *w, unsigned n,
+                      unsigned long push, unsigned long busy)
 {
+    push_words(addrs, w, n, push, busy);
     while (rd(busy))
         ;
 }
@@ -143,8 +146,7 @@ void hal_cpl_push(uint16_t cqid, uint16_t sqid, uint16_t sq_head, uint16_t cid,
     PUT(w, FW_CPL_CID, cid);
     PUT(w, FW_CPL_STATUS, status);
     PUT(w, FW_CPL_DW0, dw0);
-    push_words(cpl_addrs, w, FW_CPL_WORDS, CSR_FW_CPL_PUSH_ADDR, CSR_FW_CPL_BUSY_ADDR);
-    wait_taken(CSR_FW_CPL_BUSY_ADDR);
+    push_sync(cpl_addrs, w, FW_CPL_WORDS, CSR_FW_CPL_PUSH_ADDR, CSR_FW_CPL_BUSY_ADDR);
 }
 
 static const unsigned long sqcfg_addrs[] = FW_SQCFG_ADDRS;
@@ -162,8 +164,8 @@ void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bo
     PUT(w, FW_SQCFG_ENABLE, enable);
     PUT(w, FW_SQCFG_NC, nc);
     PUT(w, FW_SQCFG_CQID, cqid);
-    push_words(sqcfg_addrs, w, FW_SQCFG_WORDS, CSR_FW_SQCFG_PUSH_ADDR, CSR_FW_SQCFG_BUSY_ADDR);
-    wait_taken(CSR_FW_SQCFG_BUSY_ADDR);     /* a delete handshakes once the SQ is gone */
+    /* a delete handshakes once the SQ is gone */
+    push_sync(sqcfg_addrs, w, FW_SQCFG_WORDS, CSR_FW_SQCFG_PUSH_ADDR, CSR_FW_SQCFG_BUSY_ADDR);
 }
 
 void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
@@ -177,8 +179,7 @@ void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bo
     PUT(w, FW_CQCFG_IEN, ien);
     PUT(w, FW_CQCFG_ENABLE, enable);
     PUT(w, FW_CQCFG_NC, nc);
-    push_words(cqcfg_addrs, w, FW_CQCFG_WORDS, CSR_FW_CQCFG_PUSH_ADDR, CSR_FW_CQCFG_BUSY_ADDR);
-    wait_taken(CSR_FW_CQCFG_BUSY_ADDR);
+    push_sync(cqcfg_addrs, w, FW_CQCFG_WORDS, CSR_FW_CQCFG_PUSH_ADDR, CSR_FW_CQCFG_BUSY_ADDR);
 }
 
 /* page fields hold address >> 12 */
@@ -188,9 +189,8 @@ void hal_sq_page(uint16_t sqid, uint32_t index, uint64_t page_addr)
     PUT(w, FW_SQPAGE_SQID, sqid);
     PUT(w, FW_SQPAGE_INDEX, index);
     PUT64(w, FW_SQPAGE_PAGE, page_addr >> 12);
-    push_words(sqpage_addrs, w, FW_SQPAGE_WORDS, CSR_FW_SQPAGE_PUSH_ADDR,
+    push_sync(sqpage_addrs, w, FW_SQPAGE_WORDS, CSR_FW_SQPAGE_PUSH_ADDR,
                CSR_FW_SQPAGE_BUSY_ADDR);
-    wait_taken(CSR_FW_SQPAGE_BUSY_ADDR);
 }
 
 void hal_cq_page(uint16_t cqid, uint32_t index, uint64_t page_addr)
@@ -199,9 +199,8 @@ void hal_cq_page(uint16_t cqid, uint32_t index, uint64_t page_addr)
     PUT(w, FW_CQPAGE_CQID, cqid);
     PUT(w, FW_CQPAGE_INDEX, index);
     PUT64(w, FW_CQPAGE_PAGE, page_addr >> 12);
-    push_words(cqpage_addrs, w, FW_CQPAGE_WORDS, CSR_FW_CQPAGE_PUSH_ADDR,
+    push_sync(cqpage_addrs, w, FW_CQPAGE_WORDS, CSR_FW_CQPAGE_PUSH_ADDR,
                CSR_FW_CQPAGE_BUSY_ADDR);
-    wait_taken(CSR_FW_CQPAGE_BUSY_ADDR);
 }
 
 static const unsigned long xfer_addrs[] = FW_XFER_ADDRS;
@@ -231,8 +230,7 @@ void hal_ivc(uint16_t vector, bool cd)
     uint32_t w[FW_IVC_WORDS] = {0};
     PUT(w, FW_IVC_VECTOR, vector);
     PUT(w, FW_IVC_CD, cd);
-    push_words(ivc_addrs, w, FW_IVC_WORDS, CSR_FW_IVC_PUSH_ADDR, CSR_FW_IVC_BUSY_ADDR);
-    wait_taken(CSR_FW_IVC_BUSY_ADDR);
+    push_sync(ivc_addrs, w, FW_IVC_WORDS, CSR_FW_IVC_PUSH_ADDR, CSR_FW_IVC_BUSY_ADDR);
 }
 
 void hal_aggregation(uint8_t thr, uint8_t time)
