@@ -118,6 +118,7 @@ def load_library(build=True):
             "sl_transport_stats": (i32, [vp, ctypes.c_char_p, ctypes.c_size_t]),
             "sl_transport_reset": (i32, [vp]),
             "sl_transport_name": (ctypes.c_char_p, [vp]),
+            "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
             "sl_sim_time_ps": (u64, [vp]),
             "sl_ctrl_opts_default": (None, [ctypes.POINTER(_Opts)]),
@@ -322,6 +323,16 @@ class Drive:
     def time_ns(self):
         """Transport time: simulated ns (sim), CLOCK_MONOTONIC ns (vfio)."""
         return self._lib.sl_time_ns(self._c)
+
+    def idle(self, ns):
+        """Let `ns` of transport time pass with no command outstanding: on sim the drive runs
+        on for ns of simulated time (its background work, if any, goes on); on VFIO a sleep.
+        Returns the transport time afterwards."""
+        t = self._lib.sl_ctrl_transport(self._c)
+        rc = self._lib.sl_transport_sleep(t, int(ns))
+        if rc < 0:
+            raise DriveError(self._lib.sl_transport_errmsg(t).decode(), rc)
+        return self.time_ns()
 
     def stats(self):
         buf = ctypes.create_string_buffer(512)

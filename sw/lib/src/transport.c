@@ -28,3 +28,9 @@ const char *sl_transport_name(const struct sl_transport *t)
 {
     return t->ops->name;
 }
+
+int sl_transport_sleep(struct sl_transport *t, uint64_t ns)
+{
+    struct sl_event ev;
+    return t->ops->wait(t, 0, ns, &ev);
+}

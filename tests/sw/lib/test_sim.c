@@ -295,6 +295,10 @@ static void wait_events(void)
     CHECK_EQ(t->ops->time_ns(t), 9500);
     CHECK_EQ(t->ops->wait(t, SL_EV_IRQ, 0, &ev), 0);     /* zero timeout: no request */
     CHECK_EQ(srv.nreq, n0 + 4);
+    CHECK_EQ(sl_transport_sleep(t, 2500), 0);           /* idle: ADVANCE by 2.5 us */
+    CHECK_EQ(srv.req[n0 + 4].type, SB_ADVANCE);
+    CHECK_EQ(srv.req[n0 + 4].data, 2500000);
+    CHECK_EQ(t->ops->time_ns(t), 9500 + 2500);
     sl_transport_close(t);
     stop();
 }

@@ -87,6 +87,9 @@ void sl_transport_close(struct sl_transport *t);
 int sl_transport_stats(struct sl_transport *t, char *buf, size_t len);
 int sl_transport_reset(struct sl_transport *t);
 const char *sl_transport_name(const struct sl_transport *t);
+/* Let ns of transport time pass with no request to the device: simulated time on sim (the
+ * drive runs on, idle), a real sleep on VFIO. 0 or a negative errno. */
+int sl_transport_sleep(struct sl_transport *t, uint64_t ns);
 
 /* Records a message "fmt...: strerror(-err)" in t->err (t may be NULL: the open message);
  * returns err (a negative errno) so callers can `return sl_terr(t, -EIO, "...")`. */
