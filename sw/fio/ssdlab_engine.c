@@ -45,6 +45,7 @@ struct ssdlab_options {
     unsigned int queues;        /* I/O queue pairs created */
     unsigned int qid;           /* the queue this job submits on */
     unsigned long long timeout_ms;  /* per-I/O timeout (transport time) */
+    unsigned int shutdown;      /* 1: shut the controller down at the end of the job */
 };
 
 static struct fio_option options[] = {
@@ -108,6 +109,17 @@ static struct fio_option options[] = {
         .help     = "Per-I/O timeout, in the transport's time (simulated on sim)",
         .def      = "30s",
         .is_time  = 1,
+        .category = FIO_OPT_C_ENGINE,
+        .group    = FIO_OPT_G_INVALID,
+    },
+    {
+        .name     = "shutdown",
+        .lname    = "ssdlab shutdown",
+        .type     = FIO_OPT_BOOL,
+        .off1     = offsetof(struct ssdlab_options, shutdown),
+        .help     = "At the end of the job: 1 = normal shutdown (CC.SHN; the drive saves its "
+                    "state), 0 = disable only (CC.EN=0), as a kernel driver leaves a drive",
+        .def      = "0",
         .category = FIO_OPT_C_ENGINE,
         .group    = FIO_OPT_G_INVALID,
     },
@@ -248,10 +260,9 @@ static int region_given(struct thread_data *td)
            !td->o.start_offset_percent && !td->o.file_size_low && td->o.nr_files == 1;
 }
 
-/* Ask the drive for namespace 1's size. The probe's controller is let go without a shutdown
- * (the transport is closed, nothing sent): a clean shutdown makes the firmware save its map,
- * about 12 ms of simulated time, and the job's bring-up resets the controller anyway
- * (CC.EN=0). libssdlab has no call for this; sl_ctrl_close always shuts down. */
+/* Ask the drive for namespace 1's size. The probe's controller is let go without a shutdown:
+ * a clean shutdown makes the firmware save its map, and the job's bring-up resets the
+ * controller anyway (CC.EN=0). */
 static int probe_size(struct thread_data *td, const struct ssdlab_options *o, uint64_t *bytes,
                       uint32_t *lba)
 {
@@ -266,10 +277,9 @@ static int probe_size(struct thread_data *td, const struct ssdlab_options *o, ui
         sl_ctrl_info(c, &info);
         *bytes = info.ns_blocks * info.lba_bytes;
         *lba = info.lba_bytes;
-        if (is_sim)
-            sl_transport_close(sl_ctrl_transport(c));      /* c itself is left (leaked) */
-        else if (sl_ctrl_close(c) != 0)
-            log_err("ssdlab: shutdown after the size probe: %s\n", sl_errmsg(NULL));
+        if (sl_ctrl_detach(c) != 0)
+            log_err("ssdlab: disabling the controller after the size probe: %s\n",
+                    sl_errmsg(NULL));
     }
     if (fd >= 0)
         close(fd);
@@ -351,8 +361,12 @@ static void ssdlab_cleanup(struct thread_data *td)
             sl_dma_free(d->c, &d->dsm);
         if (d->clock)
             ssdlab_clock_detach();
-        if (sl_ctrl_close(d->c) != 0)
-            log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
+        if (td->eo && ((struct ssdlab_options *)td->eo)->shutdown) {
+            if (sl_ctrl_close(d->c) != 0)
+                log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
+        } else if (sl_ctrl_detach(d->c) != 0) {
+            log_err("ssdlab: disabling the controller: %s\n", sl_errmsg(NULL));
+        }
     }
     if (d->lock_fd >= 0)
         close(d->lock_fd);

@@ -3,6 +3,7 @@
 // (nvme_pci_configure_admin_queue, nvme_disable_ctrl, nvme_enable_ctrl, nvme_wait_ready,
 // nvme_setup_io_queues, nvme_dev_disable).
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,7 +283,9 @@ static int shutdown_ctrl(struct sl_ctrl *c)
                       "shutdown");
 }
 
-int sl_ctrl_close(struct sl_ctrl *c)
+/* Both ways of letting the controller go: every SQ deleted before any CQ, then either a
+ * normal shutdown (CC.SHN) or a plain disable (CC.EN = 0), then everything freed. */
+static int release(struct sl_ctrl *c, bool shutdown)
 {
     if (!c)
         return 0;
@@ -292,7 +295,7 @@ int sl_ctrl_close(struct sl_ctrl *c)
             sl_queue_delete(c, qid, 0);
         for (unsigned qid = c->n_io; qid >= 1; qid--)
             sl_queue_delete(c, qid, 1);
-        rc = shutdown_ctrl(c);
+        rc = shutdown ? shutdown_ctrl(c) : disable(c);
         if (rc < 0)     /* c goes away: keep the message where sl_errmsg(NULL) finds it */
             sl_terr(NULL, 0, "%s", c->err);
     }
@@ -303,6 +306,16 @@ int sl_ctrl_close(struct sl_ctrl *c)
     sl_transport_close(c->t);
     free(c);
     return rc;
+}
+
+int sl_ctrl_close(struct sl_ctrl *c)
+{
+    return release(c, true);
+}
+
+int sl_ctrl_detach(struct sl_ctrl *c)
+{
+    return release(c, false);
 }
 
 struct sl_transport *sl_ctrl_transport(struct sl_ctrl *c)

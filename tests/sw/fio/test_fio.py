@@ -63,7 +63,7 @@ SMOKE_RUNS = {
     # name: (job file, extra fio arguments)
     "randread": (JOBS / "randread-4k-qd1.fio", ()),
     "verify": (HERE / "jobs" / "verify-smoke.fio", ()),
-    "trim_irq": (HERE / "jobs" / "trim-smoke.fio", ("--irq=1",)),
+    "trim_irq": (HERE / "jobs" / "trim-smoke.fio", ("--irq=1", "--shutdown=1")),
 }
 
 
@@ -91,6 +91,11 @@ def run_jobs(runs, fresh_drive_per_run=False):
         with SimDrive(build, boot_us=60000, host_delay_ns=HOST_DELAY_NS) as sim:
             for name, (job, extra) in runs.items():
                 one(sim, name, job, extra)
+            from sw.ssdlab.drive import Drive
+            with Drive(sim=sim.socket) as d:
+                # the firmware's checkpoint count (vendor log C0h, sw/firmware/README.md)
+                results["_ckpt_saves"] = int.from_bytes(d.get_log_page(0xC0, 512)[88:96],
+                                                        "little")
     return results
 
 
@@ -205,6 +210,14 @@ def test_trim_with_interrupts(smoke_runs):
     assert job["error"] == 0
     assert job["trim"]["io_bytes"] == 512 * 1024 and job["trim"]["total_ios"] == 8
     assert engine_stats(res["stderr"])["n"] == 8
+
+
+@pytest.mark.smoke
+def test_shutdown_only_when_asked(smoke_runs):
+    """A job leaves the controller disabled, not shut down (shutdown=0, what the kernel does
+    between fio runs), so the firmware saves no checkpoint; shutdown=1 (the trim job) makes
+    it save one. Checkpoints: the first boot's format, then the trim job's shutdown."""
+    assert smoke_runs["_ckpt_saves"] == 2
 
 
 # --- full -------------------------------------------------------------------------------------

@@ -162,6 +162,27 @@ static void shutdown_order(void)
     fake_dev_fini(&dev);
 }
 
+/* detach: the same queue deletions, then CC.EN = 0 and RDY = 0 awaited, no CC.SHN */
+static void detach_disables(void)
+{
+    fake_dev_init(&dev, NULL, 0);
+    struct sl_ctrl_opts o;
+    sl_ctrl_opts_default(&o);
+    o.n_io_queues = 2;
+    struct sl_ctrl *c = open_ctrl(&o, 0);
+    int n0 = dev.ncmds, l0 = dev.nlog;
+    CHECK_EQ(sl_ctrl_detach(c), 0);
+    CHECK_EQ(dev.ncmds - n0, 4);
+    CHECK_EQ(dev.cmds[n0 + 0].opc, NVME_ADMIN_DELETE_SQ);
+    CHECK_EQ(dev.cmds[n0 + 3].opc, NVME_ADMIN_DELETE_CQ);
+    int at = l0;
+    CHECK(fake_log_find(&dev, "W32 0x14 = 0x460000", &at));
+    CHECK(fake_log_find(&dev, "R32 0x1c = 0x0", &at));
+    at = l0;
+    CHECK(!fake_log_find(&dev, "W32 0x14 = 0x464001", &at));
+    fake_dev_fini(&dev);
+}
+
 static void shutdown_timeout(void)
 {
     fake_dev_init(&dev, NULL, 0);
@@ -448,7 +469,7 @@ static void bench(void)
 }
 
 TT_MAIN(TT_CASE(init_register_order), TT_CASE(init_rdy_timeout), TT_CASE(disable_timeout),
-        TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(shutdown_timeout),
-        TT_CASE(queue_count_and_depth),
+        TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(detach_disables),
+        TT_CASE(shutdown_timeout), TT_CASE(queue_count_and_depth),
         TT_CASE(rw_roundtrip), TT_CASE(mdts_limit), TT_CASE(async_wrap), TT_CASE(interrupts),
         TT_CASE(nvme_errors), TT_CASE(io_timeout), TT_CASE(bench))

@@ -46,6 +46,11 @@ int  sl_ctrl_open(struct sl_transport *t, const struct sl_ctrl_opts *o, struct s
  * everything, close the transport. Returns the shutdown's result; on failure
  * sl_errmsg(NULL) says why. */
 int  sl_ctrl_close(struct sl_ctrl *c);
+/* As sl_ctrl_close, but without a shutdown notification: the I/O queues are deleted and the
+ * controller disabled (CC.EN = 0, wait CSTS.RDY = 0), as a driver resetting it does. The
+ * drive keeps its volatile write cache and does not save its state; what a workload tool
+ * leaves behind between runs (the kernel never shuts a drive down after an fio job). */
+int  sl_ctrl_detach(struct sl_ctrl *c);
 /* The last error of c (NULL: of the last failed sl_ctrl_close or transport open). */
 const char *sl_errmsg(const struct sl_ctrl *c);
 struct sl_transport *sl_ctrl_transport(struct sl_ctrl *c);
