@@ -4,6 +4,9 @@
     .venv/bin/python -m sw.ssdlab persona list
     .venv/bin/python -m sw.ssdlab persona show intel-750-400g [--scale 0.01] [--json] [--rtl]
     .venv/bin/python -m sw.ssdlab persona validate personas/*.yaml
+    .venv/bin/python -m sw.ssdlab bench [--suite review] [--profile quick]   (sw/ssdlab/bench)
+    .venv/bin/python -m sw.ssdlab compare RESULT_A RESULT_B
+    .venv/bin/python -m sw.ssdlab sweep --param n_channels=2,4 --suite qdscan --workers 2
 
 Exit status: 0 on success, 1 when a persona is invalid (the messages name file and field),
 2 on a usage error (click's).
@@ -201,3 +204,4 @@ def persona_schema():
     """The persona fields as a Markdown table (as in personas/README.md)."""
     click.echo(schema_markdown())
 from sw.ssdlab.drive_cli import register; register(main)  # noqa: E402, E702, I001
+from sw.ssdlab.bench.cli import register as _bench; _bench(main)  # noqa: E402, E702, I001

@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""report.md and report.html of a bench result: what was measured (persona, its scaled
+configuration and capacity, every scale factor, commit, seed, fio version, target and time
+domain), the suite's mapping notes, one section per test (chart and a table of its points:
+IOPS, MB/s, mean/p50/p99/p99.9 latency, runtime, wall time) and the steps between them."""
+
+import html
+from pathlib import Path
+
+from sw.ssdlab.bench.charts import value
+
+__all__ = ["write_report", "header_rows", "point_rows"]
+
+_SCALE_TEXT = {
+    "time_scale": "every duration of the suite (runs, idle periods) multiplied by this",
+    "write_multiple": "the degradation run writes this many times the user capacity",
+    "max_ios": "a point stops after this many I/Os (run-length cap)",
+    "region_mib": "test region of read/write tests, MiB (None: the whole drive)",
+    "cdm_mib": "CrystalDiskMark area, MiB (methodology: 1 GiB; capped by capacity)",
+    "fill": "fraction of the drive written by the preconditioning",
+    "max_points": "points kept per sweep curve (None: all)",
+}
+
+
+def header_rows(r):
+    c = r.get("configuration") or {}
+    rows = [("persona", r["persona"]), ("label", r.get("label", "")),
+            ("parameters", ", ".join(f"{k}={v}" for k, v in r.get("params", {}).items())
+             or "(persona as is)"),
+            ("suite", f"{r['suite']}: {r['suite_title']} ({r['units']})"),
+            ("profile", r.get("profile") or "(custom)")]
+    if c:
+        rows.append(("drive", f"{c.get('n_channels')} channels x {c.get('n_ways')} ways, "
+                              f"{c.get('part')}, {c.get('planes')} planes x "
+                              f"{c.get('blocks_per_plane')} blocks x "
+                              f"{c.get('pages_per_block')} pages of {c.get('page_bytes')} B, "
+                              f"OP {c.get('op_pct')} %"))
+        rows.append(("capacity scale", c.get("scale_note", "")))
+        for n in c.get("notes", []):
+            rows.append(("note", n))
+    cap = r["capacity"]
+    rows.append(("user capacity", f"{cap['user_bytes']} B ({cap['user_bytes'] / 2**20:.1f} "
+                                  f"MiB), {cap['lba_bytes']} B LBAs, max transfer "
+                                  f"{cap['max_transfer']} B, queue up to {cap['max_qd']}"))
+    for k, v in r["scale"].items():
+        rows.append((f"scale: {k}", f"{v} — {_SCALE_TEXT.get(k, '')}"))
+    rows.append(("sampling", f"per-second samples become one per {r['sample_ms']} ms of "
+                             f"{r['time_domain']} time (max(1 ms, 1 s x time_scale)); the "
+                             "30 s moving mean spans 30 s x time_scale"))
+    rows += [("commit", f"{r.get('commit')}{' (dirty tree)' if r.get('dirty') else ''}"),
+             ("seed", str(r["seed"])), ("fio", r.get("fio_version", "")),
+             ("target", ", ".join(f"{k}={v}" for k, v in r["target"].items())),
+             ("time domain", f"{r['time_domain']} (IOPS, MB/s, latency and runtime)"),
+             ("started", r.get("started", "")), ("wall time", f"{r.get('wall_s', 0):.0f} s")]
+    return rows
+
+
+def _fmt(v, nd=1):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:,.{nd}f}"
+    return str(v)
+
+
+POINT_COLUMNS = ["point", "series", "x", "QD", "IOPS", "MB/s", "lat mean µs", "p50 µs",
+                 "p99 µs", "p99.9 µs", "runtime ms", "wall s"]
+
+
+def point_rows(t, r):
+    for p in t["points"]:
+        yield [p["label"], p["series"], str(p["x"]), str(p["iodepth"]),
+               _fmt(value(p, "iops")), _fmt(p["mb_s"], 2), _fmt(p["lat_mean_us"]),
+               _fmt(p["lat_p50_us"]), _fmt(p["lat_p99_us"]), _fmt(p["lat_p999_us"]),
+               _fmt(p["runtime_ms"]), _fmt(p["wall_s"])]
+
+
+def _md_table(head, rows):
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    out += ["| " + " | ".join(str(c).replace("|", "/") for c in row) + " |" for row in rows]
+    return out
+
+
+def write_report(r, out_dir, charts):
+    """Write report.md and report.html into out_dir; charts: {test: [files]}."""
+    out_dir = Path(out_dir)
+    title = f"ssdlab bench: {r['suite']} on {r['label']}"
+    md = [f"# {title}", "", f"{r['suite_title']}. Every figure is in {r['time_domain']} time.",
+          "", *_md_table(["", ""], header_rows(r)), "", "## Method", ""]
+    md += [f"- {n}" for n in r.get("notes", [])]
+    md += ["- the fio job files are in `jobs/` (one per test, one section per step): rerun "
+           "with `sw/fio/ssdlab-fio --sim SOCKET --direct=1 jobs/<test>.fio` or `fio "
+           "--ioengine=io_uring --direct=1 --filename=DEV jobs/<test>.fio`", ""]
+    for t in r["tests"]:
+        md += [f"## {t['title']}", ""]
+        for f in charts.get(t["name"], []):
+            if str(f).endswith(".png"):
+                md += [f"![{t['name']}](charts/{Path(f).name})", ""]
+        md += _md_table(POINT_COLUMNS, point_rows(t, r))
+        md += [""] + [f"- {n}" for n in t.get("notes", [])] + [""]
+    md += ["## Steps", ""]
+    md += _md_table(["test", "step", "what", "drive time", "wall s"],
+                    [_step_row(s) for s in r.get("steps", [])])
+    (out_dir / "report.md").write_text("\n".join(md) + "\n")
+
+    e = html.escape
+    h = ["<!doctype html><html><head><meta charset='utf-8'>", f"<title>{e(title)}</title>",
+         "<style>body{font-family:sans-serif;max-width:1000px;margin:auto}"
+         "table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #bbb;"
+         "padding:2px 6px}th{background:#2e7d32;color:#fff}img{max-width:100%}</style>",
+         "</head><body>", f"<h1>{e(title)}</h1>",
+         f"<p>{e(r['suite_title'])}. Every figure is in {e(r['time_domain'])} time.</p>",
+         _html_table(None, header_rows(r)), "<h2>Method</h2><ul>"]
+    h += [f"<li>{e(n)}</li>" for n in r.get("notes", [])] + ["</ul>"]
+    for t in r["tests"]:
+        h.append(f"<h2>{e(t['title'])}</h2>")
+        for f in charts.get(t["name"], []):
+            if str(f).endswith(".svg"):
+                h.append(f"<img src='charts/{e(Path(f).name)}' alt='{e(t['name'])}'>")
+        h.append(_html_table(POINT_COLUMNS, list(point_rows(t, r))))
+        if t.get("notes"):
+            h.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in t["notes"]) + "</ul>")
+    h += ["<h2>Steps</h2>", _html_table(["test", "step", "what", "drive time", "wall s"],
+                                        [_step_row(s) for s in r.get("steps", [])]),
+          "</body></html>"]
+    (out_dir / "report.html").write_text("\n".join(h) + "\n")
+    return out_dir / "report.md", out_dir / "report.html"
+
+
+def _step_row(s):
+    if s["kind"] == "fill":
+        return [s["test"], "fill", f"{s['bytes']} B written sequentially ({s['mb_s']} MB/s)",
+                f"{s['runtime_ms']} ms", str(s["wall_s"])]
+    what = " + ".join(x for x in ("deallocate" if s["trim"] else "",
+                                  f"idle {s['idle_ms']} ms" if s["idle_ms"] else "") if x)
+    return [s["test"], "settle", what, f"{s['elapsed_ns'] / 1e6:.1f} ms", str(s["wall_s"])]
+
+
+def _html_table(head, rows):
+    e = html.escape
+    out = ["<table>"]
+    if head:
+        out.append("<tr>" + "".join(f"<th>{e(c)}</th>" for c in head) + "</tr>")
+    for row in rows:
+        out.append("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)

@@ -1,0 +1,141 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""One bench run end to end, as `ssdlab bench` and each sweep cell do it: the drive's
+configuration (persona, --param overrides, simulation scale), its build (cached; builds of
+one configuration are serialised by a file lock, so sweep workers never race), the target,
+the suite, then charts and the report.
+
+    out = bench(BenchSpec(suite="qdscan", persona="default", params={"n_channels": 2},
+                          scale=profile("quick")))
+"""
+
+import datetime
+import fcntl
+import hashlib
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sw.ssdlab.bench.charts import draw_all
+from sw.ssdlab.bench.report import write_report
+from sw.ssdlab.bench.runner import run_suite
+from sw.ssdlab.bench.scale import Scale
+from sw.ssdlab.bench.target import DeviceTarget, SimTarget
+
+__all__ = ["BenchSpec", "bench", "drive_for", "default_out_dir", "ParamError", "parse_params",
+           "check_params", "SIM_PARAM_RANGES"]
+
+ROOT = Path(__file__).resolve().parents[3]
+
+# SocConfig fields a user may override, with their legal ranges (soc/ssdlab_soc.py, the
+# cores' docstrings); anything else a sweep wants can still be given, typed as a number.
+SIM_PARAM_RANGES = {"n_channels": (1, 32), "n_ways": (1, 8), "n_io_queues": (1, 64),
+                    "tag_width": (1, 6), "onfi_mode": (0, 5), "t_r_ns": (1, 10**8),
+                    "t_prog_ns": (1, 10**8), "t_bers_ns": (1, 10**9),
+                    "max_transfer": (8192, 131072), "lbads": (9, 12)}
+
+
+class ParamError(ValueError):
+    """A bad --param (the message names it)."""
+
+
+def parse_params(items, multi=False):
+    """["k=v", ...] -> {k: v} (numbers as numbers). multi: values may be comma lists (a
+    sweep's grid) -> {k: [v, ...]}."""
+    import yaml
+    out = {}
+    for item in items or ():
+        k, sep, v = item.partition("=")
+        k = k.strip()
+        if not sep or not k or not v.strip():
+            raise ParamError(f"{item!r}: expected key=value")
+        vals = [x.strip() for x in v.split(",")] if multi else [v.strip()]
+        parsed = []
+        for x in vals:
+            try:
+                parsed.append(yaml.safe_load(x))
+            except yaml.YAMLError:
+                parsed.append(x)
+        out[k] = parsed if multi else parsed[0]
+    return out
+
+
+def check_params(params):
+    """ParamError naming the first unknown key or out-of-range value."""
+    from soc.ssdlab_soc import SocConfig
+    known = set(SocConfig().as_dict()) - {"notes", "scale_note", "fw_slot_first", "persona"}
+    for k, v in params.items():
+        if k not in known:
+            raise ParamError(f"{k}={v}: unknown drive parameter (known: "
+                             f"{', '.join(sorted(known))})")
+        if k in SIM_PARAM_RANGES:
+            lo, hi = SIM_PARAM_RANGES[k]
+            if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
+                raise ParamError(f"{k}={v}: must be an integer in {lo}..{hi}")
+
+
+@dataclass
+class BenchSpec:
+    suite: str = "review"
+    persona: str = "default"
+    params: dict = field(default_factory=dict)
+    scale: Scale = field(default_factory=Scale)
+    profile: str | None = None
+    seed: int = 1
+    tests: list | None = None
+    blocks_per_plane: int | None = None
+    pages_per_block: int | None = None
+    device: str | None = None
+    ioengine: str = "io_uring"
+    direct: bool = True
+    device_size: int | None = None
+    label: str | None = None
+    out: str | None = None
+
+
+def drive_for(spec, log=sys.stderr):
+    """(config dict, build directory) of the spec's simulated drive, built if needed."""
+    from sim.harness.launch import build_drive, drive_config
+    scale = {k: v for k, v in (("blocks_per_plane", spec.blocks_per_plane),
+                               ("pages_per_block", spec.pages_per_block)) if v is not None}
+    cfg = drive_config(spec.persona, spec.params or None, **scale)
+    key = hashlib.sha256(json.dumps(cfg.as_dict(), sort_keys=True).encode()).hexdigest()[:12]
+    lock = ROOT / "build" / "sim" / f"bench-build-{key}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "w") as f:                   # one build per configuration at a time
+        fcntl.flock(f, fcntl.LOCK_EX)
+        out = build_drive(cfg, log=log)
+    return json.loads((Path(out) / "config.json").read_text()), out
+
+
+def default_out_dir(spec):
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = Path(spec.device).name if spec.device else spec.persona
+    return ROOT / "build" / "bench" / f"{name}-{spec.suite}-{stamp}"
+
+
+def bench(spec, progress=None, log=sys.stderr):
+    """Run spec; returns (result, out_dir). Result files, charts and report in out_dir."""
+    out = Path(spec.out) if spec.out else default_out_dir(spec)
+    out.mkdir(parents=True, exist_ok=True)
+    if spec.device:
+        target = DeviceTarget(spec.device, spec.ioengine, spec.direct, spec.device_size)
+        configuration = {"device": spec.device}
+    else:
+        configuration, build = drive_for(spec, log=log)
+        target = SimTarget(build)
+    with target:
+        result = run_suite(spec.suite, target, spec.scale, out, seed=spec.seed,
+                           persona=spec.persona if not spec.device else Path(spec.device).name,
+                           params=spec.params, label=spec.label, profile=spec.profile,
+                           configuration=configuration, tests=spec.tests, progress=progress,
+                           log=None if progress else log)
+    finish(result, out)
+    return result, out
+
+
+def finish(result, out):
+    """Charts and report of a result in out."""
+    charts = draw_all([(result.get("label") or result["persona"], result)], out / "charts")
+    write_report(result, out, charts)
+    return charts
