@@ -88,7 +88,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     called before each section and at the end."""
     suite = SUITES[suite_name]
     chosen = select_tests(suite, tests)
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()
     (out_dir / "jobs").mkdir(parents=True, exist_ok=True)
     (out_dir / "logs").mkdir(exist_ok=True)
     result = _header(suite, scale, target, seed, persona, params, label, profile,

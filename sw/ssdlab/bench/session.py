@@ -116,7 +116,7 @@ def default_out_dir(spec):
 
 def bench(spec, progress=None, log=sys.stderr):
     """Run spec; returns (result, out_dir). Result files, charts and report in out_dir."""
-    out = Path(spec.out) if spec.out else default_out_dir(spec)
+    out = (Path(spec.out) if spec.out else default_out_dir(spec)).resolve()
     out.mkdir(parents=True, exist_ok=True)
     if spec.device:
         target = DeviceTarget(spec.device, spec.ioengine, spec.direct, spec.device_size)

@@ -216,7 +216,7 @@ def _enterprise():
                       p(f"rnd4k-q{q}t{t}-write", "write", f"RND4K Q{q}T{t}", "randwrite",
                         4 * KIB, q, t)]
         for bs in (4, 16, 64, 256):
-            steps.append(p(f"rnd{bs}k-q1-read", "read", f"RND{bs}K Q1T1", "randread",
+            steps.append(p(f"rnd{bs}k-qd1-read", "read", f"RND{bs}K QD1 read", "randread",
                            bs * KIB, 1, 1))
         tests.append(Test(f"cdm8-{phase}", f"CrystalDiskMark 8 profile, {title}", "table",
                           "mb_s", steps, thin=False))

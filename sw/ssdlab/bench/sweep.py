@@ -51,6 +51,8 @@ def run_cell(spec, cell, out_dir):
     s = replace(spec, persona=cell["persona"], suite=cell["suite"],
                 params={**spec.params, **cell["params"]}, out=str(out_dir),
                 label=cell_name(cell))
+    if spec.device:             # a device per cell: "{cell}" in the path names the cell's
+        s = replace(s, device=spec.device.format(cell=cell_name(cell)), params={})
     t0 = time.monotonic()
     try:
         result, out = bench(s, log=log)

@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Generated fio jobs: scaled durations, the run-length cap, capacity-based degradation,
+queue and transfer limits of the target."""
+
+import pytest
+
+from sw.ssdlab.bench import fiojobs
+from sw.ssdlab.bench.fiojobs import Geometry
+from sw.ssdlab.bench.runner import plan
+from sw.ssdlab.bench.scale import Scale
+from sw.ssdlab.bench.suites import SUITES
+
+pytestmark = pytest.mark.smoke
+
+GEO = Geometry(capacity=26214400, lba_bytes=512, max_transfer=131072, max_qd=32)
+SC = Scale(time_scale=1e-3, write_multiple=3.0, max_ios=1000, region_mib=4, cdm_mib=8,
+           fill=0.5)
+
+
+def sections(suite, test):
+    s = SUITES[suite]
+    t = s.test(test)
+    return fiojobs.test_jobs(t, t.points, GEO, SC, seed=5)
+
+
+def test_point_options():
+    secs = {s.name: s for s in sections("review", "qd")}
+    s = secs["qd-read-8"]
+    assert s.opts["rw"] == "randread" and s.opts["bs"] == 4096 and s.opts["iodepth"] == 8
+    assert s.opts["runtime"] == "180ms"                       # 180 s x 1e-3
+    assert s.opts["io_size"] == 1000 * 4096                   # the cap
+    assert s.opts["size"] == 4 << 20 and s.opts["randseed"] == 5
+
+
+def test_degradation_writes_capacity_multiple_and_samples():
+    (s,) = [x for x in sections("review", "degradation") if x.kind == "point"]
+    assert s.opts["io_size"] == 3 * 26214400 and "runtime" not in s.opts
+    assert s.opts["write_iops_log"] == "logs/degradation"
+    assert "log_avg_msec" not in s.opts          # per-I/O log on sim, binned by the runner
+    t = SUITES["review"].test("degradation")
+    (d,) = [x for x in fiojobs.test_jobs(t, t.points, GEO, SC, 5, avg_logs=True)
+            if x.kind == "point"]
+    assert d.opts["log_avg_msec"] == 1
+
+
+def test_target_limits():
+    secs = sections("qdscan", "qd-read")
+    (q64,) = [s for s in secs if s.name == "qd-read-64"]
+    assert q64.opts["iodepth"] == 32 and "iodepth 64 -> 32" in q64.notes[0]
+    skipped = [s for s in sections("review", "bs") if s.kind == "skip"]
+    assert [s.point.bs for s in skipped] == [262144, 262144]
+
+
+def test_steps_and_render():
+    secs = sections("review", "recovery")
+    assert [s.kind for s in secs] == ["idle", "point", "trim", "point"]
+    assert secs[0].opts["ms"] == 900
+    text = fiojobs.render("t", secs)
+    assert "; step: idle 900 ms" in text and "; step: deallocate" in text
+    assert text.count("stonewall") == 2 and "[recovery-trim]" in text
+    opts = [ln for ln in text.splitlines() if ln and not ln.startswith(";")]
+    assert not [ln for ln in opts if ln.split("=")[0] in ("ioengine", "filename", "direct")]
+
+
+def test_plan_precondition_uses_fill_factor():
+    work = plan(SUITES["review"], [], GEO, SC, 1)
+    (t, secs), = work
+    assert t.name == "precondition"
+    assert secs[0].kind == "fill" and secs[0].opts["size"] == 13107200   # half the drive

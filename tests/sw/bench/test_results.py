@@ -1,0 +1,70 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""fio JSON to figures, IOPS logs to per-second samples, the result files and their
+schema check."""
+
+import json
+
+import pytest
+from conftest import fio_job, fio_side
+
+from sw.ssdlab.bench.results import (
+    SCHEMA_VERSION,
+    ResultError,
+    load_result,
+    point_figures,
+    read_iops_log,
+    write_result,
+)
+
+pytestmark = pytest.mark.smoke
+
+
+def test_point_figures_one_side():
+    job = fio_job(read=fio_side(iops=12000.0, bw=49152000, ios=1200, mean_ns=2650.0,
+                                p50=2000, p99=4490, p999=6000, runtime=100))
+    f = point_figures(job, decimal=True)
+    assert f["iops"] == 12000.0 and f["mb_s"] == 49.15 and f["ios"] == 1200
+    assert f["lat_mean_us"] == 2.65 and f["lat_p99_us"] == 4.49 and f["lat_p999_us"] == 6.0
+    assert f["runtime_ms"] == 100
+    assert point_figures(job, decimal=False)["mb_s"] == round(49152000 / 2**20, 2)
+
+
+def test_point_figures_mixed_adds_up():
+    job = fio_job(read=fio_side(iops=300.0, bw=300 * 4096, ios=30, mean_ns=1000.0, p99=9000,
+                                runtime=100),
+                  write=fio_side(iops=700.0, bw=700 * 4096, ios=70, mean_ns=2000.0, p99=7000,
+                                 runtime=100))
+    f = point_figures(job, decimal=True)
+    assert f["iops"] == 1000.0 and f["ios"] == 100
+    assert f["lat_mean_us"] == 1.7                       # I/O-weighted
+    assert f["lat_p99_us"] == 7.0                        # the larger side's
+
+
+def test_per_io_log_binned(tmp_path):
+    log = tmp_path / "x_iops.1.log"
+    # 3 I/Os in ms 0, 5 in ms 1, none in ms 2, 2 in ms 3, 1 in ms 4 (the partial last one)
+    times = [0] * 3 + [1] * 5 + [3] * 2 + [4]
+    log.write_text("".join(f"{t}, 1, 1, 4096, 0\n" for t in times))
+    assert read_iops_log(log, 1) == [[0, 3000.0], [1, 5000.0], [2, 0.0], [3, 2000.0]]
+    assert read_iops_log(log, 2) == [[0, 4000.0], [2, 1000.0]]
+
+
+def test_averaged_log(tmp_path):
+    log = tmp_path / "y_iops.1.log"
+    log.write_text("1000, 500, 0, 4096, 0\n1000, 300, 1, 4096, 0\n2000, 700, 1, 4096, 0\n")
+    assert read_iops_log(log, 1000, per_io=False) == [[1000, 800.0], [2000, 700.0]]
+
+
+def test_write_and_load(tmp_path, result_factory):
+    r = result_factory("qdscan")
+    write_result(r, tmp_path)
+    back = load_result(tmp_path)
+    assert back["suite"] == "qdscan" and back["schema_version"] == SCHEMA_VERSION
+    rows = (tmp_path / "results.csv").read_text().splitlines()
+    assert len(rows) == 1 + 14 and rows[0].startswith("suite,persona,label,test,point")
+    r["schema_version"] = SCHEMA_VERSION + 1
+    (tmp_path / "result.json").write_text(json.dumps(r))
+    with pytest.raises(ResultError, match="schema_version 2"):
+        load_result(tmp_path)
+    with pytest.raises(ResultError, match="no result.json"):
+        load_result(tmp_path / "nothing")
