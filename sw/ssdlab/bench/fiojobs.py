@@ -54,20 +54,27 @@ def point_opts(p, geo, scale, seed, avg_logs=False):
     """fio options of one point, and notes on what the target forced."""
     notes = []
     qd = p.qd * p.workers
+    bs = p.bs
+    if bs > geo.max_transfer:           # what the host's block layer does: split at MDTS
+        k = -(-bs // geo.max_transfer)
+        bs = geo.max_transfer
+        notes.append(f"{p.bs} B I/Os issued as {k} x {bs} B commands (the drive's largest "
+                     f"transfer), iodepth {qd} -> {qd * k}")
+        qd *= k
     if qd > geo.max_qd:
         notes.append(f"iodepth {qd} -> {geo.max_qd} (the drive's queue size)")
         qd = geo.max_qd
     size = region_bytes(p.region, geo, scale)
-    o = {"rw": p.rw, "bs": p.bs, "iodepth": qd, "offset": 0, "size": size,
+    o = {"rw": p.rw, "bs": bs, "iodepth": qd, "offset": 0, "size": size,
          "randrepeat": 1, "randseed": seed}
     if p.rw.startswith("rand"):
         o["norandommap"] = 1
     if p.rwmixread is not None:
         o["rwmixread"] = p.rwmixread
     if p.duration_s is None:                       # degradation: capacity, not time
-        o["io_size"] = _align(int(scale.write_multiple * geo.capacity), p.bs)
+        o["io_size"] = _align(int(scale.write_multiple * geo.capacity), bs)
     else:
-        o["io_size"] = scale.max_ios * p.bs
+        o["io_size"] = scale.max_ios * bs
         o["runtime"] = f"{scale.seconds(p.duration_s)}ms"
     if p.sample:                # one line per I/O on sim (binned by the runner), see results
         o["write_iops_log"] = f"logs/{p.name}"
@@ -84,11 +91,6 @@ def test_jobs(test, points, geo, scale, seed, avg_logs=False):
         if isinstance(s, Point):
             if id(s) not in keep:
                 continue
-            if s.bs > geo.max_transfer:
-                out.append(Section(s.name, "skip", {}, s,
-                                   (f"block size {s.bs} B above the drive's largest "
-                                    f"transfer ({geo.max_transfer} B): not run",)))
-                continue
             o, notes = point_opts(s, geo, scale, seed, avg_logs)
             out.append(Section(s.name, "point", o, s, tuple(notes)))
         elif isinstance(s, Fill):
@@ -100,8 +102,9 @@ def test_jobs(test, points, geo, scale, seed, avg_logs=False):
             if b <= a:
                 continue
             out.append(Section(f"fill{i}-{s.region}-{round(s.end * 100)}", "fill",
-                               {"rw": "write", "bs": 128 * 1024, "iodepth": 32, "offset": a,
-                                "size": b - a}))
+                               {"rw": "write", "bs": min(128 * 1024, geo.max_transfer),
+                                "iodepth": 32, "offset": a, "size": b - a,
+                                "end_fsync": 1}))      # Flush: the data is on the flash
         elif isinstance(s, Trim):
             out.append(Section(f"trim{i}", "trim", {}))
         elif isinstance(s, Idle):

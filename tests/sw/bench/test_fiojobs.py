@@ -47,8 +47,11 @@ def test_target_limits():
     secs = sections("qdscan", "qd-read")
     (q64,) = [s for s in secs if s.name == "qd-read-64"]
     assert q64.opts["iodepth"] == 32 and "iodepth 64 -> 32" in q64.notes[0]
-    skipped = [s for s in sections("review", "bs") if s.kind == "skip"]
-    assert [s.point.bs for s in skipped] == [262144, 262144]
+    split = [s for s in sections("review", "bs") if s.point and s.point.bs > GEO.max_transfer]
+    assert len(split) == 2
+    for s in split:                       # 256 KiB at QD 4: 2 x 128 KiB commands at QD 8
+        assert s.kind == "point" and s.opts["bs"] == 131072 and s.opts["iodepth"] == 8
+        assert "issued as 2 x 131072 B commands" in s.notes[0]
 
 
 def test_steps_and_render():
@@ -67,3 +70,4 @@ def test_plan_precondition_uses_fill_factor():
     (t, secs), = work
     assert t.name == "precondition"
     assert secs[0].kind == "fill" and secs[0].opts["size"] == 13107200   # half the drive
+    assert secs[0].opts["end_fsync"] == 1
