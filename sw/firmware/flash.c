@@ -163,25 +163,35 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
 
 /* Several independent ops at once (different dies run in parallel): push all, wait for all.
  * cpl[i] is op i's completion. For boot work that would otherwise take one die at a time. */
+/* A batch in two halves, so the CPU can work while the ops run: push (n <= N_FTAGS / 2; the
+ * tags go in ops[i].tag), then wait for all of them. */
+void flash_batch_push(struct hal_flash_op *ops, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        ops[i].tag = flash_tag_get(FOP_SYNC, 0, 0);
+        flash_push(&ops[i]);
+    }
+}
+
+void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        struct fop_ctx *x = &ctx[ops[i].tag];
+        while (!x->done)
+            flash_poll();
+        cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
+                                         .error = x->error };
+        x->kind = FOP_FREE;
+        n_inflight--;
+    }
+}
+
 void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n)
 {
-    uint8_t tags[N_FTAGS / 2];
     for (uint32_t done = 0; done < n; ) {
         uint32_t k = n - done < N_FTAGS / 2 ? n - done : N_FTAGS / 2;
-        for (uint32_t i = 0; i < k; i++) {
-            tags[i] = flash_tag_get(FOP_SYNC, 0, 0);
-            ops[done + i].tag = tags[i];
-            flash_push(&ops[done + i]);
-        }
-        for (uint32_t i = 0; i < k; i++) {
-            struct fop_ctx *x = &ctx[tags[i]];
-            while (!x->done)
-                flash_poll();
-            cpl[done + i] = (struct hal_flash_cpl){ .tag = tags[i], .fail = x->fail,
-                                                    .error = x->error };
-            x->kind = FOP_FREE;
-            n_inflight--;
-        }
+        flash_batch_push(ops + done, k);
+        flash_batch_wait(ops + done, cpl + done, k);
         done += k;
     }
 }

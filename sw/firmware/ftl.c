@@ -15,6 +15,7 @@ extern uint32_t fw_buf_limit;
 #define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
 #define N_SCRATCH    8
 #define CKPT_HDR_WORDS 64
+#define CKPT_TRAILER_WORDS 3
 
 /* --- geometry and tables -------------------------------------------------------------- */
 
@@ -34,10 +35,10 @@ void ftl_init_geometry(void)
     F.raw_units = F.n_dies * F.nblk * F.upb;
     F.spu_shift = 12 - id->lbads;
 
-    /* firmware slots: GC stage, checkpoint stage, scratch, then write-buffer groups */
+    /* firmware slots: GC stage, scratch, then write-buffer groups (checkpoints are staged in
+     * the groups' slots) */
     F.gc_stage = id->fw_slot_first;
-    F.ckpt_stage = F.gc_stage + F.pu_units;
-    F.scratch = F.ckpt_stage + F.pu_units;
+    F.scratch = F.gc_stage + F.pu_units;
     F.n_scratch = N_SCRATCH;
     F.grp_base = F.scratch + N_SCRATCH;
     fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
@@ -45,7 +46,7 @@ void ftl_init_geometry(void)
         fw_panic("buffer memory too small for the write buffer");
 
     /* system area: two checkpoint areas big enough for any capacity of this geometry */
-    uint32_t words = CKPT_HDR_WORDS + F.raw_units + F.n_dies * F.nblk;
+    uint32_t words = CKPT_HDR_WORDS + F.raw_units + F.n_dies * F.nblk + CKPT_TRAILER_WORDS;
     uint64_t blk_bytes = (uint64_t)F.upb * UNIT_BYTES;
     F.area_blocks = (uint32_t)(((uint64_t)words * 4 + blk_bytes - 1) / blk_bytes);
     F.n_sys = 2 * F.area_blocks;

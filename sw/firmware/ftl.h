@@ -70,7 +70,7 @@ struct ftl {
     uint32_t seq_next;
     uint32_t n_requeue;         /* groups waiting to be programmed again */
     /* firmware slots */
-    uint32_t gc_stage, ckpt_stage, scratch, grp_base;
+    uint32_t gc_stage, scratch, grp_base;
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;
@@ -140,6 +140,8 @@ void flash_push(struct hal_flash_op *op);
 void flash_poll(void);                          /* dispatch every waiting completion */
 struct hal_flash_cpl flash_sync(struct hal_flash_op *op);
 void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
+void flash_batch_push(struct hal_flash_op *ops, uint32_t n);     /* n <= 128 */
+void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
 void flash_op_addr(struct hal_flash_op *op, uint32_t die);
 bool flash_bringup(void);
 uint32_t flash_inflight(void);

@@ -4,33 +4,97 @@
 #include "ftl.h"
 
 #define CKPT_MAGIC   0x43445353u        /* "SSDC" */
-#define CKPT_VERSION 1u
+#define CKPT_END     0x45445353u        /* "SSDE": the trailer, the last words written */
+#define CKPT_VERSION 2u
 #define HDR_WORDS    64u
 #define N_CTR        ((uint32_t)(sizeof(struct fw_counters) / 8))
 #define FLAG_BAD     1u
+#define MAX_BATCH    32u                /* pages staged, then programmed / read in one batch */
 _Static_assert(16 + 2 * sizeof(struct fw_counters) / 8 <= HDR_WORDS,
                "the SMART / FTL counters must fit in the checkpoint header");
 
-/* Stream of words through the checkpoint stage (one multi-plane page). */
+/*
+ * Stream of words into (save) or out of (load) one area, staged in the write buffer's slots
+ * (free during a checkpoint: the write buffer was flushed; at boot nothing uses them yet).
+ * Save: the area's erase is pushed first, then up to `batch` multi-plane pages are filled by
+ * the CPU and programmed as one batch of flash ops, and so on. Load: a batch of pages is read,
+ * then consumed. Die 0 runs the ops back to back; the CPU never waits on one page at a time.
+ */
 struct stream {
-    uint32_t area, page, word, sum_a, sum_b;
-    bool ok;
+    uint32_t area, page;        /* next area page to program / read */
+    uint32_t pages;             /* pages of the whole stream */
+    uint32_t batch, staged;     /* pages per batch, pages staged (save) / fetched (load) */
+    uint32_t word, sum_a, sum_b;
+    volatile uint32_t *p;       /* current page in the buffer window */
+    bool ok, erase;
 };
 
-static uint32_t stage_words(void)
+static uint32_t page_words(void)
 {
     return F.pu_units * UNIT_BYTES / 4;
 }
 
-static void area_op(struct hal_flash_op *op, uint32_t area, uint32_t page)
+static volatile uint32_t *stage_page(uint32_t k)
+{
+    return (volatile uint32_t *)(hal_buf() + slot_addr(F.grp_base + k * F.pu_units));
+}
+
+static void stream_open(struct stream *s, uint32_t area, uint32_t words)
+{
+    uint32_t pw = page_words(), batch = F.n_grp < MAX_BATCH ? F.n_grp : MAX_BATCH;
+    *s = (struct stream){ .area = area, .pages = (words + pw - 1) / pw, .batch = batch,
+                          .ok = true, .p = stage_page(0) };
+}
+
+static void area_op(struct hal_flash_op *op, uint32_t area, uint32_t page, uint32_t k)
 {
     uint32_t blk = F.sys_blk[area * F.area_blocks + page / F.ppb];
     op->plane_mask = (uint8_t)((1u << F.planes) - 1);
     op->block = (uint16_t)(blk << F.plane_bits);
     op->page = (uint16_t)(page % F.ppb);
     op->length = (uint16_t)G.id.page_bytes;
-    op->buffer = (uint16_t)F.ckpt_stage;
+    op->buffer = (uint16_t)(F.grp_base + k * F.pu_units);
     flash_op_addr(op, 0);
+}
+
+/* Erase the area: pushed when the save starts, so die 0 erases while the CPU fills the first
+ * batch; program_staged waits for it. */
+static struct hal_flash_op erase_ops[64];
+
+static void erase_area(struct stream *s)
+{
+    for (uint32_t k = 0; k < F.area_blocks; k++) {
+        uint32_t blk = F.sys_blk[s->area * F.area_blocks + k];
+        erase_ops[k] = (struct hal_flash_op){ .op = FLASH_ERASE,
+                                              .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                                              .block = (uint16_t)(blk << F.plane_bits) };
+        flash_op_addr(&erase_ops[k], 0);
+    }
+    flash_batch_push(erase_ops, F.area_blocks);
+    s->erase = true;
+}
+
+/* Program the staged pages (once the area's erase is done). */
+static void program_staged(struct stream *s)
+{
+    static struct hal_flash_op ops[MAX_BATCH];
+    static struct hal_flash_cpl cpl[64];
+    if (s->erase) {
+        flash_batch_wait(erase_ops, cpl, F.area_blocks);
+        for (uint32_t k = 0; k < F.area_blocks; k++)
+            s->ok = s->ok && !(cpl[k].fail || cpl[k].error);
+        s->erase = false;
+    }
+    for (uint32_t k = 0; k < s->staged; k++) {
+        ops[k] = (struct hal_flash_op){ .op = FLASH_PROGRAM };
+        area_op(&ops[k], s->area, s->page++, k);
+    }
+    C.ckpt_units_written += s->staged * F.pu_units;
+    flash_sync_batch(ops, cpl, s->staged);
+    for (uint32_t i = 0; i < s->staged; i++)
+        s->ok = s->ok && !(cpl[i].fail || cpl[i].error);
+    s->staged = 0;
+    s->p = stage_page(0);
 }
 
 static void sum(struct stream *s, uint32_t w)
@@ -39,35 +103,60 @@ static void sum(struct stream *s, uint32_t w)
     s->sum_b += s->sum_a ^ (s->sum_b >> 3);
 }
 
-static void put(struct stream *s, uint32_t w)
+static uint32_t sum_value(const struct stream *s)
 {
-    if (!s->ok)
-        return;
-    buf_write32(slot_addr(F.ckpt_stage) + 4 * s->word, w);
-    if (++s->word == stage_words()) {
-        struct hal_flash_op op = { .op = FLASH_PROGRAM };
-        area_op(&op, s->area, s->page++);
-        struct hal_flash_cpl c = flash_sync(&op);
-        s->ok = !(c.fail || c.error);
+    return s->sum_a ^ s->sum_b << 1;
+}
+
+static inline void put(struct stream *s, uint32_t w)
+{
+    s->p[s->word] = w;
+    if (++s->word == page_words()) {
         s->word = 0;
+        if (++s->staged == s->batch)
+            program_staged(s);
+        else
+            s->p = stage_page(s->staged);
     }
 }
 
-static bool fetch(struct stream *s)
+static void put_end(struct stream *s)
 {
-    struct hal_flash_op op = { .op = FLASH_READ };
-    area_op(&op, s->area, s->page++);
-    struct hal_flash_cpl c = flash_sync(&op);
-    return !(c.fail || c.error);
+    while (s->word)
+        put(s, 0);
+    if (s->staged)
+        program_staged(s);
 }
 
-static uint32_t get(struct stream *s)
+/* Read the next batch of pages (no more than the stream has). */
+static void fetch(struct stream *s)
 {
-    if (s->word == stage_words()) {
-        s->ok = s->ok && fetch(s);
-        s->word = 0;
+    static struct hal_flash_op ops[MAX_BATCH];
+    static struct hal_flash_cpl cpl[MAX_BATCH];
+    uint32_t n = s->pages - s->page < s->batch ? s->pages - s->page : s->batch;
+    for (uint32_t k = 0; k < n; k++) {
+        ops[k] = (struct hal_flash_op){ .op = FLASH_READ };
+        area_op(&ops[k], s->area, s->page++, k);
     }
-    return buf_read32(slot_addr(F.ckpt_stage) + 4 * s->word++);
+    flash_sync_batch(ops, cpl, n);
+    for (uint32_t k = 0; k < n; k++)
+        s->ok = s->ok && !(cpl[k].fail || cpl[k].error);
+    s->ok = s->ok && n > 0;
+    s->staged = 0;
+    s->word = 0;
+    s->p = stage_page(0);
+}
+
+static inline uint32_t get(struct stream *s)
+{
+    if (s->word == page_words()) {
+        s->word = 0;
+        if (++s->staged == s->batch)
+            fetch(s);
+        else
+            s->p = stage_page(s->staged);
+    }
+    return s->p[s->word++];
 }
 
 static uint32_t blk_word(uint32_t b)
@@ -83,7 +172,7 @@ static void header(uint32_t *h, uint32_t seq, bool clean, uint32_t body)
     h[1] = CKPT_VERSION;
     h[2] = seq;
     h[3] = clean;
-    h[4] = body;
+    h[4] = body;                        /* h[5]: unused (the sum is in the trailer) */
     h[6] = F.n_dies;
     h[7] = F.nblk;
     h[8] = F.ppb;
@@ -107,8 +196,10 @@ static void update_power_on(void)
     boot_cycles = now - (now - boot_cycles) % (G.id.clk_hz ? G.id.clk_hz : 1);
 }
 
-/* Write the whole state into the other area. The write buffer is flushed first, so every
- * map entry names a flash unit (or none). */
+/* Write the whole state into the other area, in one pass: header, body, then the trailer
+ * (magic, sequence number, checksum of everything before it). A save cut short by a power
+ * loss has no trailer, and the previous area stays valid. The write buffer is flushed first,
+ * so every map entry names a flash unit (or none). */
 void ckpt_save(bool clean)
 {
     if (!F.ready)
@@ -120,36 +211,33 @@ void ckpt_save(bool clean)
     C.ckpt_saves++;
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
+    /* the erase counts of the area's own blocks are part of the body: count them first */
+    for (uint32_t k = 0; k < F.area_blocks; k++)
+        F.blk[bidx(0, F.sys_blk[area * F.area_blocks + k])].erase_count++;
     uint32_t h[HDR_WORDS];
-    struct stream s = { .area = area, .ok = true };
-    /* erase first: the erase counts of the area's own blocks are part of the body */
-    for (uint32_t k = 0; k < F.area_blocks; k++) {
-        uint32_t blk = F.sys_blk[area * F.area_blocks + k];
-        struct hal_flash_op op = { .op = FLASH_ERASE,
-                                   .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                                   .block = (uint16_t)(blk << F.plane_bits) };
-        flash_op_addr(&op, 0);
-        F.blk[bidx(0, blk)].erase_count++;
-        struct hal_flash_cpl c = flash_sync(&op);
-        if (c.fail || c.error)
-            s.ok = false;
-    }
+    struct stream s;
+    stream_open(&s, area, HDR_WORDS + body + 3);
+    erase_area(&s);
     header(h, seq, clean, body);
-    for (uint32_t i = 6; i < HDR_WORDS; i++)
+    for (uint32_t i = 0; i < HDR_WORDS; i++) {
         sum(&s, h[i]);
-    for (uint32_t l = 0; l < F.user_units; l++)
-        sum(&s, F.l2p[l]);
-    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
-        sum(&s, blk_word(b));
-    h[5] = s.sum_a ^ s.sum_b << 1;
-    for (uint32_t i = 0; i < HDR_WORDS; i++)
         put(&s, h[i]);
-    for (uint32_t l = 0; l < F.user_units; l++)
-        put(&s, F.l2p[l]);
-    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
-        put(&s, blk_word(b));
-    while (s.word)
-        put(&s, 0);
+    }
+    for (uint32_t l = 0; l < F.user_units; l++) {
+        uint32_t w = F.l2p[l];
+        sum(&s, w);
+        put(&s, w);
+    }
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        uint32_t w = blk_word(b);
+        sum(&s, w);
+        put(&s, w);
+    }
+    uint32_t check = sum_value(&s);
+    put(&s, CKPT_END);
+    put(&s, seq);
+    put(&s, check);
+    put_end(&s);
     F.in_ckpt = was;
     if (!s.ok) {
         fw_puts("checkpoint: write failed, previous one kept\n");
@@ -160,25 +248,29 @@ void ckpt_save(bool clean)
     blk_release_pending();
 }
 
-/* One area: header, then the body applied to the tables as it streams in. false (tables
- * undefined) when the header or the checksum does not match. */
+/* One area: header, then the body applied to the tables as it streams in, then the
+ * trailer. false (tables undefined) when the header, the trailer or the checksum does not
+ * match. apply = false: the header only (its sequence number). */
 static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
 {
-    struct stream s = { .area = area, .ok = true };
-    if (!fetch(&s))
+    uint32_t body = F.user_units + F.n_dies * F.nblk;
+    struct stream s;
+    stream_open(&s, area, apply ? HDR_WORDS + body + 3 : HDR_WORDS);
+    fetch(&s);
+    if (!s.ok)
         return false;
     uint32_t h[HDR_WORDS];
-    for (uint32_t i = 0; i < HDR_WORDS; i++)
+    for (uint32_t i = 0; i < HDR_WORDS; i++) {
         h[i] = get(&s);
+        sum(&s, h[i]);
+    }
     if (h[0] != CKPT_MAGIC || h[1] != CKPT_VERSION || h[6] != F.n_dies || h[7] != F.nblk ||
         h[8] != F.ppb || h[9] != F.pu_units || h[10] != F.user_units || h[11] != G.id.lbads ||
-        h[4] != F.user_units + F.n_dies * F.nblk || (h[2] & 1) != area)
+        h[4] != body || (h[2] & 1) != area)
         return false;
     *seq_out = h[2];
     if (!apply)
         return true;
-    for (uint32_t i = 6; i < HDR_WORDS; i++)
-        sum(&s, h[i]);
     for (uint32_t l = 0; l < F.user_units; l++) {
         uint32_t w = get(&s);
         sum(&s, w);
@@ -191,7 +283,9 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
         if (F.blk[b].state != BLK_SYS)
             F.blk[b].state = (w >> 24 & FLAG_BAD) ? BLK_BAD : BLK_FREE;
     }
-    if (!s.ok || h[5] != (s.sum_a ^ s.sum_b << 1))
+    uint32_t check = sum_value(&s);
+    uint32_t end = get(&s), seq = get(&s), got = get(&s);
+    if (!s.ok || end != CKPT_END || seq != h[2] || got != check)
         return false;
     for (uint32_t l = 0; l < F.user_units; l++)
         if (F.l2p[l] != MAP_NONE && F.l2p[l] >= F.raw_units)

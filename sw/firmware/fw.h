@@ -124,6 +124,7 @@ struct fw_counters {
     uint64_t unsafe_shutdowns;
     uint64_t ckpt_saves;
     uint64_t pending_reuse;                     /* emptied blocks erased before a checkpoint */
+    uint64_t ckpt_units_written;                /* units programmed by checkpoints */
 };
 extern struct fw_counters C;
 

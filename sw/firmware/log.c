@@ -157,6 +157,7 @@ static uint32_t build_vendor(void)
     put_le(p + 112, 8, F.n_dies);
     put_le(p + 120, 8, C.media_errors);
     put_le(p + 128, 8, C.pending_reuse);
+    put_le(p + 136, 8, C.ckpt_units_written);
     return 512;
 }
 
