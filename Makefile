@@ -11,7 +11,7 @@ export WAVES SEED
 VERILATOR_CMD = $${VERILATOR:-$$(sim/setup/verilator.sh)}
 
 .DEFAULT_GOAL := help
-.PHONY: help deps sim test test-full lint synth wave clean lock
+.PHONY: help deps sim test test-full lint synth wave clean lock bench
 
 help: ## list the targets
 	@echo "ssdlab make targets:"
@@ -23,6 +23,15 @@ deps: ## install everything: Debian packages, .venv from requirements.lock, Veri
 
 sim: deps ## build and start the simulated drive (default persona, sim scale): make sim [PERSONA=name]
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sim.harness.launch --persona $(or $(PERSONA),default)
+
+# make bench: the main job. PARAMS= (empty) benches the persona as it is (8 channels for the
+# default); ARGS= passes any other `ssdlab bench` option (--out DIR, --time-scale F, ...).
+SUITE   ?= review
+PROFILE ?= quick
+PARAMS  ?= n_channels=2
+bench: deps ## the main job: review suite on the default persona: make bench [PERSONA= SUITE= PROFILE= PARAMS= ARGS=]
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab bench --persona $(or $(PERSONA),default) \
+	    --suite $(SUITE) --profile $(PROFILE) $(foreach p,$(PARAMS),--param $(p)) $(ARGS)
 
 test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) $(T)

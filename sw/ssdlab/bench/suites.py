@@ -237,7 +237,7 @@ def _freespace():
         steps.append(Point(f"fill-{lv}", "write", lv, "randwrite", 4 * KIB, 4,
                            duration_s=60, label=f"{lv} %"))
         prev = lv
-    steps += [Trim(), Point("fill-trimmed", "trimmed", 0, "randwrite", 4 * KIB, 4,
+    steps += [Trim(), Point("fill-trimmed", "after deallocation", 0, "randwrite", 4 * KIB, 4,
                             duration_s=60, label="after deallocation")]
     t = Test("freespace", "Random 4 KB writes at QD 4 vs fill level", "fill", "iops", steps,
              x_label="drive filled (%)")

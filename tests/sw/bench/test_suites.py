@@ -72,7 +72,7 @@ def test_freespace_steps():
     fills = [s for s in t.steps if isinstance(s, Fill)]
     assert [round(f.end * 100) for f in fills] == [10, 25, 50, 75, 90, 100]
     assert all(a.end == b.start for a, b in zip(fills, fills[1:], strict=False))
-    assert isinstance(t.steps[-2], Trim) and t.steps[-1].series == "trimmed"
+    assert isinstance(t.steps[-2], Trim) and t.steps[-1].series == "after deallocation"
     assert {(p.rw, p.bs, p.qd, p.region) for p in t.points} == {("randwrite", 4 * KIB, 4,
                                                                   "drive")}
 
