@@ -121,13 +121,19 @@ def _bars(ax, entries, metric):
 
 
 def _degradation(ax, entries):
+    """Returns the x unit chosen (GB/GiB, or MB/MiB for a drive of less than 1 GB)."""
+    r0 = entries[0][1]
+    decimal = r0["units"] == "MB/s"
+    small = r0["capacity"]["user_bytes"] * max(1.0, r0["scale"]["write_multiple"]) < 1e9
+    div = (1e3 if decimal else 1024.0) if small else 1.0
+    unit = ("MB" if decimal else "MiB") if small else ("GB" if decimal else "GiB")
     for i, (label, r, t) in enumerate(entries):
         for p in t["points"]:
             samples = p.get("samples") or []
             if not samples:
                 continue
             sample_ms = p.get("sample_ms") or r["sample_ms"]
-            x = written_axis(samples, sample_ms, p["bs"], r["units"] == "MB/s")
+            x = [v * div for v in written_axis(samples, sample_ms, p["bs"], decimal)]
             y = [v for _, v in samples]
             window = max(1, round(30_000 * r["scale"]["time_scale"] / sample_ms))
             c = _COLORS[i % len(_COLORS)]
@@ -135,7 +141,15 @@ def _degradation(ax, entries):
                        label=f"{label}: IOPS per {sample_ms} ms")
             ax.plot(x, moving_mean(y, window), color=c, linewidth=2,
                     label=f"{label}: moving mean over {window} samples (30 s scaled)")
+            cap = r["capacity"]["user_bytes"] / (1e9 if decimal else 2**30) * div
+            k = 1
+            while x and cap * k <= x[-1]:
+                ax.axvline(cap * k, color=c, linestyle=":", linewidth=1)
+                ax.annotate(f"{k}x capacity", (cap * k, 0), rotation=90, fontsize=7,
+                            va="bottom", ha="right", color=c)
+                k += 1
     ax.set_ylim(bottom=0)
+    return unit
 
 
 def _table(fig, ax, entries, result):
@@ -194,8 +208,7 @@ def draw_test(entries, out_dir, stem=None):
     elif kind in ("bars", "recovery"):
         _bars(ax, entries, metric)
     elif kind == "degradation":
-        _degradation(ax, entries)
-        ax.set_xlabel(f"data written ({'GB' if r0['units'] == 'MB/s' else 'GiB'})")
+        ax.set_xlabel(f"data written ({_degradation(ax, entries)})")
     elif kind == "table":
         _table(fig, ax, entries, r0)
     else:
