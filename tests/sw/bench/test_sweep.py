@@ -43,10 +43,14 @@ def test_dask_sweep_on_files(tmp_path):
     assert (tmp_path / "default-qdscan.bin").exists()          # each cell its own device
 
 
-def test_failed_cell_is_reported(tmp_path):
+def test_failed_cell_is_reported_on_a_scheduler(tmp_path):
+    """--address: an existing Dask scheduler; a failing cell is reported, not fatal."""
+    from dask.distributed import LocalCluster
     spec = BenchSpec(scale=Scale(time_scale=0.005), device=str(tmp_path / "none" / "{cell}"),
                      direct=False)
-    doc = run_sweep(spec, grid(["default"], {}, ["qdscan"]), tmp_path / "sw", workers=1,
-                    echo=lambda s: None)
+    with LocalCluster(n_workers=1, threads_per_worker=1, dashboard_address=None) as cluster:
+        doc = run_sweep(spec, grid(["default"], {}, ["qdscan"]), tmp_path / "sw",
+                        address=cluster.scheduler_address, echo=lambda s: None)
+    assert doc["address"] == cluster.scheduler_address and doc["workers"] is None
     (c,) = doc["cells"]
     assert not c["ok"] and "does not exist" in c["error"]
