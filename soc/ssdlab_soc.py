@@ -83,6 +83,7 @@ class SocConfig:
         self.main_ram_size = kw.pop("main_ram_size", 4 << 20)
         self.factory_bad_block_rate = kw.pop("factory_bad_block_rate", 0.0)
         self.op_pct = kw.pop("op_pct", 7.0)
+        self.pe_cycles = kw.pop("pe_cycles", 3000)
         self.scale_note = kw.pop("scale_note", "")
         self.notes = list(kw.pop("notes", []))
         if kw:
@@ -109,7 +110,9 @@ class SsdlabIdent(LiteXModule):
                   ("page_bytes", cfg.page_bytes), ("spare_bytes", cfg.spare_bytes),
                   ("pages_per_block", cfg.pages_per_block),
                   ("blocks_per_plane", cfg.blocks_per_plane), ("planes", cfg.planes),
-                  ("onfi_mode", cfg.onfi_mode)]
+                  ("onfi_mode", cfg.onfi_mode),
+                  # the FTL's over-provisioning (per mille of raw) and the part's P/E budget
+                  ("op_permille", round(cfg.op_pct * 10)), ("pe_cycles", cfg.pe_cycles)]
         name = cfg.persona.encode()[:31].ljust(32, b"\0")
         consts += [(f"persona{i}", int.from_bytes(name[4 * i:4 * i + 4], "little"))
                    for i in range(8)]

@@ -5,7 +5,7 @@
 
 struct ftl F;
 struct ftl_config ftl_config = {
-    .op_permille = 70,          /* 7 %: what consumer drives keep (persona may add) */
+    .op_permille = 70,          /* 7 %: what consumer drives keep (the persona's, if given) */
     .pe_budget = 3000,          /* MLC budget when the part says nothing */
     .gc_low = 2,
 };
@@ -30,6 +30,11 @@ void ftl_init_geometry(void)
     F.upp = id->page_bytes / UNIT_BYTES;
     if (F.upp == 0 || id->lbads < 9 || id->lbads > 12 || F.nblk < 8 || F.planes == 0)
         fw_panic("unsupported geometry (page < 4 KiB, LBA size, or too few blocks)");
+    /* the persona's over-provisioning and P/E budget, when the SoC states them */
+    if (id->op_permille && id->op_permille < 1000)
+        ftl_config.op_permille = id->op_permille;
+    if (id->pe_cycles)
+        ftl_config.pe_budget = id->pe_cycles;
     F.pu_units = F.upp * F.planes;
     F.upb = F.ppb * F.pu_units;
     F.raw_units = F.n_dies * F.nblk * F.upb;

@@ -40,6 +40,9 @@ struct hal_ident {
     /* the flash part of every die (the drive has one part type), as the persona gives it */
     uint32_t page_bytes, spare_bytes, pages_per_block, blocks_per_plane, planes;
     uint32_t onfi_mode;         /* SDR timing mode to run the bus at */
+    /* the persona's over-provisioning (per mille of raw capacity) and the part's P/E cycles;
+     * 0: the firmware's defaults (ftl_config) */
+    uint32_t op_permille, pe_cycles;
 };
 void hal_ident(struct hal_ident *id);
 

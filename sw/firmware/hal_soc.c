@@ -95,6 +95,8 @@ void hal_ident(struct hal_ident *id)
     id->blocks_per_plane = ssdlab_ident_blocks_per_plane_read();
     id->planes = ssdlab_ident_planes_read();
     id->onfi_mode = ssdlab_ident_onfi_mode_read();
+    id->op_permille = ssdlab_ident_op_permille_read();
+    id->pe_cycles = ssdlab_ident_pe_cycles_read();
     for (unsigned i = 0; i < 8; i++) {
         uint32_t w = rd(CSR_SSDLAB_IDENT_PERSONA0_ADDR + 4 * i);
         for (unsigned b = 0; b < 4; b++)

@@ -153,6 +153,8 @@ void hal_ident(struct hal_ident *id)
     id->blocks_per_plane = cfg.blocks_per_plane;
     id->planes = cfg.planes;
     id->onfi_mode = 5;
+    id->op_permille = cfg.op_permille;
+    id->pe_cycles = cfg.pe_cycles;
 }
 
 uint64_t hal_cycles(void)

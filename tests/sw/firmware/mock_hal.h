@@ -20,6 +20,7 @@ struct mock_cfg {
     uint32_t fw_bufs;           /* firmware transfer buffers after the tags' slots */
     uint32_t flash_queue;       /* ops the back end accepts before hal_flash_push says full */
     bool     onfi_ok;           /* parameter page carries the "ONFI" signature */
+    uint32_t op_permille, pe_cycles;    /* the persona's, as the SoC states them (0: none) */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };

@@ -1054,12 +1054,30 @@ static void t_perf(void)
            "included)\n", w, r);
 }
 
+/* The persona's over-provisioning and P/E budget, stated by the SoC, size the namespace and
+ * the SMART percentage used. */
+static void t_persona_op(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.op_permille = 224;                /* intel-750-400g: 400 GB of 480 GiB */
+    c.pe_cycles = 10;
+    setup(c);
+    uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
+    CHECK(F.user_units == avail * 776 / 1000, "user units %u of %llu available", F.user_units,
+          (unsigned long long)avail);
+    CHECK(ftl_config.pe_budget == 10, "P/E budget %u", ftl_config.pe_budget);
+    ftl_config.op_permille = 70;        /* the defaults, for the tests that follow */
+    ftl_config.pe_budget = 3000;
+}
+
 struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
-    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram }, { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "perf", t_perf },
+    { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
+    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
+    { "perf", t_perf },
 };
 
 int main(int argc, char **argv)
