@@ -62,9 +62,10 @@ class Scale:
 
 
 PROFILES = {
-    # make bench: a review of the 2-channel default persona in ~15 min of wall time
-    "quick": Scale(time_scale=1e-4, write_multiple=1.0, max_ios=1024, region_mib=4,
-                   cdm_mib=4, fill=0.25, max_points=3),
+    # make bench: a review of the 2-channel default persona in ~15 min of wall time on 2
+    # cores (time x 1e-4 and 1x capacity took 23 min: README, Benchmarks)
+    "quick": Scale(time_scale=5e-5, write_multiple=0.5, max_ios=512, region_mib=2,
+                   cdm_mib=2, fill=0.25, max_points=3),
     # the methodology unscaled in time (days of wall time in simulation: use on a device or
     # with an explicit --time-scale)
     "full": Scale(),

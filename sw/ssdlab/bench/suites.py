@@ -189,8 +189,9 @@ def _review():
                  [t1, t2, t3, t4, t5a, t5b, t6, t7, cdm],
                  precondition=[Fill(1.0)],
                  notes=_MAP_NOTES + [
-                     "preconditioning: the whole drive written sequentially once; before "
-                     "each test the drive is deallocated and left idle 15 min",
+                     "preconditioning: the drive written sequentially once (the fraction "
+                     "`fill` of it); before each test the drive is deallocated and left idle "
+                     "15 min (x time_scale)",
                      "read tests write their region first (after the deallocation)",
                      "recovery: 15 min idle without TRIM after the degradation run, measure; "
                      "deallocate, measure (10 s each)",
@@ -260,7 +261,8 @@ def _qdscan():
     return Suite("qdscan", "Overclockers.ru 2016 queue-depth scan", False, tests,
                  precondition=[Fill(1.0)],
                  notes=_MAP_NOTES + [
-                     "the drive written sequentially once before the scan; one minute per "
+                     "the drive written sequentially once before the scan (the fraction "
+                     "`fill` of it); one minute per "
                      "point; a point's IOPS is the mean of its per-second samples"])
 
 
