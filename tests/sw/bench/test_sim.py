@@ -73,3 +73,19 @@ def test_recovery_idle_and_trim(tmp_path, sim_lock):
     (t,) = res["tests"]
     assert [p["label"] for p in t["points"]] == ["after 15 min idle", "after deallocation"]
     assert all(p["iops"] > 0 for p in t["points"])
+
+
+@pytest.mark.full
+def test_review_quick_profile(tmp_path, sim_lock):
+    """What `make bench` runs (about 15 min): every review test has its points and chart;
+    the degradation run wrote write_multiple x the capacity."""
+    res = bench(tmp_path / "rq", "--suite", "review", "--profile", "quick")
+    names = [t["name"] for t in res["tests"]]
+    assert names == ["seq", "rand", "qd", "bs", "mixed-seq", "mixed-rand", "degradation",
+                     "recovery", "cdm"]
+    for t in res["tests"]:
+        assert t["points"] and all(p["iops"] > 0 for p in t["points"]), t["name"]
+        assert (tmp_path / "rq" / "charts" / f"{t['name']}.svg").exists()
+    (deg,) = res["tests"][6]["points"]
+    assert deg["bytes"] >= res["scale"]["write_multiple"] * res["capacity"]["user_bytes"] * 0.99
+    assert len(deg["samples"]) > 10
