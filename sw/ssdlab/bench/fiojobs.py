@@ -44,6 +44,8 @@ def _align(n, a):
 def region_bytes(region, geo, scale):
     if region == "drive":
         return _align(geo.capacity, 128 * 1024)
+    if region == "filled":              # what the preconditioning wrote (reads of it hit flash)
+        return _align(int(geo.capacity * scale.fill), 128 * 1024)
     mib = scale.cdm_mib if region == "cdm" else scale.region_mib
     if mib is None:
         return _align(geo.capacity, 128 * 1024)

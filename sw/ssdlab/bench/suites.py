@@ -24,8 +24,9 @@ KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 @dataclass(frozen=True)
 class Point:
     """One measurement: one fio job. x: the chart's x value; series: the curve it belongs to.
-    region: "drive" (the whole LBA range) or "test" (the test region, the `region` scale
-    factor; the CrystalDiskMark 1 GB area). duration_s: None for the degradation run (its
+    region: "drive" (the whole LBA range), "filled" (what the preconditioning wrote), "test"
+    (the test region, the `region_mib` scale factor) or "cdm" (the CrystalDiskMark 1 GB
+    area, `cdm_mib`). duration_s: None for the degradation run (its
     length is `write_multiple` x capacity). sample: record per-second IOPS."""
     name: str
     series: str
@@ -256,13 +257,15 @@ def _qdscan():
         tests.append(Test(f"qd-{series}", f"Random 4 KB {series} vs queue depth", "qd",
                           "iops",
                           [Point(f"qd-{series}-{q}", series, q, rw, 4 * KIB, q,
-                                 duration_s=60, sample=True) for q in qds],
+                                 duration_s=60, sample=True,
+                                 region="filled" if rw == "randread" else "drive")
+                           for q in qds],
                           x_label="queue depth"))
     return Suite("qdscan", "Overclockers.ru 2016 queue-depth scan", False, tests,
                  precondition=[Fill(1.0)],
                  notes=_MAP_NOTES + [
                      "the drive written sequentially once before the scan (the fraction "
-                     "`fill` of it); one minute per "
+                     "`fill` of it; the reads stay in that part); one minute per "
                      "point; a point's IOPS is the mean of its per-second samples"])
 
 

@@ -47,6 +47,7 @@ def test_target_limits():
     secs = sections("qdscan", "qd-read")
     (q64,) = [s for s in secs if s.name == "qd-read-64"]
     assert q64.opts["iodepth"] == 32 and "iodepth 64 -> 32" in q64.notes[0]
+    assert q64.opts["size"] == 13107200                 # reads stay in the filled half
     split = [s for s in sections("review", "bs") if s.point and s.point.bs > GEO.max_transfer]
     assert len(split) == 2
     for s in split:                       # 256 KiB at QD 4: 2 x 128 KiB commands at QD 8

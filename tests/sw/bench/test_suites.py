@@ -83,6 +83,7 @@ def test_qdscan():
         assert [p.qd for p in t.points] == [1, 2, 4, 8, 16, 32, 64]
         assert {(p.rw, p.bs, p.duration_s, p.sample) for p in t.points} == {
             (rw, 4 * KIB, 60, True)}
+        assert {p.region for p in t.points} == {"filled" if rw == "randread" else "drive"}
 
 
 def test_scale_factors():
