@@ -20,7 +20,7 @@ from litex.gen import LiteXModule
 from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import stream, wishbone
-from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
 from migen import FSM, Cat, If, Mux, NextState
 from migen.genlib.io import CRG
 
@@ -207,6 +207,8 @@ class FirmwarePorts(LiteXModule):
         self._ctrl_enabled = CSRStatus(1)
         self._shn        = CSRStatus(2)
         self._shn_done   = CSRStorage(1)
+        self._reset_pending = CSRStatus(1)
+        self._reset_ack  = CSR(1)           # write: the firmware has handled the reset
         self.comb += [
             n.fw_agg_thr.eq(self._agg_thr.storage), n.fw_agg_time.eq(self._agg_time.storage),
             n.fw_ns_size.eq(self._ns_size.storage),
@@ -219,6 +221,9 @@ class FirmwarePorts(LiteXModule):
             self._ctrl_enabled.status.eq(n.ctrl_enabled),
             self._shn.status.eq(n.fw_shn),
             n.fw_shn_done.eq(self._shn_done.storage),
+            n.fw_reset_gate.eq(1),
+            self._reset_pending.status.eq(n.fw_reset_pending),
+            n.fw_reset_ack.eq(self._reset_ack.re),
         ]
 
         # Flash configuration: geometry, plane stride, write protect, and the bus timing of

@@ -162,6 +162,14 @@ class NvmeController(LiteXModule):
         # nothing, so it stays 1 there.
         self.fw_shn        = Signal(2)
         self.fw_shn_done   = Signal(reset=1)
+        # Controller reset handshake: after a reset (CC.EN 1 -> 0) the controller stays
+        # disabled until the firmware has reset its own state (queues, features, AERs) and
+        # pulsed fw_reset_ack, so a host that re-enables at once never meets a firmware that
+        # missed the reset. fw_reset_gate = 0 (the test tops: their firmware model keeps no
+        # such state) turns the wait off.
+        self.fw_reset_gate    = Signal()
+        self.fw_reset_pending = Signal()
+        self.fw_reset_ack     = Signal()
         # Back end and buffer memory.
         self.m_be_req = stream.Endpoint(be_req_layout(tw))
         self.s_be_cpl = stream.Endpoint(be_cpl_layout(tw))
@@ -256,11 +264,12 @@ class NvmeController(LiteXModule):
             self.sq_pending.eq(sq.pending | Replicate(~fetch_idle, n_q)),
             self.io_busy.eq(io.busy),
         ]
+        reset_done = Signal()           # a controller reset completes (RST_CQ -> DISABLED)
         self.fsm = fsm = FSM(reset_state="DISABLED")
         fsm.act("DISABLED",
             fw_sq.ready.eq(1),          # no queues to configure: dropped
             fw_cq.ready.eq(1),
-            If(regs.cc_en & (regs.cc_shn == 0),
+            If(regs.cc_en & (regs.cc_shn == 0) & ~(self.fw_reset_gate & self.fw_reset_pending),
                 NextState("EN_SQ")
             )
         )
@@ -372,10 +381,13 @@ class NvmeController(LiteXModule):
                 If(idx == n_q - 1,
                     irq_reset.eq(1),
                     NextValue(sq_abort, 0),
+                    reset_done.eq(1),
                     NextState("DISABLED")
                 )
             )
         )
+        self.sync += If(reset_done, self.fw_reset_pending.eq(1)
+                     ).Elif(self.fw_reset_ack, self.fw_reset_pending.eq(0))
         self.comb += [
             regs.shutdown_done.eq((regs.cc_shn != 0) & ~io.busy & fetch_idle &
                                   self.fw_shn_done),

@@ -102,6 +102,11 @@ uint64_t hal_sq_pending(void);  /* bit q: SQ q has entries not yet fetched */
 bool hal_aer_pop(uint8_t *info);
 
 bool hal_ctrl_enabled(void);    /* CC.EN = 1 and the admin queues exist */
+/* A controller reset (CC.EN 1 -> 0) happened: the front end has dropped its queues and
+ * stays disabled (the host's CC.EN = 1 waits) until the firmware has reset its state too and
+ * acknowledged. Latched, so a reset is never missed however long the firmware was busy. */
+bool hal_ctrl_reset_pending(void);
+void hal_ctrl_reset_ack(void);
 
 /* Shutdown (CC.SHN): 0 none, 1 normal, 2 abrupt. CSTS.SHST reaches 10b (complete) only once
  * the firmware says done (map saved) and no fast-path command is in flight. Clear `done`

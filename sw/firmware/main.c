@@ -6,7 +6,7 @@
 struct fw_geom G;
 struct fw_counters C;
 
-static bool was_enabled, shutdown_done;
+static bool shutdown_done;
 
 /* Boot. false: the flash did not come up (the loop still answers admin commands). */
 bool fw_init(void)
@@ -19,7 +19,6 @@ bool fw_init(void)
     G.handle_slots = G.id.max_transfer / SLOT_BYTES;
     G.xfer_addr = G.n_tags * G.handle_slots * SLOT_BYTES;
     G.mqes = 4095;
-    was_enabled = false;
     shutdown_done = false;
     fw_puts("ssdlab firmware: persona ");
     fw_puts(G.id.persona);
@@ -53,12 +52,12 @@ bool fw_init(void)
 /* One iteration of the main loop. */
 void fw_poll(void)
 {
-    bool en = hal_ctrl_enabled();
-    if (was_enabled && !en) {
-        /* controller reset: queues, AERs and features back to their defaults */
+    if (hal_ctrl_reset_pending()) {
+        /* controller reset: queues, AERs and features back to their defaults, then the
+         * front end may be enabled again */
         admin_reset();
+        hal_ctrl_reset_ack();
     }
-    was_enabled = en;
 
     /* the checkpoint must hold every write the host got a completion for: wait until no
      * fast-path command is in flight (the front end reports SHST complete only then too) */

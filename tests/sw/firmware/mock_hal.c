@@ -46,6 +46,7 @@ static uint32_t be_h, be_n;
 static struct { uint8_t tag; uint16_t st; } becpl[4096];
 static uint32_t becpl_h, becpl_n;
 static bool enabled = true, sh_done, abort_hit;
+static bool reset_pending;      /* as the front end: latched by a disable until acknowledged */
 static uint8_t shn;
 static uint64_t sq_pending;
 static uint32_t pending_polls;
@@ -86,6 +87,7 @@ void mock_power_cycle(void)
     cmd_h = cmd_n = cpl_h = cpl_n = be_h = be_n = becpl_h = becpl_n = aer_n = 0;
     be_outstanding = 0;
     enabled = true;
+    reset_pending = false;
     sh_done = false;
     shn = 0;
     sq_pending = 0;
@@ -347,8 +349,20 @@ bool hal_ctrl_enabled(void)
     return enabled;
 }
 
+bool hal_ctrl_reset_pending(void)
+{
+    return reset_pending;
+}
+
+void hal_ctrl_reset_ack(void)
+{
+    reset_pending = false;
+}
+
 void mock_set_enabled(bool en)
 {
+    if (enabled && !en)
+        reset_pending = true;
     enabled = en;
 }
 

@@ -500,6 +500,13 @@ static void t_features(void)
     mock_set_enabled(true);
     CHECK(getf(0x07, 0, 0).dw0 == (7 | 7u << 16) && getf(0x06, 0, 0).dw0 == 1 &&
           getf(0x01, 0, 0).dw0 == 0 && mock_agg_thr == 0, "defaults after controller reset");
+    /* a reset the firmware was too busy to see (disabled and enabled again between two
+     * polls) is handled all the same: the front end latched it */
+    CHECK(setf(0x07, 3 | 3u << 16, false).status == 0, "number of queues");
+    mock_set_enabled(false);
+    mock_set_enabled(true);
+    fw_poll();
+    CHECK(getf(0x07, 0, 0).dw0 == (7 | 7u << 16), "defaults after a reset between two polls");
 }
 
 static void t_logs(void)
