@@ -33,10 +33,20 @@ from soc.buffer_memory import BufferMemory
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
 from soc.nand_flash import NandFlash
 
-__all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW"]
+__all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "NVME_PCIE"]
 
 BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
 SLOT = 4096
+
+# The drive's PCIe function, one table for the simulation (PCIeSimPHY's BAR0; the host model
+# sim/pcie/host_bridge.py presents the same values by default) and the boards (soc/targets,
+# which put them into the hard IP's configuration): class code 01-08-02 (mass storage, NVM,
+# NVM Express), BAR0 16 KiB (registers 0x0000, doorbells 0x1000, dstrd 0), multiple-message
+# MSI, one vector per queue pair plus admin, rounded up to a power of two. The IDs are the
+# simulation's (the firmware's Identify VID/SSVID carry the same vendor ID); a lab replaces
+# them with its own (soc/targets/README.md).
+NVME_PCIE = dict(class_code=0x010802, bar0_size=0x4000, vendor_id=0x1D1D, device_id=0x5D1A,
+                 msi_vectors=32)
 
 
 def git_hash():
@@ -161,7 +171,7 @@ class FirmwarePorts(LiteXModule):
     """Every stream between the hardware and the firmware as CSRs (soc/fw_ports), plus the
     NVMe controller's and the flash subsystem's configuration and status signals."""
 
-    def __init__(self, nvme, flash, cfg, be_depth):
+    def __init__(self, nvme, flash, cfg, be_depth, sample_margin_ns=1.0):
         n = nvme
         # NVMe processor interface.
         self.cmd     = StreamToCSR(n.m_fw_cmd)
@@ -235,8 +245,8 @@ class FirmwarePorts(LiteXModule):
                                                       "onfi_mode")
         self._flash_busy  = CSRStatus(1)
         clk_mhz = cfg.sys_clk_freq / 1e6
-        slow = engine_registers(0, clk_mhz, 8)
-        fast = engine_registers(cfg.onfi_mode, clk_mhz, 8)
+        slow = engine_registers(0, clk_mhz, 8, sample_margin_ns=sample_margin_ns)
+        fast = engine_registers(cfg.onfi_mode, clk_mhz, 8, sample_margin_ns=sample_margin_ns)
         self.comb += [
             flash.geometry.eq(self._geometry.storage),
             flash.plane_slots.eq(self._plane_slots.storage),
@@ -252,23 +262,34 @@ class FirmwarePorts(LiteXModule):
 
 
 class SsdlabSoC(SoCCore):
-    """The drive. platform: a platform with `sys_clk`, `sys_rst` and `serial` (the simulation
-    platform, soc/sim_platform.py, or a board's); cfg: SocConfig; build_dir: where generated
-    Verilog goes; rom_init: the firmware image as 32-bit words (or [] for none)."""
+    """The drive. platform: the simulation platform (soc/sim_build.py: `sys_clk`, `sys_rst`,
+    `serial` pads) or a board's (soc/targets); cfg: SocConfig; build_dir: where generated
+    Verilog goes; rom_init: the firmware image as 32-bit words (or [] for none).
 
-    def __init__(self, platform, cfg, build_dir, rom_init=()):
+    Board targets also pass: pcie_phy, a LitePCIe PHY (64-bit, bar0_size = NVME_PCIE's; None:
+    PCIeSimPHY); crg, the module making the `sys` clock domain (None: a CRG on the `sys_clk`
+    and `sys_rst` pads); uart_name, LiteX's UART choice (default "sim"); onfi_phy_latency,
+    the cycles a board's ONFI PHY adds between the engine's pins and DQ sampling
+    (PHY_OUT_LATENCY + PHY_IN_LATENCY, rtl/nand/onfi_phy_if.connect_sdr_engine; 0: pins
+    straight to the dies, as in simulation), added to tREA's sampling margin."""
+
+    def __init__(self, platform, cfg, build_dir, rom_init=(), pcie_phy=None, crg=None,
+                 uart_name="sim", onfi_phy_latency=0):
         SoCCore.__init__(self, platform, cfg.sys_clk_freq,
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=128 * 1024, integrated_rom_init=list(rom_init),
                          integrated_sram_size=8 * 1024,
                          integrated_main_ram_size=cfg.main_ram_size,
-                         uart_name="sim", with_timer=True, timer_uptime=True,
+                         uart_name=uart_name, with_timer=True, timer_uptime=True,
                          ident=f"ssdlab {cfg.persona}", ident_version=False)
         self.cfg = cfg
-        self.crg = CRG(platform.request("sys_clk"), rst=platform.request("sys_rst"))
+        self.crg = crg if crg is not None else CRG(platform.request("sys_clk"),
+                                                   rst=platform.request("sys_rst"))
 
         # PCIe and the NVMe front end.
-        self.pcie_phy = phy = PCIeSimPHY(data_width=64, bar0_size=0x4000)
+        if pcie_phy is None:
+            pcie_phy = PCIeSimPHY(data_width=64, bar0_size=NVME_PCIE["bar0_size"])
+        self.pcie_phy = phy = pcie_phy
         self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                          address_width=64,
                                                          max_pending_requests=8)
@@ -303,9 +324,12 @@ class SsdlabSoC(SoCCore):
                                        row_cycles=cfg.row_cycles)
 
         # Firmware interface and the build's identity.
-        self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width)
+        margin = 1.0 + onfi_phy_latency * 1e9 / cfg.sys_clk_freq
+        self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width,
+                                sample_margin_ns=margin)
         self.ssdlab_ident = SsdlabIdent(cfg)
 
     def extra_ios(self):
         """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""
-        return list(self.pcie_phy.get_ios()) + self.flash.pin_ios()
+        ios = getattr(self.pcie_phy, "get_ios", None)       # a board's PHY has pads instead
+        return (list(ios()) if ios else []) + self.flash.pin_ios()
