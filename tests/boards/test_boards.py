@@ -1,0 +1,146 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Board targets (soc/targets, issue 7): every board generates, its top lints, its committed
+constraints are what the target generates, and the PCIe function is the NVMe one.
+
+Nothing here runs Vivado or touches a card: what is checked is what can be checked without
+them (soc/targets/README.md lists the rest). The resource estimate (Yosys synth_xilinx of a
+whole board SoC, tens of minutes each) is the full tier.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import ssdlab_harness
+
+from soc.ssdlab_soc import NVME_PCIE
+from soc.targets import BOARDS, get_board
+from soc.targets.board import channels_ways, onfi_pin_count
+from soc.targets.build import GROUPS, check_ports, generate, lint, port_widths
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD = REPO / "build" / "sim" / "boards"
+
+
+@pytest.fixture(scope="module")
+def generated():
+    """{board: (soc, out)}, each generated once (no firmware: no RISC-V toolchain needed)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = generate(name, BUILD / name, firmware=False, quiet=True)
+        return cache[name]
+    return get
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_generates_and_lints(generated, name):
+    soc, out = generated(name)
+    b = get_board(name)
+    gw = out / "gateware"
+    for f in ("ssdlab_soc.v", "nand_subsystem.v", "ssdlab_soc.tcl", "build_ssdlab_soc.sh"):
+        assert (gw / f).exists(), f"{name}: {f} not generated"
+    assert (gw / "onfi_board_phy.v").exists() == (b.onfi == "xilinx7")
+    # The committed split constraints are the target's, and the TCL reads exactly them.
+    assert not soc.stale_constraints, f"{name}: stale {soc.stale_constraints}: run " \
+        f"python -m soc.targets.build --board {name} --update-constraints"
+    tcl = (gw / "ssdlab_soc.tcl").read_text()
+    reads = re.findall(r"^read_xdc \{(.*)\}$", tcl, re.M)
+    assert reads == [str(REPO / "constraints" / name / f"{g}.xdc") for g in GROUPS]
+    ok, text = lint(soc, out, str(ssdlab_harness.verilator()))
+    assert ok, f"{name}: lint failed:\n{text[-6000:]}"
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_pcie_function(generated, name):
+    """The hard IP is configured as the NVMe function of NVME_PCIE."""
+    soc, out = generated(name)
+    tcl = (out / "gateware" / "ssdlab_soc.tcl").read_text()
+    cfg = dict(re.findall(r"^CONFIG\.(\w+) \{(.*)\} \\$", tcl, re.M))
+    vid, did = f"{NVME_PCIE['vendor_id']:04X}", f"{NVME_PCIE['device_id']:04X}"
+    kib = str(NVME_PCIE["bar0_size"] // 1024)
+    if get_board(name).phy == "s7":
+        assert (cfg["Class_Code_Base"], cfg["Class_Code_Sub"], cfg["Class_Code_Interface"]) \
+            == ("01", "08", "02")
+        assert (cfg["Vendor_ID"], cfg["Device_ID"]) == (vid, did)
+        assert (cfg["Bar0_64bit"], cfg["Bar0_Scale"], cfg["Bar0_Size"]) == \
+            ("True", "Kilobytes", kib)
+        assert cfg["Multiple_Message_Capable"] == f"{NVME_PCIE['msi_vectors']}_vectors"
+    else:
+        assert cfg["PF0_CLASS_CODE"] == "010802"
+        assert (cfg["vendor_id"], cfg["PF0_DEVICE_ID"]) == (vid, did)
+        assert (cfg["pf0_bar0_64bit"], cfg["pf0_bar0_scale"], cfg["pf0_bar0_size"]) == \
+            ("True", "Kilobytes", kib)
+        assert cfg["PF0_MSI_CAP_MULTIMSGCAP"] == "8_vectors"
+    # BAR0 as the depacketizer decodes it, and the NVMe front end's doorbells fit.
+    assert soc.pcie_phy.bar0_size == NVME_PCIE["bar0_size"] >= 0x2000
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_onfi_pins(generated, name):
+    """The daughter card's channels x ways fit the connector pins the target names, and the
+    build uses that count."""
+    soc, out = generated(name)
+    b = get_board(name)
+    cfg = json.loads((out / "config.json").read_text())
+    if b.onfi is None:
+        assert not (REPO / "constraints" / name / "onfi.xdc").read_text().count("LOC")
+        return
+    pins = b.onfi_pins()
+    assert len(set(pins)) == len(pins)
+    assert (cfg["n_channels"], cfg["n_ways"]) == channels_ways(len(pins), b.n_ways)
+    assert cfg["n_channels"] * onfi_pin_count(cfg["n_ways"]) <= len(pins)
+    xdc = (REPO / "constraints" / name / "onfi.xdc").read_text()
+    locs = re.findall(r"^set_property LOC (\S+)", xdc, re.M)
+    assert len(locs) == len(set(locs)) == cfg["n_channels"] * onfi_pin_count(cfg["n_ways"])
+
+
+@pytest.mark.smoke
+def test_pcie_function_one_source():
+    """NVME_PCIE is what the simulation's host model presents and what the firmware's
+    Identify Controller reports as VID/SSVID."""
+    import inspect
+
+    from sim.pcie.host_bridge import NVME_CLASS_CODE, NvmeBridgeDevice
+    defaults = {k: v.default for k, v in
+                inspect.signature(NvmeBridgeDevice.__init__).parameters.items()}
+    assert NVME_CLASS_CODE == NVME_PCIE["class_code"]
+    for k in ("bar0_size", "vendor_id", "device_id", "msi_vectors"):
+        assert defaults[k] == NVME_PCIE[k], k
+    admin = (REPO / "sw" / "firmware" / "admin.c").read_text()
+    vid = f"0x{NVME_PCIE['vendor_id']:04X}"
+    assert re.search(rf"put_le\(p \+ 0, 2, {vid}\);\s*/\* VID \*/", admin)
+    assert re.search(rf"put_le\(p \+ 2, 2, {vid}\);\s*/\* SSVID \*/", admin)
+
+
+@pytest.mark.smoke
+def test_check_ports_catches_a_width_mismatch(generated, monkeypatch):
+    """check_ports is not vacuous: a declared width that differs from the connection fails."""
+    soc, out = generated("xilinx_ac701")
+    assert check_ports(soc, out) == []
+    real = port_widths
+
+    def narrow(text, module):
+        d = real(text, module)
+        if module == "onfi_board_phy":
+            d["ch__ce_n"] = ("input", 1)
+        return d
+    monkeypatch.setattr("soc.targets.build.port_widths", narrow)
+    problems = check_ports(soc, out)
+    assert problems and all("ch__ce_n" in p for p in problems)
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("name", BOARDS)
+def test_board_resources(name):
+    """Yosys synth_xilinx of the whole board SoC (tens of minutes): within the part."""
+    from soc.targets.synth import synth_board
+    r = synth_board(name)
+    cap = get_board(name).capacity
+    for k in ("lut", "ff", "bram18", "dsp"):
+        assert r[k] <= cap[k], f"{name}: {k} {r[k]} > {cap[k]}"
