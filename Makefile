@@ -49,6 +49,23 @@ synth: deps ## Yosys synth_xilinx LUT/FF/BRAM counts per core: make synth [CORES
 wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test node id>
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) tests/lib/wave.py $(T)
 
+# Board targets (soc/targets, issue 7). BOARD= one of soc/targets/__init__.py's BOARDS.
+.PHONY: bitstream load flash board-synth
+BOARD ?=
+bitstream: deps ## a card's bitstream (Vivado), else its Verilog/TCL/XDC: make bitstream BOARD=xilinx_ac701 [PERSONA=]
+	@test -n "$(BOARD)" || { echo "make bitstream: BOARD= one of: $$($(PYTHON) -c 'from soc.targets import BOARDS; print(*BOARDS)')"; exit 2; }
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m soc.targets.build --board $(BOARD) --lint \
+	    $(if $(PERSONA),--persona $(PERSONA))
+
+load: ## load the built bitstream into the card over JTAG: make load BOARD=...
+	$(PYTHON) -m soc.targets.build --board $(BOARD) --load
+
+flash: ## write the built bitstream to the card's configuration flash: make flash BOARD=...
+	$(PYTHON) -m soc.targets.build --board $(BOARD) --flash
+
+board-synth: deps ## Yosys resource estimate of each board's SoC vs its part (long): make board-synth [BOARD=] [ARGS="--channels 18 --ways 4"]
+	$(PYTHON) -m soc.targets.synth $(foreach b,$(BOARD),--board $(b)) $(ARGS)
+
 lock: ## refresh requirements.lock from pyproject.toml's ranges (then commit it)
 	rm -rf build/lock-venv && python3 -m venv build/lock-venv
 	build/lock-venv/bin/pip install -q --upgrade pip

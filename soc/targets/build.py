@@ -125,14 +125,16 @@ def board_config(b, persona=None):
 
 def generate(name, out=None, persona=None, firmware=True, quiet=False,
              update_constraints=False):
-    """Generate board `name` into `out` (default build/boards/<name>); returns (soc, out).
+    """Generate board `name` (or a Board record) into `out` (default build/boards/<name>);
+    returns (soc, out).
     The split constraints go to out/constraints/; `soc.stale_constraints` lists the files of
     constraints/<name>/ (which the TCL reads) that differ from them; update_constraints
     rewrites those."""
     from litex.soc.integration.builder import Builder
 
-    from soc.targets.board import BoardSoC
-    b = get_board(name)
+    from soc.targets.board import Board, BoardSoC
+    b = name if isinstance(name, Board) else get_board(name)
+    name = b.name
     out = Path(out or ROOT / "build" / "boards" / name).resolve()
     gw = out / "gateware"
     cfg = board_config(b, persona)
