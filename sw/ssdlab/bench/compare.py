@@ -14,14 +14,19 @@ from sw.ssdlab.bench.results import ResultError, load_result
 __all__ = ["compare", "legend_labels"]
 
 
+def _base(r):
+    label = r.get("label") or r["persona"]
+    return label if r["persona"] in label else f"{r['persona']} ({label})"
+
+
 def legend_labels(results):
-    """persona + label for each result, made unique."""
+    """persona + label for each result; where two would read the same, each gets its result
+    directory's name (or its position)."""
+    bases = [_base(r) for r in results]
     out = []
-    for i, r in enumerate(results):
-        label = r.get("label") or r["persona"]
-        name = label if r["persona"] in label else f"{r['persona']} ({label})"
-        if name in out:
-            name = f"{name} #{i + 1}"
+    for i, (r, name) in enumerate(zip(results, bases, strict=True)):
+        if bases.count(name) > 1:
+            name = f"{name} ({Path(r['_path']).name})" if r.get("_path") else f"{name} #{i + 1}"
         out.append(name)
     return out
 

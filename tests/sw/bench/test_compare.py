@@ -29,7 +29,9 @@ def test_overlay(tmp_path, result_factory):
 
 def test_labels_unique(result_factory):
     r = result_factory()
-    assert legend_labels([r, r]) == ["default", "default #2"]
+    assert legend_labels([r, r]) == ["default #1", "default #2"]
+    a, b = dict(r, _path="/x/run-a"), dict(r, _path="/x/run-b")
+    assert legend_labels([a, b]) == ["default (run-a)", "default (run-b)"]
 
 
 def test_refuses_other_suite_and_schema(tmp_path, result_factory):
