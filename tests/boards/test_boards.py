@@ -144,3 +144,19 @@ def test_board_resources(name):
     cap = get_board(name).capacity
     for k in ("lut", "ff", "bram18", "dsp"):
         assert r[k] <= cap[k], f"{name}: {k} {r[k]} > {cap[k]}"
+
+
+@pytest.mark.smoke
+def test_build_without_vivado_stops_after_generation(tmp_path, monkeypatch, capsys):
+    """`make bitstream` on a machine without Vivado: exit status 0, the generated files named
+    and what needs Vivado said."""
+    from soc.targets import build
+    monkeypatch.setattr(build, "have_vivado", lambda: False)
+    out = BUILD / "cli-sqrl_acorn"
+    rc = build.main(["--board", "sqrl_acorn", "--no-firmware", "--out", str(out)])
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "Vivado not found" in text and "bitstream need Vivado" in text
+    for f in ("gateware/ssdlab_soc.v", "gateware/ssdlab_soc.tcl", "constraints/pcie.xdc"):
+        assert f"  {f}" in text and (out / f).exists()
+    assert not (out / "gateware" / "ssdlab_soc.bit").exists()
