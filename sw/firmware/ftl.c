@@ -8,6 +8,7 @@ struct ftl_config ftl_config = {
     .op_permille = 70,          /* 7 %: what consumer drives keep (the persona's, if given) */
     .pe_budget = 3000,          /* MLC budget when the part says nothing */
     .gc_low = 2,
+    .gc_idle_us = 1000,
 };
 extern uint32_t fw_buf_limit;
 

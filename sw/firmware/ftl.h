@@ -18,6 +18,8 @@ struct ftl_config {
     uint32_t op_permille;       /* over-provisioning, per mille of the raw capacity */
     uint32_t pe_budget;         /* program/erase cycles of the part (percentage used) */
     uint32_t gc_low;            /* GC a die when it has fewer free blocks than this */
+    uint32_t gc_idle_us;        /* host idle this long: background GC starts (0: never) */
+    uint32_t gc_idle_free;      /* background GC target, free blocks per die (0: nblk / 4) */
 };
 extern struct ftl_config ftl_config;
 
@@ -123,6 +125,7 @@ bool gc_one(uint32_t die);
 void gc_relocate(uint32_t die, uint32_t blk);
 void gc_poll(void);
 void gc_ensure(void);
+void gc_idle(bool host_busy);
 void retire_poll(void);
 void blk_release_pending(void);
 

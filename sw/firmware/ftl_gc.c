@@ -45,12 +45,12 @@ void gc_relocate(uint32_t die, uint32_t blk)
     F.in_gc = was;
 }
 
-/* Greedy: the full block of `die` with the fewest valid units, nothing in flight to it.
- * false when no block would gain space. */
-bool gc_one(uint32_t die)
+/* Greedy: the full block of `die` with the fewest valid units (fewer than max_valid),
+ * nothing in flight to it; -1 when there is none. */
+static int32_t gc_victim(uint32_t die, uint32_t max_valid)
 {
     int32_t best = -1;
-    uint32_t best_valid = F.upb;
+    uint32_t best_valid = max_valid;
     for (uint32_t k = 0; k < F.nblk; k++) {
         struct blk_info *b = &F.blk[bidx(die, k)];
         if (b->state == BLK_FULL && b->inflight == 0 && b->valid < best_valid) {
@@ -58,6 +58,13 @@ bool gc_one(uint32_t die)
             best_valid = b->valid;
         }
     }
+    return best;
+}
+
+/* One victim of `die` relocated and left pending; false when no block would gain space. */
+bool gc_one(uint32_t die)
+{
+    int32_t best = gc_victim(die, F.upb);
     if (best < 0)
         return false;
     gc_relocate(die, (uint32_t)best);
@@ -118,4 +125,51 @@ void gc_ensure(void)
 void gc_poll(void)
 {
     gc_ensure();
+}
+
+/*
+ * Background GC in the host's idle time, as drives do between bursts: once the host has been
+ * idle for gc_idle_us, one victim block per call (a command that arrives meanwhile waits for
+ * one block's relocation at most) on the die with the fewest free blocks, while a die is
+ * below gc_idle_free and has a block with at least a page of invalid units: the invalid space
+ * becomes free blocks again (the recovery a review measures after idle time). When there is
+ * nothing left to do, a checkpoint returns the emptied (pending) blocks to the free pool.
+ */
+void gc_idle(bool host_busy)
+{
+    static uint64_t idle_since;
+    static bool was_busy = true;
+    if (host_busy || F.quiesced || !F.ready || F.in_gc || F.in_ckpt ||
+        !ftl_config.gc_idle_us) {
+        was_busy = true;
+        return;
+    }
+    uint64_t now = hal_cycles();
+    if (was_busy) {
+        was_busy = false;
+        idle_since = now;
+        return;
+    }
+    if (now - idle_since < (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u))
+        return;
+    uint32_t target = ftl_config.gc_idle_free ? ftl_config.gc_idle_free : F.nblk / 4;
+    int32_t die = -1;
+    uint32_t fewest = target;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        uint32_t n = F.die[d].n_free + F.die[d].n_pending;
+        if (n < fewest && gc_victim(d, F.upb - F.pu_units + 1) >= 0) {
+            fewest = n;
+            die = (int32_t)d;
+        }
+    }
+    if (die >= 0) {
+        gc_one((uint32_t)die);
+        C.idle_gc_blocks++;
+        return;
+    }
+    bool pending = false;
+    for (uint32_t d = 0; d < F.n_dies && !pending; d++)
+        pending = F.die[d].n_pending > 0;
+    if (pending)
+        ckpt_save(false);
 }

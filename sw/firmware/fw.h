@@ -125,6 +125,7 @@ struct fw_counters {
     uint64_t ckpt_saves;
     uint64_t pending_reuse;                     /* emptied blocks erased before a checkpoint */
     uint64_t ckpt_units_written;                /* units programmed by checkpoints */
+    uint64_t idle_gc_blocks;                    /* blocks reclaimed by idle-time GC */
 };
 extern struct fw_counters C;
 

@@ -158,6 +158,7 @@ static uint32_t build_vendor(void)
     put_le(p + 120, 8, C.media_errors);
     put_le(p + 128, 8, C.pending_reuse);
     put_le(p + 136, 8, C.ckpt_units_written);
+    put_le(p + 144, 8, C.idle_gc_blocks);
     return 512;
 }
 

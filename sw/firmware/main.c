@@ -74,14 +74,20 @@ void fw_poll(void)
     }
 
     struct hal_cmd cmd;
-    if (hal_cmd_pop(&cmd))
+    bool busy = false;
+    if (hal_cmd_pop(&cmd)) {
         admin_dispatch(&cmd);
+        busy = true;
+    }
 
     struct hal_be_req r;
-    for (int i = 0; i < 8 && hal_be_req_pop(&r); i++)
+    for (int i = 0; i < 8 && hal_be_req_pop(&r); i++) {
         ftl_be_request(&r);
+        busy = true;
+    }
 
     ftl_poll();
+    gc_idle(busy || !ftl_requests_idle() || hal_io_busy());
     uint8_t info;
     while (hal_aer_pop(&info))
         log_aer_event(0, info, 0x01);

@@ -24,7 +24,7 @@ SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not
 
 TESTS = ["identify", "bringup_fail", "queues", "features", "logs", "integrity", "rmw", "gc",
          "badblocks", "restart", "format", "fua", "tight", "smallram", "lba4k", "powerloss",
-         "persona_op", "perf"]
+         "persona_op", "idle_gc", "perf"]
 
 
 @pytest.fixture(scope="module")

@@ -1061,6 +1061,40 @@ static void t_perf(void)
            "included)\n", w, r);
 }
 
+/* Idle-time GC: after random overwrites an idle host gets free blocks back without writing,
+ * and every byte stays. */
+static void t_idle_gc(void)
+{
+    ftl_config.gc_idle_us = 0;          /* off while the drive is written */
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    for (uint64_t i = 0; i < n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    uint64_t free0 = vendor(40), moved0 = vendor(16);
+    for (int i = 0; i < 2000; i++)
+        fw_poll();
+    CHECK(vendor(144) == 0 && vendor(40) == free0, "no idle GC while it is off");
+    ftl_config.gc_idle_us = 1;
+    for (int i = 0; i < 20000; i++)
+        fw_poll();
+    uint64_t free1 = vendor(40), blocks = vendor(144);
+    printf("idle_gc: free blocks %llu -> %llu, %llu blocks reclaimed, %llu units moved\n",
+           (unsigned long long)free0, (unsigned long long)free1, (unsigned long long)blocks,
+           (unsigned long long)(vendor(16) - moved0));
+    CHECK(blocks > 0 && free1 > free0, "idle GC: free %llu -> %llu, blocks %llu",
+          (unsigned long long)free0, (unsigned long long)free1, (unsigned long long)blocks);
+    /* it stops: no die below the target has a block with a page of invalid units left */
+    for (int i = 0; i < 2000; i++)
+        fw_poll();
+    CHECK(vendor(144) == blocks, "idle GC keeps going: %llu", (unsigned long long)vendor(144));
+    ftl_config.gc_idle_us = 1000;
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
 /* The persona's over-provisioning and P/E budget, stated by the SoC, size the namespace and
  * the SMART percentage used. */
 static void t_persona_op(void)
@@ -1084,6 +1118,7 @@ static const struct test tests[] = {
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
+    { "idle_gc", t_idle_gc },
     { "perf", t_perf },
 };
 
