@@ -45,8 +45,10 @@ def _counts(cells):
     }
 
 
-def synth_board(name, channels=None, ways=None, persona=None):
-    """Generate and synthesise board `name`; returns the report (counts, capacity, config)."""
+def synth_board(name, channels=None, ways=None, persona=None, yosys_opts=""):
+    """Generate and synthesise board `name`; returns the report (counts, capacity, config).
+    yosys_opts: extra synth_xilinx options (e.g. "-nolutram": Yosys 0.70's xcu LUT RAM
+    mapping stops with "invalid OPTION_ABITS/WIDTH combination" on this SoC)."""
     from rtl.synth import run_yosys
     from soc.targets.build import generate, lint_stubs
     b = get_board(name)
@@ -89,8 +91,9 @@ def synth_board(name, channels=None, ways=None, persona=None):
     sources.append("ip_blackboxes.v")
     for init in gw.glob("*.init"):
         shutil.copy(init, out / init.name)
-    r = run_yosys(out, sources, "ssdlab_soc", b.family)
+    r = run_yosys(out, sources, "ssdlab_soc", f"{b.family} {yosys_opts}".strip())
     report = dict(board=name, part=b.capacity["part"], family=b.family,
+                  yosys_opts=yosys_opts,
                   firmware=bool(firmware), **_counts(r["cells"]),
                   capacity={k: v for k, v in b.capacity.items() if k != "part"},
                   config={k: v for k, v in soc.cfg.as_dict().items() if k != "notes"},
@@ -121,10 +124,13 @@ def main(argv=None):
     ap.add_argument("--channels", type=int, help="override the board's channel count")
     ap.add_argument("--ways", type=int, help="override the board's ways per channel")
     ap.add_argument("--persona", default=None)
+    ap.add_argument("--yosys-opts", default="", help='extra synth_xilinx options, e.g. '
+                                                     '"-nolutram"')
     args = ap.parse_args(argv)
     reports = []
     for name in args.board or BOARDS:
-        reports.append(synth_board(name, args.channels, args.ways, args.persona))
+        reports.append(synth_board(name, args.channels, args.ways, args.persona,
+                                   args.yosys_opts))
         print(table(reports[-1:]).splitlines()[-1], flush=True)
     print(table(reports))
     return 0
