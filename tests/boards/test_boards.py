@@ -140,7 +140,8 @@ def test_check_ports_catches_a_width_mismatch(generated, monkeypatch):
 def test_board_resources(name):
     """Yosys synth_xilinx of the whole board SoC (tens of minutes): within the part."""
     from soc.targets.synth import synth_board
-    r = synth_board(name)
+    # Yosys 0.70 cannot map this SoC's LUT RAMs for UltraScale(+) (soc/targets/synth.py).
+    r = synth_board(name, yosys_opts="" if get_board(name).family == "xc7" else "-nolutram")
     cap = get_board(name).capacity
     for k in ("lut", "ff", "bram18", "dsp"):
         assert r[k] <= cap[k], f"{name}: {k} {r[k]} > {cap[k]}"
