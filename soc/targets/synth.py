@@ -40,7 +40,7 @@ def _counts(cells):
         "bram18": total(r"RAMB18E[12]") + 2 * total(r"RAMB36E[12]"),
         "uram": total(r"URAM288(_BASE)?"),
         "dsp": total(r"DSP48E[12]"),
-        "lutram": total(r"RAM\d+[A-Z0-9]*") - total(r"RAMB\d+E[12]"),
+        "lutram": total(r"RAM\d+[A-Z0-9]*"),          # RAM32M, RAM64X1D, ... (not RAMB)
         "carry": total(r"CARRY[48]"),
     }
 
