@@ -57,6 +57,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         t_bers_ns=g.timing.t_bers_ns, onfi_mode=mode, n_io_queues=min(h.io_queues, 64),
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
-        op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles, scale_note=p.scale_note or "full size", notes=notes)
+        op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles,
+        scale_note=p.scale_note or "full size", notes=notes)
     fields.update(params or {})
     return SocConfig(**fields)
