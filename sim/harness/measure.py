@@ -105,9 +105,13 @@ def measure(build_dir, region_mib, wa=False, wa_bs="128k", jobs=True, log=sys.st
             user = info["ns_blocks"] * info["lba_bytes"]
             print(f"measure: write amplification: the drive ({user} B) three times at random, "
                   f"{wa_bs} blocks, QD 32", file=log)
+            # uniform random with replacement (norandommap): with fio's random map every
+            # pass would repeat the first pass's permutation, which overwrites blocks in the
+            # order they were written and measures no GC at all (WA 1.0)
             results["wa_fill"] = _job(sim.socket, "wa-fill",
                                       dict(rw="randwrite", bs=wa_bs, iodepth=32,
-                                           io_size=str(3 * user)), str(user), speed)
+                                           norandommap=1, io_size=str(3 * user)),
+                                      str(user), speed)
             with Drive(sim=sim.socket) as d:
                 results["wa_log"] = vendor_log(d)
         results["speed"] = speed
