@@ -101,7 +101,6 @@ uint64_t hal_sq_pending(void);  /* bit q: SQ q has entries not yet fetched */
 /* Asynchronous events the front end raised (invalid doorbell writes): info byte. */
 bool hal_aer_pop(uint8_t *info);
 
-bool hal_ctrl_enabled(void);    /* CC.EN = 1 and the admin queues exist */
 /* A controller reset (CC.EN 1 -> 0) happened: the front end has dropped its queues and
  * stays disabled (the host's CC.EN = 1 waits) until the firmware has reset its state too and
  * acknowledged. Latched, so a reset is never missed however long the firmware was busy. */

@@ -267,7 +267,6 @@ bool hal_aer_pop(uint8_t *info)
     return true;
 }
 
-bool hal_ctrl_enabled(void) { return fw_ctrl_enabled_read() != 0; }
 bool hal_ctrl_reset_pending(void) { return fw_reset_pending_read() != 0; }
 void hal_ctrl_reset_ack(void) { fw_reset_ack_write(1); }
 bool hal_io_busy(void) { return fw_io_busy_read() != 0; }

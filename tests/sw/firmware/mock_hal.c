@@ -344,11 +344,6 @@ bool hal_aer_pop(uint8_t *info)
     return true;
 }
 
-bool hal_ctrl_enabled(void)
-{
-    return enabled;
-}
-
 bool hal_ctrl_reset_pending(void)
 {
     return reset_pending;
