@@ -37,9 +37,9 @@ Theory of operation.
   it and a program or erase reports FAIL.
 
 Not emulated (the golden models them): raw bit errors, the seeded random contents a RESET
-leaves in an aborted program's page, the cache operations (31h, 3Fh, 15h: refused as
-`command-sequence`), NV-DDR2 data transfer (SET FEATURES accepts the interface, the pins stay
-SDR), interface timing checks (a real die does not report them). See rtl/nand/README.md.
+leaves in an aborted program's page (it keeps the data sent), NV-DDR2 data transfer (SET
+FEATURES accepts the interface, the pins stay SDR), interface timing checks (a real die does
+not report them), 85h with a new row. See rtl/nand/README.md ("nand_emulator").
 """
 
 import math
@@ -70,6 +70,8 @@ OUT_NONE, OUT_STATUS, OUT_ARRAY, OUT_ID, OUT_PARAM, OUT_FEAT = range(6)
 REG_FF, REG_DATA, REG_MARK = 0, 1, 2
 # Multi-plane group kinds
 MP_NONE, MP_READ, MP_PROG, MP_ERASE = 0, 1, 2, 3
+# Cache operation in progress on a LUN
+CACHE_NONE, CACHE_READ, CACHE_PROG = 0, 1, 2
 
 
 def entry_layout(pages_per_block):
@@ -248,13 +250,27 @@ class NandEmulator(wiring.Component):
         sel_lun = arr(lb, W, name="sel_lun")
         out_status = arr(1, W, name="out_status")       # output_mode "status"
         tmode = arr(8, W, name="tmode")                   # feature 01h P1
+        tmode_act = arr(8, W, name="tmode_act")           # ... in force (R/B# was high)
         rdy_dl = arr(TIME_BITS, N, name="rdy_dl")
         ardy_dl = arr(TIME_BITS, N, name="ardy_dl")
         fail = arr(1, N, name="fail")
         failc = arr(1, N, name="failc")
+        # FAIL/FAILC updates due at an array deadline: two slots (a cache program queues a
+        # second page behind the array's current one)
         evf_valid = arr(1, N, name="evf_valid")
         evf_dl = arr(TIME_BITS, N, name="evf_dl")
         evf_fail = arr(1, N, name="evf_fail")
+        evf_cache = arr(1, N, name="evf_cache")
+        evf2_valid = arr(1, N, name="evf2_valid")
+        evf2_dl = arr(TIME_BITS, N, name="evf2_dl")
+        evf2_fail = arr(1, N, name="evf2_fail")
+        evf2_cache = arr(1, N, name="evf2_cache")
+        cache_mode = arr(2, N, name="cache_mode")       # CACHE_NONE / _READ / _PROG
+        lrr_valid = arr(1, N, name="lrr_valid")         # last_read_row (for 31h)
+        lrr_row = arr(row_w, N, name="lrr_row")
+        dreg_row = arr(row_w, N, name="dreg_row")       # the data register (cache read)
+        dreg_kind = arr(2, N, name="dreg_kind")
+        dreg_plane = arr(plane_bits, N, name="dreg_plane")
         reg_row = Array(arr(row_w, P) for _ in range(N))
         reg_kind = Array(arr(2, P) for _ in range(N))
         column = arr(col_w, N, name="column")
@@ -265,11 +281,18 @@ class NandEmulator(wiring.Component):
         mp_row = Array(arr(row_w, P) for _ in range(N))
         inf_erase = arr(P, N, name="inf_erase")          # planes of an erase in flight
         inf_prog = arr(P, N, name="inf_prog")            # planes of a program in flight
+        inf_prog_q = arr(1, N, name="inf_prog_q")        # a cache page queued behind it
         inf_block = Array(arr(max(1, bb), P) for _ in range(N))
 
+        engine_idle = Signal()
         for i in range(N):
-            with m.If(evf_valid[i] & ready(evf_dl[i])):
-                m.d.sync += [fail[i].eq(evf_fail[i]), failc[i].eq(0), evf_valid[i].eq(0)]
+            # applied while the engine is idle (it schedules them), a few cycles at most late
+            with m.If(evf_valid[i] & ready(evf_dl[i]) & engine_idle):
+                m.d.sync += [fail[i].eq(evf_fail[i]),
+                             failc[i].eq(Mux(evf_cache[i], fail[i], 0)),
+                             evf_valid[i].eq(evf2_valid[i]), evf_dl[i].eq(evf2_dl[i]),
+                             evf_fail[i].eq(evf2_fail[i]), evf_cache[i].eq(evf2_cache[i]),
+                             evf2_valid[i].eq(0)]
 
         # a confirm shows busy from the latch on, while the engine walks the block table
         walking = Signal()
@@ -278,7 +301,10 @@ class NandEmulator(wiring.Component):
             m.d.comb += [
                 self.rb_n[w].eq(Cat(ready(rdy_dl[w * L + l]) for l in range(L)).all()
                                 & ~(walking & (walking_way == w))),
-                self.timing_mode[4 * w:4 * w + 4].eq(tmode[w][:4])]
+                self.timing_mode[4 * w:4 * w + 4].eq(tmode_act[w][:4])]
+            # a new timing mode (SET FEATURES 01h, RESET) applies once the target is ready
+            with m.If(self.rb_n[w]):
+                m.d.sync += tmode_act[w].eq(tmode[w])
 
         def lun_index(way, lun):
             return way * L + lun if L > 1 else way
@@ -483,7 +509,8 @@ class NandEmulator(wiring.Component):
         dout = Signal(8)
         with m.If(re_fall):
             m.d.sync += self.dq_i.eq(dout)      # held until the next RE# falling edge
-        o_busy = ~ready(rdy_dl[o_lun]) | (~ready(ardy_dl[o_lun]))
+        o_busy = ~ready(rdy_dl[o_lun]) | (~ready(ardy_dl[o_lun])
+                                          & (cache_mode[o_lun] != CACHE_READ))
         with m.If(re_fall):
             with m.Switch(out_src):
                 with m.Case(OUT_STATUS):
@@ -560,6 +587,15 @@ class NandEmulator(wiring.Component):
                 m.d.sync += rdy_dl[i].eq(dl)
                 m.d.sync += ardy_dl[i].eq(Mux(ardy_dl[i] > dl, ardy_dl[i], dl))
 
+        def schedule_fail(li, dl, value, cache):
+            """FAIL (and FAILC along a cache program) take `value` at deadline dl."""
+            with m.If(evf_valid[li]):
+                m.d.sync += [evf2_valid[li].eq(1), evf2_dl[li].eq(dl), evf2_fail[li].eq(value),
+                             evf2_cache[li].eq(cache)]
+            with m.Else():
+                m.d.sync += [evf_valid[li].eq(1), evf_dl[li].eq(dl), evf_fail[li].eq(value),
+                             evf_cache[li].eq(cache)]
+
         def clear_seq():
             m.d.sync += [cmd_open.eq(0), addr_n.eq(0), addr_buf.eq(0), chunks.eq(0),
                          feat_n.eq(0), feat_buf.eq(0)]
@@ -576,8 +612,9 @@ class NandEmulator(wiring.Component):
             m.d.comb += walking.eq(Cat(fsm.ongoing(n) for n in (
                 "PROG_CONFIRM", "PROG_WALK", "PROG_WALK_CHK", "ERASE_CONFIRM", "ERASE_WALK",
                 "ERASE_WALK_WR", "READ_CONFIRM", "READ_WALK", "READ_WALK_KIND", "RESET",
-                "RESET_ERASE", "RESET_ERASE_WR", "SETFEAT")).any())
-            m.d.comb += walking_way.eq(walk_way)
+                "RESET_ERASE", "RESET_ERASE_WR", "SETFEAT", "CACHE_READ",
+                "CACHE_READ_KIND")).any())
+            m.d.comb += [walking_way.eq(walk_way), engine_idle.eq(fsm.ongoing("IDLE"))]
             with m.State("IDLE"):
                 with m.If(self.bd_valid):
                     m.d.comb += tb_rd.addr.eq(self.bd_index)
@@ -591,7 +628,7 @@ class NandEmulator(wiring.Component):
                         # ---------------- commands ----------------
                         with m.Case(K_CMD):
                             c = cur_byte
-                            with m.If(c.matches(0x10, 0x11)):
+                            with m.If(c.matches(0x10, 0x11, 0x15)):
                                 with m.If(~cmd_open | ~cmd.matches(0x80, 0x85) | ~chunks):
                                     violate("command-sequence")
                                     clear_seq()
@@ -601,7 +638,9 @@ class NandEmulator(wiring.Component):
                                     m.d.sync += [walk_conf.eq(c), walk_stamp.eq(st),
                                                  walk_way.eq(w)]
                                     m.next = "PROG_CONFIRM"
-                            with m.Elif(c.matches(0x30, 0x32)):
+                            with m.Elif(c.matches(0x30, 0x32) | ((c == 0x31) & cmd_open
+                                                                 & (cmd == 0x00)
+                                                                 & (addr_n != 0))):
                                 with m.If(~cmd_open | (cmd != 0x00) | (addr_n != ncol + nrow)):
                                     violate("command-sequence")
                                     clear_seq()
@@ -610,8 +649,12 @@ class NandEmulator(wiring.Component):
                                     m.d.sync += [walk_conf.eq(c), walk_stamp.eq(st),
                                                  walk_way.eq(w), out_src.eq(OUT_ARRAY),
                                                  c_col.eq(addr_buf[:col_w]),
-                                                 c_row.eq(addr_buf[col_w:col_w + row_w])]
-                                    m.next = "READ_CONFIRM"
+                                                 c_row.eq(addr_buf[col_w:col_w + row_w]),
+                                                 walk_pass.eq(1)]
+                                    with m.If(c == 0x31):
+                                        m.next = "CACHE_READ"
+                                    with m.Else():
+                                        m.next = "READ_CONFIRM"
                             with m.Elif(c.matches(0xD0, 0xD1)):
                                 with m.If(~cmd_open | (cmd != 0x60) | (addr_n != nrow)):
                                     violate("command-sequence")
@@ -665,8 +708,12 @@ class NandEmulator(wiring.Component):
                                     with m.Case(0x05, 0x06, 0x60, 0x78, 0x80, 0x90, 0xEC,
                                                 0xEE, 0xEF):
                                         m.d.sync += [cmd.eq(c), cmd_open.eq(1)]
+                                    with m.Case(0x31, 0x3F):
+                                        m.d.sync += [walk_conf.eq(c), walk_stamp.eq(st),
+                                                     walk_way.eq(w), out_src.eq(OUT_ARRAY),
+                                                     walk_pass.eq(0)]
+                                        m.next = "CACHE_READ"
                                     with m.Default():
-                                        # unknown, and the cache commands (not emulated)
                                         violate("command-sequence")
                         # ---------------- address cycles ----------------
                         with m.Case(K_ADDR):
@@ -846,10 +893,12 @@ class NandEmulator(wiring.Component):
                                    self._cyc(t.t_rst_first_ns), busy_for)
                     dl = walk_stamp + busy_for
                     m.d.sync += [rdy_dl[i].eq(dl), ardy_dl[i].eq(dl), fail[i].eq(0),
-                                 failc[i].eq(0), evf_valid[i].eq(0), mp_kind[i].eq(MP_NONE),
+                                 failc[i].eq(0), evf_valid[i].eq(0), evf2_valid[i].eq(0),
+                                 cache_mode[i].eq(CACHE_NONE), lrr_valid[i].eq(0),
+                                 mp_kind[i].eq(MP_NONE),
                                  mp_mask[i].eq(0), column[i].eq(0)]
                     with m.If(ready(ardy_dl[i])):
-                        m.d.sync += [inf_erase[i].eq(0), inf_prog[i].eq(0)]
+                        m.d.sync += [inf_erase[i].eq(0), inf_prog[i].eq(0), inf_prog_q[i].eq(0)]
                 m.d.sync += [reset_seen[rw].eq(1), sel_lun[rw].eq(0), out_status[rw].eq(0),
                              tmode[rw].eq(0)]
                 m.d.comb += [ft_wr.addr.eq(Cat(Const(0x01, 8), rw)), ft_wr.data.eq(0),
@@ -865,6 +914,9 @@ class NandEmulator(wiring.Component):
                     m.d.sync += [walk_mask.eq(inf_erase[li] | inf_prog[li]),
                                  walk_pass.eq(inf_prog[li] != 0), inf_erase[li].eq(0),
                                  inf_prog[li].eq(0), walk_plane.eq(0), idx.eq(li)]
+                    with m.If(inf_prog_q[li]):
+                        m.d.comb += stat_inc[3].eq(1)       # the queued cache page
+                    m.d.sync += inf_prog_q[li].eq(0)
                     with m.If((inf_erase[li] | inf_prog[li]) == 0):
                         with m.If(walk_lun == L - 1):
                             m.next = "IDLE"
@@ -921,7 +973,8 @@ class NandEmulator(wiring.Component):
                 with m.Elif(~ok_c):
                     violate("address-range")
                     m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & ready(ardy_dl[li]))):
+                with m.Elif(~(ready(rdy_dl[li]) & (ready(ardy_dl[li])
+                                                   | (cache_mode[li] == CACHE_PROG)))):
                     violate("busy")
                     m.next = "IDLE"
                 with m.Elif(p_range):
@@ -953,7 +1006,9 @@ class NandEmulator(wiring.Component):
                                      walk_pass.eq(0), walk_fail.eq(0), walk_ruled.eq(0),
                                      walk_page.eq(page_c), mp_mask[li].eq(0),
                                      mp_kind[li].eq(MP_NONE), inf_prog[li].eq(0),
-                                     inf_erase[li].eq(0)]
+                                     inf_erase[li].eq(0),
+                                     inf_prog_q[li].eq((inf_prog[li] != 0)
+                                                       & ~ready(ardy_dl[li]))]
                         m.next = "PROG_WALK"
 
             # pass 0 checks every plane (a strict refusal leaves no trace), pass 1 writes
@@ -980,9 +1035,19 @@ class NandEmulator(wiring.Component):
                                          self._cyc(lo if lo is not None else tp))
                         start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
                         end = start + cycles
-                        m.d.sync += [rdy_dl[li].eq(end), ardy_dl[li].eq(end),
-                                     evf_valid[li].eq(1), evf_dl[li].eq(end),
-                                     evf_fail[li].eq(walk_fail)]
+                        # 15h: the cache register is free tCBSY after the array takes the
+                        # page; FAILC carries the previous FAIL along a cache program
+                        schedule_fail(li, end, walk_fail,
+                                      (walk_conf == 0x15) | (cache_mode[li] == CACHE_PROG))
+                        m.d.sync += lrr_valid[li].eq(0)
+                        with m.If(walk_conf == 0x15):
+                            cb = start + self._cyc(t.t_cbsy_ns)
+                            m.d.sync += [rdy_dl[li].eq(cb),
+                                         ardy_dl[li].eq(Mux(cb > end, cb, end)),
+                                         cache_mode[li].eq(CACHE_PROG)]
+                        with m.Else():
+                            m.d.sync += [rdy_dl[li].eq(end), ardy_dl[li].eq(end),
+                                         cache_mode[li].eq(CACHE_NONE)]
                         m.next = "IDLE"
                 with m.Elif(walk_mask.bit_select(walk_plane, 1)):
                     _, blk, _, _ = unpack(mp_row[li][walk_plane])
@@ -1066,8 +1131,8 @@ class NandEmulator(wiring.Component):
                 with m.If(walk_plane == P):
                     end = after(t.t_bers_ns, walk_stamp)
                     m.d.sync += [rdy_dl[li].eq(end), ardy_dl[li].eq(end),
-                                 evf_valid[li].eq(1), evf_dl[li].eq(end),
-                                 evf_fail[li].eq(walk_fail)]
+                                 cache_mode[li].eq(CACHE_NONE), lrr_valid[li].eq(0)]
+                    schedule_fail(li, end, walk_fail, 0)
                     m.next = "IDLE"
                 with m.Elif(walk_mask.bit_select(walk_plane, 1)):
                     _, blk, _, _ = unpack(mp_row[li][walk_plane])
@@ -1141,7 +1206,9 @@ class NandEmulator(wiring.Component):
                                      walk_page.eq(page_c), mp_mask[li].eq(0),
                                      mp_kind[li].eq(MP_NONE), out_plane[li].eq(pl),
                                      column[li].eq(c_col), inf_prog[li].eq(0),
-                                     inf_erase[li].eq(0)]
+                                     inf_erase[li].eq(0), lrr_valid[li].eq(1),
+                                     lrr_row[li].eq(c_row), cache_mode[li].eq(CACHE_NONE),
+                                     dreg_plane[li].eq(pl), dreg_row[li].eq(c_row)]
                         tr = t.t_r_ns
                         lo, up = t.t_r_lower_ns, t.t_r_upper_ns
                         if (lo is None and up is None) or g.bits_per_cell < 2:
@@ -1175,6 +1242,8 @@ class NandEmulator(wiring.Component):
                            Mux(pg < e.next_page, REG_DATA, REG_FF))
                 m.d.sync += [reg_row[li][walk_plane].eq(row), reg_kind[li][walk_plane].eq(kind),
                              walk_plane.eq(walk_plane + 1)]
+                with m.If(walk_plane == dreg_plane[li]):
+                    m.d.sync += dreg_kind[li].eq(kind)
                 m.d.comb += stat_inc[0].eq(1)
                 m.next = "READ_WALK"
 
@@ -1185,7 +1254,8 @@ class NandEmulator(wiring.Component):
                 with m.If(~(reset_seen[lw] | ~self.cfg_require_reset)):
                     violate("reset-after-power-on")
                     m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & ready(ardy_dl[li]))):
+                with m.Elif(~(ready(rdy_dl[li]) & (ready(ardy_dl[li])
+                                                   | (cache_mode[li] == CACHE_READ)))):
                     violate("busy")
                     m.next = "IDLE"
                 with m.Elif(walk_col >= self.reg_bytes):
@@ -1205,7 +1275,8 @@ class NandEmulator(wiring.Component):
                 with m.Elif(~ok_c):
                     violate("address-range")
                     m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & ready(ardy_dl[li]))):
+                with m.Elif(~(ready(rdy_dl[li]) & (ready(ardy_dl[li])
+                                                   | (cache_mode[li] == CACHE_READ)))):
                     violate("busy")
                     m.next = "IDLE"
                 with m.Elif(walk_col >= self.reg_bytes):
@@ -1215,6 +1286,90 @@ class NandEmulator(wiring.Component):
                     m.d.sync += [column[li].eq(walk_col), out_status[lw].eq(0), idx.eq(li),
                                  sel_lun[lw].eq(lun_c), out_plane[li].eq(plane_of(blk_c))]
                     m.next = "RESTART"
+
+            # ---- 31h (sequential; walk_pass=1: 00h-row-31h random) and 3Fh ----
+            with m.State("CACHE_READ"):
+                cw = walk_way
+                li = lun_index(cw, sel_lun[cw]) if L > 1 else cw
+                r_lun, _, _, r_ok = unpack(c_row)
+                _, s_blk, s_page, _ = unpack(lrr_row[li])
+                m.d.sync += [idx.eq(li), p_lun.eq(sel_lun[cw])]
+                ok_ready = ready(rdy_dl[li]) & (ready(ardy_dl[li])
+                                                | (cache_mode[li] == CACHE_READ))
+                with m.If(~(reset_seen[cw] | ~self.cfg_require_reset)):
+                    violate("reset-after-power-on")
+                    m.next = "IDLE"
+                with m.Elif(walk_conf == 0x3F):
+                    with m.If(cache_mode[li] != CACHE_READ):
+                        violate("command-sequence")
+                        m.next = "IDLE"
+                    with m.Elif(~ok_ready):
+                        violate("busy")
+                        m.next = "IDLE"
+                    with m.Else():
+                        # the array's last page moves to the cache register; no new read
+                        start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
+                        end = start + self._cyc(t.t_rcbsy_ns)
+                        dp = dreg_plane[li]
+                        m.d.sync += [reg_row[li][dp].eq(dreg_row[li]),
+                                     reg_kind[li][dp].eq(dreg_kind[li]),
+                                     out_plane[li].eq(dp), column[li].eq(0),
+                                     rdy_dl[li].eq(end), ardy_dl[li].eq(end),
+                                     cache_mode[li].eq(CACHE_NONE), lrr_valid[li].eq(0),
+                                     out_status[cw].eq(0)]
+                        m.next = "RESTART"
+                with m.Elif(walk_pass & ~r_ok):
+                    violate("address-range")
+                    m.next = "IDLE"
+                with m.Elif(walk_pass & (r_lun != sel_lun[cw])):
+                    violate("command-sequence")
+                    m.next = "IDLE"
+                with m.Elif(~lrr_valid[li]):
+                    violate("command-sequence")
+                    m.next = "IDLE"
+                with m.Elif(~ok_ready):
+                    violate("busy")
+                    m.next = "IDLE"
+                with m.Elif(~walk_pass & (s_page + 1 >= g.pages_per_block)):
+                    violate("address-range")
+                    m.next = "IDLE"
+                with m.Else():
+                    nrow_ = Mux(walk_pass, c_row, lrr_row[li] + 1)
+                    _, n_blk, _, _ = unpack(nrow_)
+                    m.d.sync += [c_row.eq(nrow_)]
+                    m.d.comb += tb_rd.addr.eq(tb_index(cw, sel_lun[cw], n_blk))
+                    m.next = "CACHE_READ_KIND"
+
+            with m.State("CACHE_READ_KIND"):
+                li = idx
+                cw = walk_way
+                e = tb_entry
+                _, n_blk, n_page, _ = unpack(c_row)
+                edge_page = (n_page == 0) | (n_page == g.pages_per_block - 1)
+                kind = Mux(e.fbad, Mux(edge_page, REG_MARK, REG_FF),
+                           Mux(n_page < e.next_page, REG_DATA, REG_FF))
+                start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
+                tr = t.t_r_ns
+                lo, up = t.t_r_lower_ns, t.t_r_upper_ns
+                if (lo is None and up is None) or g.bits_per_cell < 2:
+                    t_r = Const(self._cyc(tr), 32)
+                else:
+                    t_r = Mux(n_page[0], self._cyc(up if up is not None else tr),
+                              self._cyc(lo if lo is not None else tr))
+                rb = start + self._cyc(t.t_rcbsy_ns)
+                ab = start + t_r
+                dp = dreg_plane[li]
+                # the page the array finished goes to the cache register, the new one to the
+                # data register (pointers: applying it now is what RDY=0 until rb shows)
+                m.d.sync += [reg_row[li][dp].eq(dreg_row[li]), reg_kind[li][dp].eq(dreg_kind[li]),
+                             out_plane[li].eq(dp), column[li].eq(0),
+                             dreg_row[li].eq(c_row), dreg_kind[li].eq(kind),
+                             dreg_plane[li].eq(plane_of(n_blk)),
+                             rdy_dl[li].eq(rb), ardy_dl[li].eq(Mux(ab > rb, ab, rb)),
+                             cache_mode[li].eq(CACHE_READ), lrr_valid[li].eq(1),
+                             lrr_row[li].eq(c_row), out_status[cw].eq(0)]
+                m.d.comb += stat_inc[0].eq(1)
+                m.next = "RESTART"
 
             # the prefetch follows the selected register from its column
             with m.State("RESTART"):

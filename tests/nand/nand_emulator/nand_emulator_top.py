@@ -26,9 +26,10 @@ PINS_OUT = [("dq_i", 8), ("bd_ready", 1), ("rule_count", 16), ("rule_code", 4),
 
 class NandEmulatorTop(LiteXModule):
     """n_ways: the emulator's; index_bits / entry_bits: widths of bd_index / bd_entry (the
-    emulator's, given by the test that elaborated it)."""
+    emulator's, given by the test that elaborated it); variant: which emulator build (the
+    part), only to keep the builds apart."""
 
-    def __init__(self, n_ways=1, index_bits=6, entry_bits=27):
+    def __init__(self, variant="small", n_ways=1, index_bits=6, entry_bits=28):
         module = MT41K128M16(CLK_FREQ, "1:4")
         self.sdrphy = phy = SDRAMPHYModel(module, data_width=16, clk_freq=CLK_FREQ)
         self.sdram = LiteDRAMCore(phy, module.geom_settings, module.timing_settings, CLK_FREQ)
