@@ -40,8 +40,9 @@ class Board:
     speed ("gen2", "gen3", "gen4"); clk: (pad name, MHz); reset: pad name or None; uart: a
     pad name ("serial") or "stub"; fmc: [(connector, (prefixes))] whose single-ended pins carry
     the daughter card, in order; n_ways: ways per channel on the card; onfi: "xilinx7" (the
-    7-series ONFI PHY), "generic" (plain I/O buffers, SDR only) or None (no connector: the
-    flash channels have no pins); io_standard: of the ONFI pins (the FMC's VADJ);
+    7-series ONFI PHY), "xilinxus" / "xilinxusp" (the UltraScale / UltraScale+ ONFI PHY),
+    "generic" (plain I/O buffers, SDR only) or None (no connector: the flash channels have no
+    pins); io_standard: of the ONFI pins (the FMC's VADJ);
     capacity: the part's LUT/FF/BRAM18/DSP; soc: SocConfig overrides that fit the part;
     notes: what this board cannot do, said in the README and the build log."""
     name: str
@@ -256,7 +257,8 @@ class BoardSoC(SsdlabSoC):
         self.board = board
         crg = BoardCRG(platform, board, cfg.sys_clk_freq)
         phy, phy_view = pcie_phy(platform, board)
-        latency = {"xilinx7": 3, "generic": GenericOnfiPads.LATENCY, None: 0}[board.onfi]
+        latency = {"xilinx7": 3, "xilinxus": 3, "xilinxusp": 3,
+                   "generic": GenericOnfiPads.LATENCY, None: 0}[board.onfi]
         SsdlabSoC.__init__(self, platform, cfg, build_dir, rom_init=rom_init,
                            pcie_phy=phy_view, crg=crg, uart_name=board.uart,
                            onfi_phy_latency=latency)
@@ -273,12 +275,12 @@ class BoardSoC(SsdlabSoC):
                 self.comb += [pins["dq_i"].eq(0xFF), pins["rb_n"].eq(-1)]
             return
         platform.add_extension(onfi_extension(board, cfg.n_channels, cfg.n_ways))
-        if board.onfi == "xilinx7":
+        if board.onfi != "generic":
             from soc.targets.onfi_board_phy import LATENCY, verilog
             assert LATENCY == latency
             path = Path(build_dir) / "onfi_board_phy.v"
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = verilog(cfg.n_ways)
+            text = verilog(cfg.n_ways, board.onfi)
             if not path.exists() or path.read_text() != text:
                 path.write_text(text)
             platform.add_source(str(path))

@@ -267,7 +267,9 @@ def lint(soc, out, verilator_bin=None):
     onfi_board_phy) and empty models of the vendor modules. LitePCIe's vendor Verilog (the
     UltraScale support wrappers and adapters, which instantiate the Xilinx IP) is modelled by
     a stub of its top, not linted. Returns (ok, output)."""
-    from rtl.nand.onfi_phy_xilinx7 import LINT_BLACKBOXES
+    from soc.targets.onfi_board_phy import PHYS
+    phy_mod = PHYS.get(soc.board.onfi, PHYS["xilinx7"])[0]
+    LINT_BLACKBOXES = phy_mod.LINT_BLACKBOXES
     gw = out / "gateware"
     ours = [gw / f"{BUILD_NAME}.v", gw / "nand_subsystem.v"]
     if (gw / "onfi_board_phy.v").exists():
@@ -282,11 +284,12 @@ def lint(soc, out, verilator_bin=None):
         cells_path.write_text(LINT_BLACKBOXES)
         cells.append(cells_path)
         defined |= set(re.findall(r"^module\s+(\w+)", LINT_BLACKBOXES, re.M))
-    # onfi_phy_xilinx7's own waivers, for its copy inside onfi_board_phy.v.
-    own = (ROOT / "rtl" / "nand" / "onfi_phy_xilinx7.vlt").read_text()
+    # the PHY's own waivers, for its copy inside onfi_board_phy.v.
+    name = phy_mod.__name__.rsplit(".", 1)[-1]
+    own = (ROOT / "rtl" / "nand" / f"{name}.vlt").read_text()
     vlt = out / "lint" / "onfi_board_phy.vlt"
     vlt.parent.mkdir(parents=True, exist_ok=True)
-    vlt.write_text(own.replace('"*onfi_phy_xilinx7.v"', '"*/onfi_board_phy.v"'))
+    vlt.write_text(own.replace(f'"*{name}.v"', '"*/onfi_board_phy.v"'))
     stubs = out / "lint" / "vendor_stubs.v"
     stubs.parent.mkdir(parents=True, exist_ok=True)
     stubs.write_text(lint_stubs(soc, defined))
