@@ -92,6 +92,8 @@ CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_phy_sim:OnfiPhySim", "onfi_phy_sim"),
     AmaranthCore("rtl.nand.onfi_phy_xilinx7:OnfiPhyXilinx7", "onfi_phy_xilinx7"),
     AmaranthCore("rtl.nand.onfi_phy_xilinxus:OnfiPhyXilinxUS", "onfi_phy_xilinxus"),
+    AmaranthCore("rtl.nand.nand_emulator:NandEmulator", "nand_emulator",
+                 {"n_ways": 2, "dram_addr_width": 34}),
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
     LiteXCore("rtl.nvme.nvme_irq_coalesce:NvmeIrqCoalesce", "nvme_irq_coalesce"),
     # The whole front end needs an endpoint: its top with the simulation PHY (TLP streams at

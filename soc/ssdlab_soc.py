@@ -65,7 +65,8 @@ class SocConfig:
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
     onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64), tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
-    sys_clk_freq (Hz); persona: name; main_ram_size: the firmware's data RAM.
+    sys_clk_freq (Hz); persona: name; main_ram_size: the firmware's data RAM; nand_model:
+    "die" (the ONFI pins leave the SoC) or "emulator" (nand_emulator on DRAM inside it).
     """
 
     def __init__(self, **kw):
@@ -96,8 +97,13 @@ class SocConfig:
         self.pe_cycles = kw.pop("pe_cycles", 3000)
         self.scale_note = kw.pop("scale_note", "")
         self.notes = list(kw.pop("notes", []))
+        # "die": the pins go out to NAND dies (the simulation's die models, a card's
+        # daughter card); "emulator": nand_emulator on DRAM inside the SoC (soc/nand_emulation)
+        self.nand_model = kw.pop("nand_model", "die")
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
+        if self.nand_model not in ("die", "emulator"):
+            raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
         handles = 2 * (1 << self.tag_width) * self.max_transfer
         if handles >= self.buf_size:
             raise ValueError(f"SocConfig: buf_size={self.buf_size} leaves no firmware slots "
@@ -323,6 +329,10 @@ class SsdlabSoC(SoCCore):
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
                                        row_cycles=cfg.row_cycles)
 
+        if cfg.nand_model == "emulator":
+            from soc.nand_emulation import NandEmulation
+            self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash)
+
         # Firmware interface and the build's identity.
         margin = 1.0 + onfi_phy_latency * 1e9 / cfg.sys_clk_freq
         self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width,
@@ -332,4 +342,7 @@ class SsdlabSoC(SoCCore):
     def extra_ios(self):
         """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""
         ios = getattr(self.pcie_phy, "get_ios", None)       # a board's PHY has pads instead
-        return (list(ios()) if ios else []) + self.flash.pin_ios()
+        ios = list(ios()) if ios else []
+        if self.cfg.nand_model == "emulator":
+            return ios + [self.nand_emulation.rule_count]
+        return ios + self.flash.pin_ios()
