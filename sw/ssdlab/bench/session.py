@@ -60,6 +60,10 @@ def parse_params(items, multi=False):
     return out
 
 
+# Drive parameters that take a word, and their words (SocConfig).
+SIM_PARAM_CHOICES = {"nand_model": ("die", "emulator")}
+
+
 def check_params(params):
     """ParamError naming the first unknown key or out-of-range value."""
     from soc.ssdlab_soc import SocConfig
@@ -72,6 +76,8 @@ def check_params(params):
             lo, hi = SIM_PARAM_RANGES[k]
             if not isinstance(v, int) or isinstance(v, bool) or not lo <= v <= hi:
                 raise ParamError(f"{k}={v}: must be an integer in {lo}..{hi}")
+        if k in SIM_PARAM_CHOICES and v not in SIM_PARAM_CHOICES[k]:
+            raise ParamError(f"{k}={v}: must be one of {', '.join(SIM_PARAM_CHOICES[k])}")
 
 
 @dataclass

@@ -22,6 +22,7 @@ def run(*args):
     (["bench", "--param", "n_chanels=2"], "--param", "unknown drive parameter"),
     (["bench", "--param", "n_channels=0"], "--param", "integer in 1..32"),
     (["bench", "--param", "n_ways=two"], "--param", "integer in 1..8"),
+    (["bench", "--param", "nand_model=fpga"], "--param", "one of die, emulator"),
     (["bench", "--time-scale", "0"], "--time-scale", "range x>0"),
     (["bench", "--time-scale", "-1"], "--time-scale", "range x>0"),
     (["bench", "--write-multiple", "0"], "--write-multiple", "range x>0"),
