@@ -43,6 +43,7 @@ not report them), 85h with a new row. See rtl/nand/README.md ("nand_emulator").
 """
 
 import math
+from contextlib import contextmanager
 
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal
 from amaranth.lib import data, wiring
@@ -608,6 +609,48 @@ class NandEmulator(wiring.Component):
 
         log_wb = int(math.log2(self.wb))
 
+        @contextmanager
+        def group_checks(li, ok, busy_ok, out_of_range, kind, pl, page_differs):
+            """The golden's checks of one plane of a (multi-plane) program, erase or read, in
+            its order; the body runs when every check passes, else the rule is counted."""
+            with m.If(~(reset_seen[walk_way] | ~self.cfg_require_reset)):
+                violate("reset-after-power-on")
+                m.next = "IDLE"
+            with m.Elif(~ok):
+                violate("address-range")
+                m.next = "IDLE"
+            with m.Elif(~busy_ok):
+                violate("busy")
+                m.next = "IDLE"
+            with m.Elif(out_of_range):
+                violate("address-range")
+                m.next = "IDLE"
+            with m.Elif((mp_mask[li] != 0) & (mp_kind[li] != kind)):
+                violate("command-sequence")
+                m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
+                m.next = "IDLE"
+            with m.Elif((mp_mask[li] != 0) & (mp_mask[li].bit_select(pl, 1) | page_differs)):
+                violate("multi-plane")
+                m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
+                m.next = "IDLE"
+            with m.Else():
+                yield
+
+        def queue_plane(li, kind, pl, page):
+            """11h / 32h / D1h: the plane joins the group; the LUN is busy tDBSY."""
+            dl = after(t.t_dbsy_ns, walk_stamp)
+            m.d.sync += [mp_kind[li].eq(kind), mp_page[li].eq(page),
+                         mp_mask[li].eq(mp_mask[li] | (1 << pl)), rdy_dl[li].eq(dl),
+                         ardy_dl[li].eq(Mux(ardy_dl[li] > dl, ardy_dl[li], dl))]
+            m.next = "IDLE"
+
+        def page_cycles(ns, lower, upper, page):
+            """Cycles of an array time that may differ by MLC page type (lower/upper)."""
+            if (lower is None and upper is None) or g.bits_per_cell < 2:
+                return Const(self._cyc(ns), 32)
+            return Mux(page[0], self._cyc(upper if upper is not None else ns),
+                       self._cyc(lower if lower is not None else ns))
+
         with m.FSM(name="engine") as fsm:
             m.d.comb += walking.eq(Cat(fsm.ongoing(n) for n in (
                 "PROG_CONFIRM", "PROG_WALK", "PROG_WALK_CHK", "ERASE_CONFIRM", "ERASE_WALK",
@@ -967,40 +1010,15 @@ class NandEmulator(wiring.Component):
                 lun_c, blk_c, page_c, ok_c = unpack(p_row)
                 pl = plane_of(blk_c)
                 m.d.sync += idx.eq(li)
-                with m.If(~(reset_seen[walk_way] | ~self.cfg_require_reset)):
-                    violate("reset-after-power-on")
-                    m.next = "IDLE"
-                with m.Elif(~ok_c):
-                    violate("address-range")
-                    m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & (ready(ardy_dl[li])
-                                                   | (cache_mode[li] == CACHE_PROG)))):
-                    violate("busy")
-                    m.next = "IDLE"
-                with m.Elif(p_range):
-                    violate("address-range")
-                    m.next = "IDLE"
-                with m.Elif((mp_kind[li] != MP_NONE) & (mp_kind[li] != MP_PROG)
-                            & (mp_mask[li] != 0)):
-                    violate("command-sequence")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Elif((mp_mask[li] != 0) & (mp_mask[li].bit_select(pl, 1)
-                                                  | (mp_page[li] != page_c))):
-                    violate("multi-plane")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Else():
+                cache_ok = ready(rdy_dl[li]) & (ready(ardy_dl[li])
+                                                | (cache_mode[li] == CACHE_PROG))
+                with group_checks(li, ok_c, cache_ok, p_range, MP_PROG, pl,
+                                  mp_page[li] != page_c):
                     m.d.sync += [sel_lun[walk_way].eq(lun_c), mp_row[li][pl].eq(p_row),
                                  reg_row[li][pl].eq(p_row),
                                  reg_kind[li][pl].eq(Mux(p_ok, REG_DATA, REG_FF))]
                     with m.If(walk_conf == 0x11):
-                        m.d.sync += [mp_kind[li].eq(MP_PROG), mp_page[li].eq(page_c),
-                                     mp_mask[li].eq(mp_mask[li] | (1 << pl))]
-                        dl = after(t.t_dbsy_ns, walk_stamp)
-                        m.d.sync += [rdy_dl[li].eq(dl),
-                                     ardy_dl[li].eq(Mux(ardy_dl[li] > dl, ardy_dl[li], dl))]
-                        m.next = "IDLE"
+                        queue_plane(li, MP_PROG, pl, page_c)
                     with m.Else():
                         m.d.sync += [walk_mask.eq(mp_mask[li] | (1 << pl)), walk_plane.eq(0),
                                      walk_pass.eq(0), walk_fail.eq(0), walk_ruled.eq(0),
@@ -1026,13 +1044,8 @@ class NandEmulator(wiring.Component):
                         with m.If(walk_ruled):
                             m.d.sync += [rule_count.eq(rule_count + 1),
                                          self.rule_code.eq(walk_rule)]
-                        tp = t.t_prog_ns
-                        lo, up = t.t_prog_lower_ns, t.t_prog_upper_ns
-                        if (lo is None and up is None) or g.bits_per_cell < 2:
-                            cycles = Const(self._cyc(tp), 32)
-                        else:
-                            cycles = Mux(walk_page[0], self._cyc(up if up is not None else tp),
-                                         self._cyc(lo if lo is not None else tp))
+                        cycles = page_cycles(t.t_prog_ns, t.t_prog_lower_ns,
+                                             t.t_prog_upper_ns, walk_page)
                         start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
                         end = start + cycles
                         # 15h: the cache register is free tCBSY after the array takes the
@@ -1093,32 +1106,11 @@ class NandEmulator(wiring.Component):
                 li = lun_index(walk_way, lun_c) if L > 1 else walk_way
                 pl = plane_of(blk_c)
                 m.d.sync += [idx.eq(li), p_lun.eq(lun_c)]
-                with m.If(~(reset_seen[walk_way] | ~self.cfg_require_reset)):
-                    violate("reset-after-power-on")
-                    m.next = "IDLE"
-                with m.Elif(~ok_c):
-                    violate("address-range")
-                    m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & ready(ardy_dl[li]))):
-                    violate("busy")
-                    m.next = "IDLE"
-                with m.Elif((mp_mask[li] != 0) & (mp_kind[li] != MP_ERASE)):
-                    violate("command-sequence")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Elif((mp_mask[li] != 0) & mp_mask[li].bit_select(pl, 1)):
-                    violate("multi-plane")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Else():
+                with group_checks(li, ok_c, ready(rdy_dl[li]) & ready(ardy_dl[li]), Const(0),
+                                  MP_ERASE, pl, Const(0)):
                     m.d.sync += [sel_lun[walk_way].eq(lun_c), mp_row[li][pl].eq(c_row)]
                     with m.If(walk_conf == 0xD1):
-                        m.d.sync += [mp_kind[li].eq(MP_ERASE),
-                                     mp_mask[li].eq(mp_mask[li] | (1 << pl))]
-                        dl = after(t.t_dbsy_ns, walk_stamp)
-                        m.d.sync += [rdy_dl[li].eq(dl),
-                                     ardy_dl[li].eq(Mux(ardy_dl[li] > dl, ardy_dl[li], dl))]
-                        m.next = "IDLE"
+                        queue_plane(li, MP_ERASE, pl, Const(0))
                     with m.Else():
                         m.d.sync += [walk_mask.eq(mp_mask[li] | (1 << pl)), walk_plane.eq(0),
                                      walk_fail.eq(0), mp_mask[li].eq(0),
@@ -1170,37 +1162,12 @@ class NandEmulator(wiring.Component):
                 li = lun_index(walk_way, lun_c) if L > 1 else walk_way
                 pl = plane_of(blk_c)
                 m.d.sync += [idx.eq(li), p_lun.eq(lun_c)]
-                with m.If(~(reset_seen[walk_way] | ~self.cfg_require_reset)):
-                    violate("reset-after-power-on")
-                    m.next = "IDLE"
-                with m.Elif(~ok_c):
-                    violate("address-range")
-                    m.next = "IDLE"
-                with m.Elif(~(ready(rdy_dl[li]) & ready(ardy_dl[li]))):
-                    violate("busy")
-                    m.next = "IDLE"
-                with m.Elif(c_col >= self.reg_bytes):
-                    violate("address-range")
-                    m.next = "IDLE"
-                with m.Elif((mp_mask[li] != 0) & (mp_kind[li] != MP_READ)):
-                    violate("command-sequence")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Elif((mp_mask[li] != 0) & (mp_mask[li].bit_select(pl, 1)
-                                                  | (mp_page[li] != page_c))):
-                    violate("multi-plane")
-                    m.d.sync += [mp_mask[li].eq(0), mp_kind[li].eq(MP_NONE)]
-                    m.next = "IDLE"
-                with m.Else():
+                with group_checks(li, ok_c, ready(rdy_dl[li]) & ready(ardy_dl[li]),
+                                  c_col >= self.reg_bytes, MP_READ, pl, mp_page[li] != page_c):
                     m.d.sync += [sel_lun[walk_way].eq(lun_c), out_status[walk_way].eq(0),
                                  mp_row[li][pl].eq(c_row)]
                     with m.If(walk_conf == 0x32):
-                        m.d.sync += [mp_kind[li].eq(MP_READ), mp_page[li].eq(page_c),
-                                     mp_mask[li].eq(mp_mask[li] | (1 << pl))]
-                        dl = after(t.t_dbsy_ns, walk_stamp)
-                        m.d.sync += [rdy_dl[li].eq(dl),
-                                     ardy_dl[li].eq(Mux(ardy_dl[li] > dl, ardy_dl[li], dl))]
-                        m.next = "IDLE"
+                        queue_plane(li, MP_READ, pl, page_c)
                     with m.Else():
                         m.d.sync += [walk_mask.eq(mp_mask[li] | (1 << pl)), walk_plane.eq(0),
                                      walk_page.eq(page_c), mp_mask[li].eq(0),
@@ -1209,13 +1176,7 @@ class NandEmulator(wiring.Component):
                                      inf_erase[li].eq(0), lrr_valid[li].eq(1),
                                      lrr_row[li].eq(c_row), cache_mode[li].eq(CACHE_NONE),
                                      dreg_plane[li].eq(pl), dreg_row[li].eq(c_row)]
-                        tr = t.t_r_ns
-                        lo, up = t.t_r_lower_ns, t.t_r_upper_ns
-                        if (lo is None and up is None) or g.bits_per_cell < 2:
-                            cycles = Const(self._cyc(tr), 32)
-                        else:
-                            cycles = Mux(page_c[0], self._cyc(up if up is not None else tr),
-                                         self._cyc(lo if lo is not None else tr))
+                        cycles = page_cycles(t.t_r_ns, t.t_r_lower_ns, t.t_r_upper_ns, page_c)
                         end = walk_stamp + cycles
                         m.d.sync += [rdy_dl[li].eq(end),
                                      ardy_dl[li].eq(Mux(ardy_dl[li] > end, ardy_dl[li], end))]
@@ -1349,13 +1310,7 @@ class NandEmulator(wiring.Component):
                 kind = Mux(e.fbad, Mux(edge_page, REG_MARK, REG_FF),
                            Mux(n_page < e.next_page, REG_DATA, REG_FF))
                 start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
-                tr = t.t_r_ns
-                lo, up = t.t_r_lower_ns, t.t_r_upper_ns
-                if (lo is None and up is None) or g.bits_per_cell < 2:
-                    t_r = Const(self._cyc(tr), 32)
-                else:
-                    t_r = Mux(n_page[0], self._cyc(up if up is not None else tr),
-                              self._cyc(lo if lo is not None else tr))
+                t_r = page_cycles(t.t_r_ns, t.t_r_lower_ns, t.t_r_upper_ns, n_page)
                 rb = start + self._cyc(t.t_rcbsy_ns)
                 ab = start + t_r
                 dp = dreg_plane[li]
