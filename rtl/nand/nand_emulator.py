@@ -648,6 +648,20 @@ class NandEmulator(wiring.Component):
                          ardy_dl[li].eq(Mux(ardy_dl[li] > dl, ardy_dl[li], dl))]
             m.next = "IDLE"
 
+        @contextmanager
+        def plane_walk(block, per_plane, first=True):
+            """One step of a walk over the planes of walk_mask (a state that comes back to
+            itself): a plane in the mask has the table entry of `block` read and goes to the
+            `per_plane` state, which steps walk_plane; a plane not in it is skipped; the
+            body runs once every plane is done. first=False: an Elif of the caller's If."""
+            with (m.If if first else m.Elif)(walk_plane == P):
+                yield
+            with m.Elif(walk_mask.bit_select(walk_plane, 1)):
+                m.d.comb += tb_rd.addr.eq(tb_index(walk_way, p_lun, block))
+                m.next = per_plane
+            with m.Else():
+                m.d.sync += walk_plane.eq(walk_plane + 1)
+
         def page_cycles(ns, lower, upper, page):
             """Cycles of an array time that may differ by MLC page type (lower/upper)."""
             if (lower is None and upper is None) or g.bits_per_cell < 2:
@@ -971,18 +985,12 @@ class NandEmulator(wiring.Component):
                             m.d.sync += walk_lun.eq(walk_lun + 1)
                     with m.Else():
                         m.d.sync += p_lun.eq(walk_lun)
-                with m.Elif(walk_plane == P):
+                with plane_walk(inf_block[idx][walk_plane], "RESET_ERASE_WR", first=False):
                     m.d.sync += walk_mask.eq(0)
                     with m.If(walk_lun == L - 1):
                         m.next = "IDLE"
                     with m.Else():
                         m.d.sync += walk_lun.eq(walk_lun + 1)
-                with m.Elif(walk_mask.bit_select(walk_plane, 1)):
-                    m.d.comb += tb_rd.addr.eq(tb_index(walk_way, p_lun,
-                                                       inf_block[idx][walk_plane]))
-                    m.next = "RESET_ERASE_WR"
-                with m.Else():
-                    m.d.sync += walk_plane.eq(walk_plane + 1)
 
             # walk_pass: 1 an aborted program (its page stays programmed), 0 an erase
             with m.State("RESET_ERASE_WR"):
@@ -1036,7 +1044,7 @@ class NandEmulator(wiring.Component):
             # pass 0 checks every plane (a strict refusal leaves no trace), pass 1 writes
             with m.State("PROG_WALK"):
                 li = idx
-                with m.If(walk_plane == P):
+                with plane_walk(unpack(mp_row[li][walk_plane])[1], "PROG_WALK_CHK"):
                     with m.If(walk_pass == 0):
                         with m.If(walk_ruled & self.cfg_strict):
                             m.d.sync += [rule_count.eq(rule_count + 1),
@@ -1066,12 +1074,6 @@ class NandEmulator(wiring.Component):
                             m.d.sync += [rdy_dl[li].eq(end), ardy_dl[li].eq(end),
                                          cache_mode[li].eq(CACHE_NONE)]
                         m.next = "IDLE"
-                with m.Elif(walk_mask.bit_select(walk_plane, 1)):
-                    _, blk, _, _ = unpack(mp_row[li][walk_plane])
-                    m.d.comb += tb_rd.addr.eq(tb_index(walk_way, p_lun, blk))
-                    m.next = "PROG_WALK_CHK"
-                with m.Else():
-                    m.d.sync += walk_plane.eq(walk_plane + 1)
 
             with m.State("PROG_WALK_CHK"):
                 li = idx
@@ -1124,18 +1126,12 @@ class NandEmulator(wiring.Component):
 
             with m.State("ERASE_WALK"):
                 li = idx
-                with m.If(walk_plane == P):
+                with plane_walk(unpack(mp_row[li][walk_plane])[1], "ERASE_WALK_WR"):
                     end = after(t.t_bers_ns, walk_stamp)
                     m.d.sync += [rdy_dl[li].eq(end), ardy_dl[li].eq(end),
                                  cache_mode[li].eq(CACHE_NONE), lrr_valid[li].eq(0)]
                     schedule_fail(li, end, walk_fail, 0)
                     m.next = "IDLE"
-                with m.Elif(walk_mask.bit_select(walk_plane, 1)):
-                    _, blk, _, _ = unpack(mp_row[li][walk_plane])
-                    m.d.comb += tb_rd.addr.eq(tb_index(walk_way, p_lun, blk))
-                    m.next = "ERASE_WALK_WR"
-                with m.Else():
-                    m.d.sync += walk_plane.eq(walk_plane + 1)
 
             with m.State("ERASE_WALK_WR"):
                 li = idx
@@ -1188,14 +1184,8 @@ class NandEmulator(wiring.Component):
 
             with m.State("READ_WALK"):
                 li = idx
-                with m.If(walk_plane == P):
+                with plane_walk(unpack(mp_row[li][walk_plane])[1], "READ_WALK_KIND"):
                     m.next = "RESTART"
-                with m.Elif(walk_mask.bit_select(walk_plane, 1)):
-                    _, blk, _, _ = unpack(mp_row[li][walk_plane])
-                    m.d.comb += tb_rd.addr.eq(tb_index(walk_way, p_lun, blk))
-                    m.next = "READ_WALK_KIND"
-                with m.Else():
-                    m.d.sync += walk_plane.eq(walk_plane + 1)
 
             with m.State("READ_WALK_KIND"):
                 li = idx

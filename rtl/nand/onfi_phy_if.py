@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The engine-side interface of an ONFI PHY (`OnfiPhySignature`), shared by the bus-cycle
 engines (`onfi_sdr_engine`, `onfi_nvddr2_engine`) and the PHYs (`onfi_phy_sim`,
-`onfi_phy_xilinx7`). Not a core: a signature and an adapter.
+`onfi_phy_xilinx7`, `onfi_phy_xilinxus`). Not a core: a signature, an adapter, the DQS
+capture every PHY uses and the pad structure the Xilinx PHYs share (`OnfiPhyXilinx`).
 
 Every signal is in the engine's clock domain (`sync`). Outputs towards the pins come in two
 phases per clock where DDR needs them: phase 0 is the first half of the clock period (after
@@ -18,13 +19,15 @@ burst), so DQS glitches outside a read never become data. See rtl/nand/README.md
 ("ONFI PHY interface").
 """
 
-from amaranth.hdl import Array, ClockDomain, Const, Signal, unsigned
+from amaranth.hdl import Array, Cat, ClockDomain, Const, Instance, IOPort, Module, Signal, unsigned
 from amaranth.lib import data, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import bad_int
+
 __all__ = ["OnfiPhySignature", "PHY_OUT_LATENCY", "PHY_IN_LATENCY", "RX_DEPTH",
-           "connect_sdr_engine", "add_dqs_capture", "two_phase"]
+           "connect_sdr_engine", "add_dqs_capture", "two_phase", "OnfiPhyXilinx"]
 
 # Clock cycles from an engine output register to the pin (the PHY's output register).
 PHY_OUT_LATENCY = 1
@@ -149,3 +152,116 @@ def add_dqs_capture(m, dqs_clk, dq_in, phy, depth=RX_DEPTH):
         m.d.sync += rp.eq(wp_s)
     with m.Elif(valid & phy.rx_ready):
         m.d.sync += rp.eq(rp + 1)
+
+
+class OnfiPhyXilinx(wiring.Component):
+    """What the Xilinx ONFI PHYs (`onfi_phy_xilinx7`, `onfi_phy_xilinxus`) share, so the two
+    families cannot drift apart: the checks of the common parameters, the engine-side ports,
+    the pads, and the pad structure: every output through the family's ODDR (control pins
+    with both phases equal) into an OBUF (RE# an OBUFDS with `diff_re`), R/B# IBUFs, DQ and
+    DQS IOBUFs (DQS an IOBUFDS with `diff_dqs`) whose data and tri-state come from ODDRs, DQ
+    sampled for SDR by the family's input path plus one fabric register, and the DQS capture
+    of `add_dqs_capture` clocked by the family's DQS clock.
+
+    A family sets TAP_BITS (width of `dqs_delay`) and gives `_oddr(d1, d2, q)` (the ODDR
+    Instance), `_dq_input(m, i, pad_in, sdr, sdr_fall)` (bit i from its IOBUF to the SDR
+    sample; returns the bit the DQS capture sees) and `_dqs_clock(m, dqs_in)` (the capture
+    clock from the DQS IOBUF). `family_error`: the family's own parameter check, or None."""
+    TAP_BITS = None
+
+    def __init__(self, n_ways, dqs_delay_taps, diff_dqs, diff_re, family_error=None):
+        error = (bad_int("n_ways", n_ways, 1, 8)
+                 or bad_int("dqs_delay_taps", dqs_delay_taps, 0, (1 << self.TAP_BITS) - 1))
+        if not error:
+            for name, value in (("diff_dqs", diff_dqs), ("diff_re", diff_re)):
+                if not isinstance(value, bool):
+                    error = f"{name} must be a bool, got {value!r}"
+        error = error or family_error
+        if error:
+            self._MustUse__silence = True
+            raise ValueError(f"{type(self).__name__}: {error}")
+        self.n_ways = n_ways
+        self.dqs_delay_taps = dqs_delay_taps
+        self.diff_dqs = diff_dqs
+        self.diff_re = diff_re
+        super().__init__({
+            "phy": In(OnfiPhySignature(n_ways)),
+            "dqs_delay": In(self.TAP_BITS),
+            "dqs_delay_load": In(1),
+        })
+        # pads
+        self.dq = IOPort(8, name="dq")
+        if diff_dqs:
+            self.dqs_p, self.dqs_n = IOPort(1, name="dqs_p"), IOPort(1, name="dqs_n")
+        else:
+            self.dqs = IOPort(1, name="dqs")
+        if diff_re:
+            self.re_p, self.re_c = IOPort(1, name="re_p"), IOPort(1, name="re_c")
+        else:
+            self.re_n = IOPort(1, name="re_n")
+        self.we_n = IOPort(1, name="we_n")
+        self.ce_n = IOPort(n_ways, name="ce_n")
+        self.cle = IOPort(1, name="cle")
+        self.ale = IOPort(1, name="ale")
+        self.wp_n = IOPort(1, name="wp_n")
+        self.rb_n = IOPort(n_ways, name="rb_n")
+
+    def elaborate(self, platform):
+        m = Module()
+        phy = self.phy
+        count = [0]
+
+        def oddr(d1, d2):
+            q = Signal()
+            count[0] += 1
+            m.submodules[f"oddr{count[0]}"] = self._oddr(d1, d2, q)
+            return q
+
+        def obuf(name, value, pad):
+            m.submodules[name] = Instance("OBUF", i_I=value, o_O=pad)
+
+        # control outputs: both phases equal
+        for name, value, pad in (("we_n", phy.we_n, self.we_n), ("cle", phy.cle, self.cle),
+                                 ("ale", phy.ale, self.ale), ("wp_n", phy.wp_n, self.wp_n)):
+            obuf(f"obuf_{name}", oddr(value, value), pad)
+        for i in range(self.n_ways):
+            obuf(f"obuf_ce_n{i}", oddr(phy.ce_n[i], phy.ce_n[i]), self.ce_n[i])
+        re_q = oddr(phy.re_n.p0, phy.re_n.p1)
+        if self.diff_re:
+            m.submodules.obuf_re = Instance("OBUFDS", i_I=re_q, o_O=self.re_p, o_OB=self.re_c)
+        else:
+            obuf("obuf_re_n", re_q, self.re_n)
+
+        # R/B#: IBUFs, synchronised in the engine
+        rb = Signal(self.n_ways)
+        for i in range(self.n_ways):
+            m.submodules[f"ibuf_rb_n{i}"] = Instance("IBUF", i_I=self.rb_n[i], o_O=rb[i])
+        m.d.comb += phy.rb_n.eq(rb)
+
+        # DQ: IOBUF, ODDR out, tri-state through an ODDR; in through the family's path
+        dq_in = Signal(8)
+        dq_sdr = Signal(8)
+        dq_fall_unused = Signal(8)      # the falling-edge sample, not needed for SDR
+        dq_capture = []
+        for i in range(8):
+            t = oddr(~phy.dq_oe, ~phy.dq_oe)
+            m.submodules[f"iobuf_dq{i}"] = Instance(
+                "IOBUF", i_I=oddr(phy.dq_o.p0[i], phy.dq_o.p1[i]), i_T=t, o_O=dq_in[i],
+                io_IO=self.dq[i])
+            dq_capture.append(self._dq_input(m, i, dq_in[i], dq_sdr[i], dq_fall_unused[i]))
+        m.d.sync += phy.dq_i.eq(dq_sdr)
+
+        # DQS: IOBUF(DS), ODDR out; in to the family's capture clock
+        dqs_in = Signal()
+        dqs_t = oddr(~phy.dqs_oe, ~phy.dqs_oe)
+        dqs_q = oddr(phy.dqs_o.p0, phy.dqs_o.p1)
+        if self.diff_dqs:
+            m.submodules.iobuf_dqs = Instance("IOBUFDS", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
+                                              io_IO=self.dqs_p, io_IOB=self.dqs_n)
+        else:
+            m.submodules.iobuf_dqs = Instance("IOBUF", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
+                                              io_IO=self.dqs)
+
+        # capture, shared with onfi_phy_sim
+        add_dqs_capture(m, self._dqs_clock(m, dqs_in), Cat(*dq_capture), phy)
+        return m

@@ -27,19 +27,9 @@ simulated and not yet placed, routed or run on hardware.
 See rtl/nand/README.md ("onfi_phy_xilinx7").
 """
 
-from amaranth.hdl import (
-    ClockSignal,
-    Const,
-    Instance,
-    IOPort,
-    Module,
-    Signal,
-)
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.hdl import ClockSignal, Const, Instance, Signal
 
-from .nand_common import bad_int
-from .onfi_phy_if import OnfiPhySignature, add_dqs_capture
+from .onfi_phy_if import OnfiPhyXilinx
 
 __all__ = ["OnfiPhyXilinx7", "LINT_BLACKBOXES"]
 
@@ -95,7 +85,7 @@ endmodule
 """
 
 
-class OnfiPhyXilinx7(wiring.Component):
+class OnfiPhyXilinx7(OnfiPhyXilinx):
     """ONFI PHY for Xilinx 7-series.
 
     Parameters
@@ -119,106 +109,31 @@ class OnfiPhyXilinx7(wiring.Component):
     RE_t/RE_c), we_n, ce_n[n_ways], cle, ale, wp_n, rb_n[n_ways]
     """
 
+    TAP_BITS = 5
+
     def __init__(self, n_ways=1, dqs_delay_taps=8, diff_dqs=False, diff_re=False,
                  iodelay_group="onfi"):
-        error = bad_int("n_ways", n_ways, 1, 8) or bad_int("dqs_delay_taps", dqs_delay_taps, 0, 31)
-        if not error:
-            for name, value in (("diff_dqs", diff_dqs), ("diff_re", diff_re)):
-                if not isinstance(value, bool):
-                    error = f"{name} must be a bool, got {value!r}"
-        if not error and (not isinstance(iodelay_group, str) or not iodelay_group):
-            error = f"iodelay_group must be a non-empty str, got {iodelay_group!r}"
-        if error:
-            self._MustUse__silence = True
-            raise ValueError(f"OnfiPhyXilinx7: {error}")
-        self.n_ways = n_ways
-        self.dqs_delay_taps = dqs_delay_taps
-        self.diff_dqs = diff_dqs
-        self.diff_re = diff_re
         self.iodelay_group = iodelay_group
-        super().__init__({
-            "phy": In(OnfiPhySignature(n_ways)),
-            "dqs_delay": In(5),
-            "dqs_delay_load": In(1),
-        })
-        # pads
-        self.dq = IOPort(8, name="dq")
-        if diff_dqs:
-            self.dqs_p, self.dqs_n = IOPort(1, name="dqs_p"), IOPort(1, name="dqs_n")
-        else:
-            self.dqs = IOPort(1, name="dqs")
-        if diff_re:
-            self.re_p, self.re_c = IOPort(1, name="re_p"), IOPort(1, name="re_c")
-        else:
-            self.re_n = IOPort(1, name="re_n")
-        self.we_n = IOPort(1, name="we_n")
-        self.ce_n = IOPort(n_ways, name="ce_n")
-        self.cle = IOPort(1, name="cle")
-        self.ale = IOPort(1, name="ale")
-        self.wp_n = IOPort(1, name="wp_n")
-        self.rb_n = IOPort(n_ways, name="rb_n")
+        bad_group = (None if isinstance(iodelay_group, str) and iodelay_group
+                     else f"iodelay_group must be a non-empty str, got {iodelay_group!r}")
+        super().__init__(n_ways, dqs_delay_taps, diff_dqs, diff_re, bad_group)
 
-    def elaborate(self, platform):
-        m = Module()
-        phy = self.phy
-        clk = ClockSignal("sync")
-        count = [0]
+    def _oddr(self, d1, d2, q):
+        """ODDR, SAME_EDGE: d1 after the rising edge, d2 after the falling edge."""
+        return Instance(
+            "ODDR", p_DDR_CLK_EDGE="SAME_EDGE", p_INIT=Const(0, 1), p_SRTYPE="SYNC",
+            i_C=ClockSignal("sync"), i_CE=Const(1), i_D1=d1, i_D2=d2, i_R=Const(0),
+            i_S=Const(0), o_Q=q)
 
-        def oddr(d1, d2):
-            """ODDR, SAME_EDGE: d1 after the rising edge, d2 after the falling edge."""
-            q = Signal()
-            count[0] += 1
-            m.submodules[f"oddr{count[0]}"] = Instance(
-                "ODDR", p_DDR_CLK_EDGE="SAME_EDGE", p_INIT=Const(0, 1), p_SRTYPE="SYNC",
-                i_C=clk, i_CE=Const(1), i_D1=d1, i_D2=d2, i_R=Const(0), i_S=Const(0), o_Q=q)
-            return q
+    def _dq_input(self, m, i, pad_in, sdr, sdr_fall):
+        """An IDDR on the engine clock for SDR; the DQS capture takes the pad directly."""
+        m.submodules[f"iddr_dq{i}"] = Instance(
+            "IDDR", p_DDR_CLK_EDGE="OPPOSITE_EDGE", p_SRTYPE="SYNC", i_C=ClockSignal("sync"),
+            i_CE=Const(1), i_D=pad_in, i_R=Const(0), i_S=Const(0), o_Q1=sdr, o_Q2=sdr_fall)
+        return pad_in
 
-        def obuf(name, value, pad):
-            m.submodules[name] = Instance("OBUF", i_I=value, o_O=pad)
-
-        # control outputs: both phases equal
-        for name, value, pad in (("we_n", phy.we_n, self.we_n), ("cle", phy.cle, self.cle),
-                                 ("ale", phy.ale, self.ale), ("wp_n", phy.wp_n, self.wp_n)):
-            obuf(f"obuf_{name}", oddr(value, value), pad)
-        for i in range(self.n_ways):
-            obuf(f"obuf_ce_n{i}", oddr(phy.ce_n[i], phy.ce_n[i]), self.ce_n[i])
-        re_q = oddr(phy.re_n.p0, phy.re_n.p1)
-        if self.diff_re:
-            m.submodules.obuf_re = Instance("OBUFDS", i_I=re_q, o_O=self.re_p, o_OB=self.re_c)
-        else:
-            obuf("obuf_re_n", re_q, self.re_n)
-
-        # R/B#: IBUFs, synchronised in the engine
-        rb = Signal(self.n_ways)
-        for i in range(self.n_ways):
-            m.submodules[f"ibuf_rb_n{i}"] = Instance("IBUF", i_I=self.rb_n[i], o_O=rb[i])
-        m.d.comb += phy.rb_n.eq(rb)
-
-        # DQ: IOBUF, ODDR out, tri-state through an ODDR, IDDR on the engine clock for SDR
-        dq_in = Signal(8)
-        dq_sdr = Signal(8)
-        dq_fall_unused = Signal(8)     # IDDR Q2: the falling-edge sample, not needed for SDR
-        for i in range(8):
-            t = oddr(~phy.dq_oe, ~phy.dq_oe)
-            m.submodules[f"iobuf_dq{i}"] = Instance(
-                "IOBUF", i_I=oddr(phy.dq_o.p0[i], phy.dq_o.p1[i]), i_T=t, o_O=dq_in[i],
-                io_IO=self.dq[i])
-            m.submodules[f"iddr_dq{i}"] = Instance(
-                "IDDR", p_DDR_CLK_EDGE="OPPOSITE_EDGE", p_SRTYPE="SYNC", i_C=clk,
-                i_CE=Const(1), i_D=dq_in[i], i_R=Const(0), i_S=Const(0), o_Q1=dq_sdr[i],
-                o_Q2=dq_fall_unused[i])
-        m.d.sync += phy.dq_i.eq(dq_sdr)
-
-        # DQS: IOBUF(DS), ODDR out; in through IDELAYE2 and a BUFR
-        dqs_in = Signal()
-        dqs_t = oddr(~phy.dqs_oe, ~phy.dqs_oe)
-        dqs_q = oddr(phy.dqs_o.p0, phy.dqs_o.p1)
-        if self.diff_dqs:
-            m.submodules.iobuf_dqs = Instance("IOBUFDS", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
-                                              io_IO=self.dqs_p, io_IOB=self.dqs_n)
-        else:
-            m.submodules.iobuf_dqs = Instance("IOBUF", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
-                                              io_IO=self.dqs)
+    def _dqs_clock(self, m, dqs_in):
+        """DQS through an IDELAYE2 (the run-time tap) and a BUFR."""
         dqs_dly = Signal()
         dqs_tap_unused = Signal(5)      # IDELAYE2 CNTVALUEOUT (the tap is known: dqs_delay)
         m.submodules.idelay_dqs = Instance(
@@ -226,7 +141,7 @@ class OnfiPhyXilinx7(wiring.Component):
             p_IDELAY_TYPE="VAR_LOAD", p_DELAY_SRC="IDATAIN", p_IDELAY_VALUE=self.dqs_delay_taps,
             p_HIGH_PERFORMANCE_MODE="TRUE", p_SIGNAL_PATTERN="CLOCK", p_REFCLK_FREQUENCY=200.0,
             p_CINVCTRL_SEL="FALSE", p_PIPE_SEL="FALSE",
-            i_C=clk, i_CE=Const(0), i_INC=Const(0), i_LD=self.dqs_delay_load,
+            i_C=ClockSignal("sync"), i_CE=Const(0), i_INC=Const(0), i_LD=self.dqs_delay_load,
             i_LDPIPEEN=Const(0), i_CNTVALUEIN=self.dqs_delay, i_REGRST=Const(0),
             i_CINVCTRL=Const(0), i_DATAIN=Const(0), i_IDATAIN=dqs_in, o_DATAOUT=dqs_dly,
             o_CNTVALUEOUT=dqs_tap_unused)
@@ -234,7 +149,4 @@ class OnfiPhyXilinx7(wiring.Component):
         m.submodules.bufr_dqs = Instance("BUFR", p_BUFR_DIVIDE="BYPASS", p_SIM_DEVICE="7SERIES",
                                          i_I=dqs_dly, i_CE=Const(1), i_CLR=Const(0),
                                          o_O=dqs_clk)
-
-        # capture, shared with onfi_phy_sim
-        add_dqs_capture(m, dqs_clk, dq_in, phy)
-        return m
+        return dqs_clk

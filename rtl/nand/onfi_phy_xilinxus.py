@@ -45,20 +45,9 @@ an IBUF/OBUF to every engine-side port and a BUFG on `clk`, since the core is it
 See rtl/nand/README.md ("onfi_phy_xilinxus").
 """
 
-from amaranth.hdl import (
-    ClockSignal,
-    Const,
-    Instance,
-    IOPort,
-    Module,
-    ResetSignal,
-    Signal,
-)
-from amaranth.lib import wiring
-from amaranth.lib.wiring import In
+from amaranth.hdl import ClockSignal, Const, Instance, ResetSignal, Signal
 
-from .nand_common import bad_int
-from .onfi_phy_if import OnfiPhySignature, add_dqs_capture
+from .onfi_phy_if import OnfiPhyXilinx
 
 __all__ = ["OnfiPhyXilinxUS", "LINT_BLACKBOXES", "SIM_DEVICES"]
 
@@ -125,7 +114,7 @@ endmodule
 """
 
 
-class OnfiPhyXilinxUS(wiring.Component):
+class OnfiPhyXilinxUS(OnfiPhyXilinx):
     """ONFI PHY for Xilinx UltraScale / UltraScale+.
 
     Parameters
@@ -150,134 +139,54 @@ class OnfiPhyXilinxUS(wiring.Component):
     RE_t/RE_c), we_n, ce_n[n_ways], cle, ale, wp_n, rb_n[n_ways]
     """
 
+    TAP_BITS = 9
+
     def __init__(self, n_ways=1, dqs_delay_taps=0, diff_dqs=False, diff_re=False,
                  sim_device="ULTRASCALE"):
-        error = (bad_int("n_ways", n_ways, 1, 8)
-                 or bad_int("dqs_delay_taps", dqs_delay_taps, 0, 511))
-        if not error:
-            for name, value in (("diff_dqs", diff_dqs), ("diff_re", diff_re)):
-                if not isinstance(value, bool):
-                    error = f"{name} must be a bool, got {value!r}"
-        if not error and sim_device not in SIM_DEVICES:
-            error = f"sim_device must be one of {', '.join(SIM_DEVICES)}, got {sim_device!r}"
-        if error:
-            self._MustUse__silence = True
-            raise ValueError(f"OnfiPhyXilinxUS: {error}")
-        self.n_ways = n_ways
-        self.dqs_delay_taps = dqs_delay_taps
-        self.diff_dqs = diff_dqs
-        self.diff_re = diff_re
         self.sim_device = sim_device
-        super().__init__({
-            "phy": In(OnfiPhySignature(n_ways)),
-            "dqs_delay": In(9),
-            "dqs_delay_load": In(1),
-        })
-        # pads
-        self.dq = IOPort(8, name="dq")
-        if diff_dqs:
-            self.dqs_p, self.dqs_n = IOPort(1, name="dqs_p"), IOPort(1, name="dqs_n")
-        else:
-            self.dqs = IOPort(1, name="dqs")
-        if diff_re:
-            self.re_p, self.re_c = IOPort(1, name="re_p"), IOPort(1, name="re_c")
-        else:
-            self.re_n = IOPort(1, name="re_n")
-        self.we_n = IOPort(1, name="we_n")
-        self.ce_n = IOPort(n_ways, name="ce_n")
-        self.cle = IOPort(1, name="cle")
-        self.ale = IOPort(1, name="ale")
-        self.wp_n = IOPort(1, name="wp_n")
-        self.rb_n = IOPort(n_ways, name="rb_n")
+        bad_device = (None if sim_device in SIM_DEVICES else
+                      f"sim_device must be one of {', '.join(SIM_DEVICES)}, got {sim_device!r}")
+        super().__init__(n_ways, dqs_delay_taps, diff_dqs, diff_re, bad_device)
 
-    def elaborate(self, platform):
-        m = Module()
-        phy = self.phy
+    def _oddr(self, d1, d2, q):
+        """ODDRE1: d1 after the rising edge, d2 after the falling edge (both sampled on the
+        rising edge)."""
+        return Instance(
+            "ODDRE1", p_IS_C_INVERTED=Const(0, 1), p_IS_D1_INVERTED=Const(0, 1),
+            p_IS_D2_INVERTED=Const(0, 1), p_SIM_DEVICE=self.sim_device, p_SRVAL=Const(0, 1),
+            i_C=ClockSignal("sync"), i_D1=d1, i_D2=d2, i_SR=Const(0), o_Q=q)
+
+    def _dq_input(self, m, i, pad_in, sdr, sdr_fall):
+        """An IDELAYE3 (the DQS-to-DQ offset), then an IDDRE1 on the engine clock for SDR;
+        the DQS capture takes the delayed bit."""
+        dly = Signal(name=f"dq_dly{i}")
         clk = ClockSignal("sync")
-        count = [0]
+        m.submodules[f"idelay_dq{i}"] = Instance(
+            "IDELAYE3",
+            p_CASCADE="NONE", p_DELAY_FORMAT="COUNT", p_DELAY_SRC="IDATAIN",
+            p_DELAY_TYPE="VAR_LOAD", p_DELAY_VALUE=self.dqs_delay_taps,
+            p_IS_CLK_INVERTED=Const(0, 1), p_IS_RST_INVERTED=Const(0, 1),
+            p_LOOPBACK="FALSE", p_SIM_DEVICE=self.sim_device, p_UPDATE_MODE="ASYNC",
+            i_CLK=clk, i_RST=ResetSignal("sync"), i_CE=Const(0), i_INC=Const(0),
+            i_LOAD=self.dqs_delay_load, i_CNTVALUEIN=self.dqs_delay,
+            i_EN_VTC=Const(0), i_IDATAIN=pad_in, i_DATAIN=Const(0),
+            i_CASC_IN=Const(0), i_CASC_RETURN=Const(0),
+            o_DATAOUT=dly,
+            # CNTVALUEOUT: the tap is known (dqs_delay); CASC_OUT: no cascade
+            o_CNTVALUEOUT=Signal(9, name=f"dq{i}_tap_unused"),
+            o_CASC_OUT=Signal(name=f"dq{i}_casc_unused"))
+        m.submodules[f"iddr_dq{i}"] = Instance(
+            "IDDRE1", p_DDR_CLK_EDGE="OPPOSITE_EDGE", p_IS_C_INVERTED=Const(0, 1),
+            p_IS_CB_INVERTED=Const(1, 1),   # CB is C inverted at the pin, no fabric LUT
+            i_C=clk, i_CB=clk, i_D=dly, i_R=Const(0), o_Q1=sdr, o_Q2=sdr_fall)
+        return dly
 
-        def oddr(d1, d2):
-            """ODDRE1: d1 after the rising edge, d2 after the falling edge (both sampled on
-            the rising edge)."""
-            q = Signal()
-            count[0] += 1
-            m.submodules[f"oddr{count[0]}"] = Instance(
-                "ODDRE1", p_IS_C_INVERTED=Const(0, 1), p_IS_D1_INVERTED=Const(0, 1),
-                p_IS_D2_INVERTED=Const(0, 1), p_SIM_DEVICE=self.sim_device,
-                p_SRVAL=Const(0, 1),
-                i_C=clk, i_D1=d1, i_D2=d2, i_SR=Const(0), o_Q=q)
-            return q
-
-        def obuf(name, value, pad):
-            m.submodules[name] = Instance("OBUF", i_I=value, o_O=pad)
-
-        # control outputs: both phases equal
-        for name, value, pad in (("we_n", phy.we_n, self.we_n), ("cle", phy.cle, self.cle),
-                                 ("ale", phy.ale, self.ale), ("wp_n", phy.wp_n, self.wp_n)):
-            obuf(f"obuf_{name}", oddr(value, value), pad)
-        for i in range(self.n_ways):
-            obuf(f"obuf_ce_n{i}", oddr(phy.ce_n[i], phy.ce_n[i]), self.ce_n[i])
-        re_q = oddr(phy.re_n.p0, phy.re_n.p1)
-        if self.diff_re:
-            m.submodules.obuf_re = Instance("OBUFDS", i_I=re_q, o_O=self.re_p, o_OB=self.re_c)
-        else:
-            obuf("obuf_re_n", re_q, self.re_n)
-
-        # R/B#: IBUFs, synchronised in the engine
-        rb = Signal(self.n_ways)
-        for i in range(self.n_ways):
-            m.submodules[f"ibuf_rb_n{i}"] = Instance("IBUF", i_I=self.rb_n[i], o_O=rb[i])
-        m.d.comb += phy.rb_n.eq(rb)
-
-        # DQ: IOBUF, ODDRE1 out, tri-state through an ODDRE1; in through an IDELAYE3 (the
-        # DQS-to-DQ offset), then an IDDRE1 on the engine clock for SDR and the DQS capture
-        dq_in = Signal(8)
-        dq_dly = Signal(8)
-        dq_sdr = Signal(8)
-        dq_fall_unused = Signal(8)      # IDDRE1 Q2: the falling-edge sample, not needed for SDR
-        for i in range(8):
-            t = oddr(~phy.dq_oe, ~phy.dq_oe)
-            m.submodules[f"iobuf_dq{i}"] = Instance(
-                "IOBUF", i_I=oddr(phy.dq_o.p0[i], phy.dq_o.p1[i]), i_T=t, o_O=dq_in[i],
-                io_IO=self.dq[i])
-            m.submodules[f"idelay_dq{i}"] = Instance(
-                "IDELAYE3",
-                p_CASCADE="NONE", p_DELAY_FORMAT="COUNT", p_DELAY_SRC="IDATAIN",
-                p_DELAY_TYPE="VAR_LOAD", p_DELAY_VALUE=self.dqs_delay_taps,
-                p_IS_CLK_INVERTED=Const(0, 1), p_IS_RST_INVERTED=Const(0, 1),
-                p_LOOPBACK="FALSE", p_SIM_DEVICE=self.sim_device, p_UPDATE_MODE="ASYNC",
-                i_CLK=clk, i_RST=ResetSignal("sync"), i_CE=Const(0), i_INC=Const(0),
-                i_LOAD=self.dqs_delay_load, i_CNTVALUEIN=self.dqs_delay,
-                i_EN_VTC=Const(0), i_IDATAIN=dq_in[i], i_DATAIN=Const(0),
-                i_CASC_IN=Const(0), i_CASC_RETURN=Const(0),
-                o_DATAOUT=dq_dly[i],
-                # CNTVALUEOUT: the tap is known (dqs_delay); CASC_OUT: no cascade
-                o_CNTVALUEOUT=Signal(9, name=f"dq{i}_tap_unused"),
-                o_CASC_OUT=Signal(name=f"dq{i}_casc_unused"))
-            m.submodules[f"iddr_dq{i}"] = Instance(
-                "IDDRE1", p_DDR_CLK_EDGE="OPPOSITE_EDGE", p_IS_C_INVERTED=Const(0, 1),
-                p_IS_CB_INVERTED=Const(1, 1),   # CB is C inverted at the pin, no fabric LUT
-                i_C=clk, i_CB=clk, i_D=dq_dly[i], i_R=Const(0), o_Q1=dq_sdr[i],
-                o_Q2=dq_fall_unused[i])
-        m.d.sync += phy.dq_i.eq(dq_sdr)
-
-        # DQS: IOBUF(DS), ODDRE1 out; in straight to a BUFGCE (no IDELAY: see the docstring)
-        dqs_in = Signal()
-        dqs_t = oddr(~phy.dqs_oe, ~phy.dqs_oe)
-        dqs_q = oddr(phy.dqs_o.p0, phy.dqs_o.p1)
-        if self.diff_dqs:
-            m.submodules.iobuf_dqs = Instance("IOBUFDS", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
-                                              io_IO=self.dqs_p, io_IOB=self.dqs_n)
-        else:
-            m.submodules.iobuf_dqs = Instance("IOBUF", i_I=dqs_q, i_T=dqs_t, o_O=dqs_in,
-                                              io_IO=self.dqs)
+    def _dqs_clock(self, m, dqs_in):
+        """DQS straight to a BUFGCE (no IDELAY: see the module docstring)."""
         dqs_clk = Signal()
         m.submodules.bufg_dqs = Instance("BUFGCE", p_CE_TYPE="SYNC",
                                          p_IS_CE_INVERTED=Const(0, 1),
                                          p_IS_I_INVERTED=Const(0, 1),
                                          p_SIM_DEVICE=self.sim_device,
                                          i_I=dqs_in, i_CE=Const(1), o_O=dqs_clk)
-
-        # capture, shared with onfi_phy_sim and onfi_phy_xilinx7
-        add_dqs_capture(m, dqs_clk, dq_dly, phy)
-        return m
+        return dqs_clk

@@ -65,8 +65,8 @@ from .nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from .onfi_die_pins import OnfiBus, OnfiPinTarget
 from .onfi_timing import OnfiPins
 
-__all__ = ["VectorError", "pattern", "GoldenRunner", "run_file", "Scenario", "SCENARIOS",
-           "generate", "VECTOR_DIR"]
+__all__ = ["VectorError", "pattern", "bus_bytes", "dout_expectation", "GoldenRunner",
+           "run_file", "Scenario", "SCENARIOS", "generate", "VECTOR_DIR"]
 
 VECTOR_DIR = Path(__file__).resolve().parents[1] / "vectors"
 GEOMETRY_FIELDS = ("page_bytes", "spare_bytes", "pages_per_block", "blocks_per_plane",
@@ -291,6 +291,29 @@ def _hex_bytes(tokens):
     return [None if t.upper() == "XX" else int(t, 16) for t in tokens]
 
 
+def bus_bytes(key, args):
+    """The latches of a CMD, ADDR or DIN line: (kind, bytes), kind "cmd" | "addr" | "data";
+    DIN PAT <seed> <n> expands to its pattern bytes."""
+    kind = {"CMD": "cmd", "ADDR": "addr", "DIN": "data"}[key]
+    if key == "DIN" and args[0] == "PAT":
+        return kind, list(pattern(int(args[1]), int(args[2])))
+    return kind, [int(b, 16) for b in args]
+
+
+def dout_expectation(args):
+    """What a DOUT line expects: (want, n, crc). Hex and PAT lines give `want`, the expected
+    bytes (None for XX: the die drives nothing valid), n = len(want), crc None; a CRC line
+    gives want None and n bytes whose CRC-32 is crc. Shared by every runner of the vectors
+    (this golden one, the RTL emulator's)."""
+    if args[0] == "PAT":
+        want = list(pattern(int(args[1]), int(args[2])))
+    elif args[0] == "CRC":
+        return None, int(args[1]), int(args[2], 16)
+    else:
+        want = _hex_bytes(args)
+    return want, len(want), None
+
+
 def run_file(path):
     """Replay a vector file against a fresh golden die; VectorError at the first mismatch.
     Returns the number of checked expectations."""
@@ -330,22 +353,13 @@ def run_file(path):
         if pend_timing:
             fail(lineno, "no unclaimed timing violation", pend_timing[0][1])
         r.sync()
-        if key in ("CMD", "ADDR") or (key == "DIN" and args[0] != "PAT"):
-            kind = {"CMD": "cmd", "ADDR": "addr", "DIN": "data"}[key]
-            for b in args:
-                r.latch(kind, int(b, 16))
-        elif key == "DIN":
-            for b in pattern(int(args[1]), int(args[2])):
-                r.latch("data", b)
+        if key in ("CMD", "ADDR", "DIN"):
+            kind, data = bus_bytes(key, args)
+            for b in data:
+                r.latch(kind, b)
         elif key == "DOUT":
             checks += 1
-            if args[0] == "PAT":
-                want = list(pattern(int(args[1]), int(args[2])))
-            elif args[0] == "CRC":
-                want = None
-                n, crc = int(args[1]), int(args[2], 16)
-            else:
-                want = _hex_bytes(args)
+            want, n, crc = dout_expectation(args)
             if want is not None:
                 got = [r.data_out() for _ in want]
                 if got != want:

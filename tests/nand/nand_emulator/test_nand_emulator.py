@@ -34,9 +34,10 @@ from sim.nand.python.nand_vectors import (
     SMALL,
     VECTOR_DIR,
     GoldenRunner,
-    _hex_bytes,
     _kv,
     _parse_header,
+    bus_bytes,
+    dout_expectation,
     make_die,
     pattern,
 )
@@ -119,6 +120,7 @@ def emulator_verilog(variant):
 def core(variant):
     from rtl.nand.nand_emulator import NandEmulator
     e = NandEmulator(VARIANTS[variant], **EMU)
+    e._MustUse__silence = True      # a probe for the sizes, never elaborated
     return LiteXCore("tests.nand.nand_emulator.nand_emulator_top:NandEmulatorTop",
                      "nand_emulator_top", {"variant": variant, "n_ways": e.n_ways,
                                            "index_bits": len(e.bd_index),
@@ -257,24 +259,15 @@ async def replay(dut, path):
             continue
         if pend:
             fail(lineno, "no unclaimed NAND rule violation", pend)
-        if key in ("CMD", "ADDR") or (key == "DIN" and args[0] != "PAT"):
-            kind = {"CMD": "cmd", "ADDR": "addr", "DIN": "data"}[key]
-            for b in args:
-                await bus.latch(kind, int(b, 16))
+        if key in ("CMD", "ADDR", "DIN"):
+            kind, data = bus_bytes(key, args)
+            for b in data:
+                await bus.latch(kind, b)
             if key == "CMD" and args[-1].upper() == "E0":
                 await bus.idle(T_CCS_CLOCKS)    # a controller waits tCCS after E0h
-        elif key == "DIN":
-            for b in pattern(int(args[1]), int(args[2])):
-                await bus.latch("data", b)
         elif key == "DOUT":
             checks += 1
-            if args[0] == "PAT":
-                want = list(pattern(int(args[1]), int(args[2])))
-            elif args[0] == "CRC":
-                want = None
-                n, crc = int(args[1]), int(args[2], 16)
-            else:
-                want = _hex_bytes(args)
+            want, n, crc = dout_expectation(args)
             if want is not None:
                 got = [await bus.data_out() for _ in want]
                 for i, (a, b) in enumerate(zip(want, got, strict=True)):
