@@ -389,6 +389,8 @@ class BoardSoC(SsdlabSoC):
             self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash,
                                                 dram=self.sdram)
             self.nand_emulator_status = EmulatorStatus(self.nand_emulation.rule_count)
+            # The DDR region the firmware's BIST checks after calibration (dram_init.c).
+            self.add_constant("NAND_EMULATION_DRAM_BYTES", self.nand_emulation.dram_bytes)
             if board.ddr.phy == "USPDDRPHY":
                 # litex-boards' XCU1525 target: a Vivado DRC on the DDR4 pins, not an error.
                 platform.add_platform_command(
