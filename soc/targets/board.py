@@ -6,8 +6,9 @@ family's LitePCIe PHY (lanes, speed), the clock, the FMC pins that carry the NAN
 card, the ONFI pad path of the family, the board's DDR (`BoardDdr`) and the SoC configuration
 that fits the part. `BoardSoC` builds the SoC from it: on a card without a NAND connector
 (`onfi=None`) with a DDR, the flash channels are answered by nand_emulators on that DDR
-(soc/nand_emulation.py; the firmware calibrates it first, sw/firmware/dram_init.c); soc/targets/build.py generates the Verilog, TCL and the split
-constraints and runs Vivado when there is one.
+(soc/nand_emulation.py; the firmware calibrates it first, sw/firmware/dram_init.c).
+soc/targets/build.py generates the Verilog, TCL and the split constraints and runs Vivado when
+there is one.
 
 PCIe function (NVME_PCIE in soc/ssdlab_soc.py, the simulation's): class code 01-08-02, BAR0
 16 KiB (64-bit, non-prefetchable, so a root complex places it below 4 GiB where LitePCIe's

@@ -256,8 +256,8 @@ def check_ports(soc, out):
     the port if its value fits (Migen sizes an integer to its value: nand_emulation ties the
     emulator's bad-block and P/E inputs to 0); an output may be left open (the emulator's
     statistics, which the SoC does not read). Returns a list of problems."""
-    from migen.fhdl.structure import Constant
     from migen.fhdl.specials import Instance
+    from migen.fhdl.structure import Constant
     gw = out / "gateware"
     decls = {}
     for path in _own_verilog(gw)[1:]:
@@ -327,7 +327,8 @@ def lint(soc, out, verilator_bin=None):
     stubs.parent.mkdir(parents=True, exist_ok=True)
     stubs.write_text(lint_stubs(soc, defined))
     cmd = [verilator_bin or verilator(), "--lint-only", "-Wall", "--top-module", BUILD_NAME,
-           str(ROOT / "rtl" / "lint.vlt"), str(Path(__file__).with_name("lint.vlt")), *map(str, vlts),
+           str(ROOT / "rtl" / "lint.vlt"), str(Path(__file__).with_name("lint.vlt")),
+           *map(str, vlts),
            *map(str, ours), *map(str, cells), str(stubs)]
     r = subprocess.run(cmd, cwd=gw, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)
