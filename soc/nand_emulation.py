@@ -102,6 +102,8 @@ class NandEmulation(LiteXModule):
             if name not in texts:
                 texts[name] = verilog.convert(emu, name=name, emit_src=False,
                                               strip_internal_attrs=True)
+            else:
+                emu._MustUse__silence = True            # the same module as an earlier channel
             port = ports[c]
             addr = Signal(aw)
             count = Signal(16)
