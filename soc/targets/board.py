@@ -143,6 +143,9 @@ class BoardCRG(LiteXModule):
         clk = platform.request(name)
         rst = platform.request(board.reset) if board.reset else 0
         ddr = board.ddr if board.emulated() else None
+        if ddr and (board.family, ddr.phy) not in (("xc7", "A7DDRPHY"), ("xcup", "USPDDRPHY")):
+            raise ValueError(f"{board.name}: the DDR clocking is written for A7DDRPHY on xc7 "
+                             f"and USPDDRPHY on xcup, not {ddr.phy} on {board.family}")
         if board.family == "xc7":
             self.pll = pll = S7PLL(speedgrade=-2)
             pll.register_clkin(clk, mhz * 1e6)
@@ -162,9 +165,6 @@ class BoardCRG(LiteXModule):
                                           i_REFCLK=self.cd_idelay.clk, i_RST=self.rst,
                                           o_RDY=Signal(name="idelayctrl_rdy"))
         elif ddr:
-            if board.family != "xcup" or ddr.phy != "USPDDRPHY":
-                raise ValueError(f"{board.name}: the DDR clocking is written for A7DDRPHY on "
-                                 f"xc7 and USPDDRPHY on xcup, not {ddr.phy} on {board.family}")
             self.cd_sys4x = ClockDomain()
             self.cd_pll4x = ClockDomain()
             self.cd_idelay = ClockDomain()
