@@ -8,10 +8,13 @@ with its own DRAM region:
 
     NandFlash ch<c> pins ── nand_emulator (c) ── crossbar port c ── LiteDRAMCore ── DDR PHY
 
-In simulation the PHY is LiteDRAM's SDRAMPHYModel (DDR3 at 1:4, the smallest Micron x16
-part that holds the pages); a card would give the board's DDR PHY (not wired yet: see
-soc/targets/README.md). The same RTL is what a card without NAND would carry, so a drive
-built this way is the card's behaviour in simulation.
+The DRAM comes from the caller. The simulated drive (SsdlabSoC, `dram=None`) gets LiteDRAM's
+SDRAMPHYModel (DDR3 at 1:4, the smallest Micron x16 part that holds the pages), built here as
+`sdrphy` / `sdram`. A card without NAND (soc/targets/board.py, `Board.ddr`) passes its own
+LiteDRAMCore on the board's DDR PHY (A7DDRPHY, USPDDRPHY), which the SoC owns as `sdram` so
+that LiteX's liblitedram finds its DFII; the firmware calibrates it before the flash back end
+starts (sw/firmware/dram_init.c). Ports, regions and emulators are the same code either way,
+so a drive simulated this way is the card's behaviour.
 """
 
 from dataclasses import replace
@@ -55,21 +58,36 @@ def _sim_dram(clk_freq, need_bytes):
 
 
 class NandEmulation(LiteXModule):
-    """platform (gets the Verilog), build_dir, cfg (SocConfig), flash (NandFlash: its pins).
-    `rule_count`: the NAND rule violations of every channel, summed (the controller's bugs)."""
+    """platform (gets the Verilog), build_dir, cfg (SocConfig), flash (NandFlash: its pins);
+    dram: None (the simulation model, made here) or the caller's LiteDRAMCore (a board's PHY
+    and module), which must hold cfg.n_channels regions of the emulated ways' pages.
+    `rule_count`: the NAND rule violations of every channel, summed (the controller's bugs);
+    `dram_bytes`: the DRAM the emulators use, from address 0 of the core."""
 
-    def __init__(self, platform, build_dir, cfg, flash):
+    def __init__(self, platform, build_dir, cfg, flash, dram=None):
         from amaranth.back import verilog
 
         from rtl.nand.nand_emulator import NandEmulator, factory_bad_table
         part = emulated_part(cfg)
-        probe = NandEmulator(part, n_ways=cfg.n_ways, clk_freq=cfg.sys_clk_freq,
-                             dram_data_width=128, dram_addr_width=40)
-        span = (1 << probe.index_bits) * probe.stride       # DRAM words a channel uses
-        need = cfg.n_channels * span * probe.wb
-        self.sdrphy, self.sdram = phy, core = _sim_dram(cfg.sys_clk_freq, need)
-        ports = [core.crossbar.get_port() for _ in range(cfg.n_channels)]
+        if dram is None:
+            probe = NandEmulator(part, n_ways=cfg.n_ways, clk_freq=cfg.sys_clk_freq,
+                                 dram_data_width=128, dram_addr_width=40)
+            probe._MustUse__silence = True              # sizes only, never elaborated
+            need = cfg.n_channels * (1 << probe.index_bits) * probe.stride * probe.wb
+            self.sdrphy, self.sdram = _sim_dram(cfg.sys_clk_freq, need)
+            dram = self.sdram
+        ports = [dram.crossbar.get_port() for _ in range(cfg.n_channels)]
         dw, aw = ports[0].data_width, ports[0].address_width
+        probe = NandEmulator(part, n_ways=cfg.n_ways, clk_freq=cfg.sys_clk_freq,
+                             dram_data_width=dw, dram_addr_width=40)
+        probe._MustUse__silence = True
+        span = (1 << probe.index_bits) * probe.stride       # port words a channel uses
+        need, have = cfg.n_channels * span * probe.wb, (1 << aw) * dw // 8
+        if need > have:
+            raise ValueError(f"SocConfig: the emulated NAND ({cfg.n_channels} channels x "
+                             f"{cfg.n_ways} ways) needs {need >> 20} MiB of DRAM, the DRAM "
+                             f"holds {have >> 20} MiB; fewer channels or ways, or a smaller "
+                             f"pages_per_block / blocks_per_plane")
         self.rule_count = Signal(32, name_override="nand_emulation_rule_count")
         counts = []
         texts = {}
@@ -84,6 +102,8 @@ class NandEmulation(LiteXModule):
             if name not in texts:
                 texts[name] = verilog.convert(emu, name=name, emit_src=False,
                                               strip_internal_attrs=True)
+            else:
+                emu._MustUse__silence = True            # the same module as an earlier channel
             port = ports[c]
             addr = Signal(aw)
             count = Signal(16)

@@ -3,9 +3,12 @@
 
 A target file (soc/targets/<board>.py) is a `Board` record: the litex-boards platform, the
 family's LitePCIe PHY (lanes, speed), the clock, the FMC pins that carry the NAND daughter
-card, the ONFI pad path of the family and the SoC configuration that fits the part. `BoardSoC`
-builds the SoC from it; soc/targets/build.py generates the Verilog, TCL and the split
-constraints and runs Vivado when there is one.
+card, the ONFI pad path of the family, the board's DDR (`BoardDdr`) and the SoC configuration
+that fits the part. `BoardSoC` builds the SoC from it: on a card without a NAND connector
+(`onfi=None`) with a DDR, the flash channels are answered by nand_emulators on that DDR
+(soc/nand_emulation.py; the firmware calibrates it first, sw/firmware/dram_init.c).
+soc/targets/build.py generates the Verilog, TCL and the split constraints and runs Vivado when
+there is one.
 
 PCIe function (NVME_PCIE in soc/ssdlab_soc.py, the simulation's): class code 01-08-02, BAR0
 16 KiB (64-bit, non-prefetchable, so a root complex places it below 4 GiB where LitePCIe's
@@ -13,16 +16,18 @@ PCIe function (NVME_PCIE in soc/ssdlab_soc.py, the simulation's): class code 01-
 interface; the NVMe front end issues vectors through it, it has no MSI-X table).
 """
 
+from copy import copy
 from dataclasses import dataclass, field
 
 from litex.build.generic_platform import IOStandard, Pins, Subsignal
 from litex.gen import LiteXModule
-from litex.soc.cores.clock import S7PLL, USMMCM
+from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL, USMMCM, USPIDELAYCTRL, USPMMCM
+from litex.soc.interconnect.csr import CSRStatus
 from migen import ClockDomain, Instance, Signal
 
 from soc.ssdlab_soc import NVME_PCIE, SsdlabSoC
 
-__all__ = ["Board", "BoardSoC", "onfi_pin_count", "fmc_pins", "channels_ways"]
+__all__ = ["Board", "BoardDdr", "BoardSoC", "onfi_pin_count", "fmc_pins", "channels_ways"]
 
 # Pins of one ONFI channel on the daughter card: DQ[7:0], DQS, RE#, WE#, CLE, ALE, WP#, and
 # per way CE# and R/B#. DQS is wired even though the SDR engine does not use it (NV-DDR2).
@@ -34,6 +39,26 @@ def onfi_pin_count(n_ways):
 
 
 @dataclass
+class BoardDdr:
+    """The board's DDR as litex-boards' own target for the card drives it. phy: "A7DDRPHY"
+    (litedram.phy.s7ddrphy, 7-series HR banks, 1:4) or "USPDDRPHY" (litedram.phy.usddrphy,
+    UltraScale+); module: a litedram.modules class name (the part on the board, at 1:4);
+    memtype: "DDR3" or "DDR4"; channel: the platform's `ddram` index; iodelay_mhz: the
+    IDELAYCTRL reference (200 on 7-series, 500 on UltraScale+)."""
+    phy: str
+    module: str
+    memtype: str
+    channel: int = 0
+    iodelay_mhz: int = 200
+
+    def __post_init__(self):
+        if self.phy not in ("A7DDRPHY", "USPDDRPHY"):
+            raise ValueError(f"BoardDdr: phy={self.phy!r}: one of A7DDRPHY, USPDDRPHY")
+        if self.memtype not in ("DDR3", "DDR4"):
+            raise ValueError(f"BoardDdr: memtype={self.memtype!r}: DDR3 or DDR4")
+
+
+@dataclass
 class Board:
     """name: target name (soc/targets/<name>.py); platform: the litex-boards platform module;
     family: Yosys synth_xilinx family (xc7, xcu, xcup); phy: "s7", "us" or "usp"; nlanes,
@@ -42,7 +67,8 @@ class Board:
     the daughter card, in order; n_ways: ways per channel on the card; onfi: "xilinx7" (the
     7-series ONFI PHY), "xilinxus" / "xilinxusp" (the UltraScale / UltraScale+ ONFI PHY),
     "generic" (plain I/O buffers, SDR only) or None (no connector: the flash channels have no
-    pins); io_standard: of the ONFI pins (the FMC's VADJ);
+    pins, or with `ddr` the NAND emulator on it); io_standard: of the ONFI pins (the FMC's VADJ);
+    ddr: the board's DDR (BoardDdr) or None; used only when onfi is None, for the emulators;
     capacity: the part's LUT/FF/BRAM18/DSP; soc: SocConfig overrides that fit the part;
     notes: what this board cannot do, said in the README and the build log."""
     name: str
@@ -61,6 +87,11 @@ class Board:
     capacity: dict
     soc: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    ddr: BoardDdr | None = None
+
+    def emulated(self):
+        """The flash channels are nand_emulators on the board's DDR."""
+        return self.onfi is None and self.ddr is not None
 
     def onfi_pins(self):
         """The connector pins for the daughter card, in allocation order."""
@@ -94,7 +125,16 @@ def channels_ways(n_pins, n_ways, max_channels=18):
 
 class BoardCRG(LiteXModule):
     """sys (the SoC's clock) from the board oscillator through a PLL/MMCM; on 7-series with
-    the ONFI PHY also `idelay` (200 MHz) and the IDELAYCTRL of the PHY's IODELAY_GROUP."""
+    the ONFI PHY also `idelay` (200 MHz) and the IDELAYCTRL of the PHY's IODELAY_GROUP.
+
+    With the board's DDR in use (Board.emulated()), the clocks its LiteDRAM PHY needs, as
+    litex-boards' CRGs for these cards make them: on 7-series (A7DDRPHY) `sys4x` and
+    `sys4x_dqs` (4 x sys, the latter 90 degrees later) from the same PLL, `idelay` at 200 MHz
+    and LiteX's S7IDELAYCTRL (no IODELAY_GROUP: the PHY's IDELAYE2s have none); on
+    UltraScale+ (USPDDRPHY) a 4 x sys MMCM output without buffer, `sys4x` on a BUFGCE and
+    `sys` on a BUFGCE_DIV /4 of it (so the OSERDESE3/ISERDESE3 CLK and CLKDIV are aligned),
+    `idelay` at 500 MHz and LiteX's USPIDELAYCTRL, which holds sys in reset until the
+    IDELAYCTRL is ready."""
 
     def __init__(self, platform, board, sys_clk_freq):
         self.rst = Signal()
@@ -102,16 +142,42 @@ class BoardCRG(LiteXModule):
         name, mhz = board.clk
         clk = platform.request(name)
         rst = platform.request(board.reset) if board.reset else 0
+        ddr = board.ddr if board.emulated() else None
+        if ddr and (board.family, ddr.phy) not in (("xc7", "A7DDRPHY"), ("xcup", "USPDDRPHY")):
+            raise ValueError(f"{board.name}: the DDR clocking is written for A7DDRPHY on xc7 "
+                             f"and USPDDRPHY on xcup, not {ddr.phy} on {board.family}")
         if board.family == "xc7":
             self.pll = pll = S7PLL(speedgrade=-2)
             pll.register_clkin(clk, mhz * 1e6)
             pll.create_clkout(self.cd_sys, sys_clk_freq)
+            if ddr:
+                self.cd_sys4x = ClockDomain()
+                self.cd_sys4x_dqs = ClockDomain()
+                self.cd_idelay = ClockDomain()
+                pll.create_clkout(self.cd_sys4x, 4 * sys_clk_freq)
+                pll.create_clkout(self.cd_sys4x_dqs, 4 * sys_clk_freq, phase=90)
+                pll.create_clkout(self.cd_idelay, ddr.iodelay_mhz * 1e6)
+                self.idelayctrl = S7IDELAYCTRL(self.cd_idelay)
             if board.onfi == "xilinx7":
                 self.cd_idelay = ClockDomain()
                 pll.create_clkout(self.cd_idelay, 200e6)
                 self.specials += Instance("IDELAYCTRL", attr={("IODELAY_GROUP", "onfi")},
                                           i_REFCLK=self.cd_idelay.clk, i_RST=self.rst,
                                           o_RDY=Signal(name="idelayctrl_rdy"))
+        elif ddr:
+            self.cd_sys4x = ClockDomain()
+            self.cd_pll4x = ClockDomain()
+            self.cd_idelay = ClockDomain()
+            self.pll = pll = USPMMCM(speedgrade=-2)
+            pll.register_clkin(clk, mhz * 1e6)
+            pll.create_clkout(self.cd_pll4x, 4 * sys_clk_freq, buf=None, with_reset=False)
+            pll.create_clkout(self.cd_idelay, ddr.iodelay_mhz * 1e6)
+            self.specials += [
+                Instance("BUFGCE_DIV", p_BUFGCE_DIVIDE=4, i_CE=1, i_CLR=0,
+                         i_I=self.cd_pll4x.clk, o_O=self.cd_sys.clk),
+                Instance("BUFGCE", i_CE=1, i_I=self.cd_pll4x.clk, o_O=self.cd_sys4x.clk),
+            ]
+            self.idelayctrl = USPIDELAYCTRL(cd_ref=self.cd_idelay, cd_sys=self.cd_sys)
         else:
             self.pll = pll = USMMCM(speedgrade=-2)
             pll.register_clkin(clk, mhz * 1e6)
@@ -245,11 +311,48 @@ class GenericOnfiPads(LiteXModule):
         self.comb += [dqs.o.eq(0), dqs.oe.eq(0)]
 
 
+# DDR and the NAND emulators -------------------------------------------------------------------
+
+class EmulatorStatus(LiteXModule):
+    """The emulators' NAND rule violations for the firmware and a lab (CSR `rule_count`):
+    on the simulated drive they leave at a top-level port, a card has none to leave by."""
+
+    def __init__(self, rule_count):
+        self._rule_count = CSRStatus(32, name="rule_count")
+        self.comb += self._rule_count.status.eq(rule_count)
+
+
+def ddr_phy(platform, board, sys_clk_freq):
+    """(LiteDRAM PHY on the board's `ddram` pads, the module at 1:4), as litex-boards'
+    target for the card builds them."""
+    import litedram.modules
+    ddr = board.ddr
+    pads = platform.request("ddram", ddr.channel)
+    if ddr.phy == "A7DDRPHY":
+        from litedram.phy.s7ddrphy import A7DDRPHY
+        phy = A7DDRPHY(pads, memtype=ddr.memtype, nphases=4, sys_clk_freq=sys_clk_freq,
+                       iodelay_clk_freq=ddr.iodelay_mhz * 1e6)
+    else:
+        from litedram.phy.usddrphy import USPDDRPHY
+        phy = USPDDRPHY(pads, memtype=ddr.memtype, sys_clk_freq=sys_clk_freq,
+                        iodelay_clk_freq=ddr.iodelay_mhz * 1e6)
+    return phy, getattr(litedram.modules, ddr.module)(sys_clk_freq, "1:4")
+
+
 # SoC ----------------------------------------------------------------------------------------
 
 class BoardSoC(SsdlabSoC):
     """SsdlabSoC on `board`: its PHY, clock, UART and the ONFI pins on the daughter card.
-    build_dir receives nand_subsystem.v and (7-series) onfi_board_phy.v."""
+    build_dir receives nand_subsystem.v and (7-series) onfi_board_phy.v.
+
+    A card without NAND connector but with a DDR (Board.emulated(), cfg.nand_model
+    "emulator"): the board's LiteDRAM PHY (`ddrphy`) and core (`sdram`, LiteX's add_sdram
+    without a CPU bus region, with its BIST generator and checker) and one nand_emulator per
+    channel on the core's crossbar (soc/nand_emulation.py, `nand_emulation`; build_dir also
+    receives nand_emulator.v). The CSR names are LiteX's (`sdram_dfii_*`, `ddrphy_*`,
+    `sdram_generator_*`, `sdram_checker_*`), so the firmware runs liblitedram on them.
+    SsdlabSoC makes its emulators on the simulation model, so it is given the configuration
+    with nand_model "die" and the emulation is added here with the board's DRAM."""
 
     def __init__(self, board, cfg, build_dir, rom_init=()):
         from pathlib import Path
@@ -259,9 +362,19 @@ class BoardSoC(SsdlabSoC):
         phy, phy_view = pcie_phy(platform, board)
         latency = {"xilinx7": 3, "xilinxus": 3, "xilinxusp": 3,
                    "generic": GenericOnfiPads.LATENCY, None: 0}[board.onfi]
-        SsdlabSoC.__init__(self, platform, cfg, build_dir, rom_init=rom_init,
+        emulated = cfg.nand_model == "emulator"
+        if emulated != board.emulated():
+            raise ValueError(f"{board.name}: nand_model={cfg.nand_model!r}, but the board "
+                             f"{'has' if board.emulated() else 'has no'} emulator DDR "
+                             f"(onfi={board.onfi!r}, ddr={board.ddr!r})")
+        soc_cfg = cfg
+        if emulated:
+            soc_cfg = copy(cfg)
+            soc_cfg.nand_model = "die"          # the emulators come below, on the board's DDR
+        SsdlabSoC.__init__(self, platform, soc_cfg, build_dir, rom_init=rom_init,
                            pcie_phy=phy_view, crg=crg, uart_name=board.uart,
                            onfi_phy_latency=latency)
+        self.cfg = cfg
         if phy_view is not phy:
             self.pcie_phy = phy                     # the real PHY in the design
             self.pcie_msi = phy_view.onehot
@@ -269,8 +382,23 @@ class BoardSoC(SsdlabSoC):
 
         # ONFI pins.
         flash = self.flash
+        if emulated:
+            from soc.nand_emulation import NandEmulation
+            self.ddrphy, module = ddr_phy(platform, board, cfg.sys_clk_freq)
+            self.add_sdram("sdram", phy=self.ddrphy, module=module, with_bist=True,
+                           with_soc_interconnect=False)
+            self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash,
+                                                dram=self.sdram)
+            self.nand_emulator_status = EmulatorStatus(self.nand_emulation.rule_count)
+            # The DDR region the firmware's BIST checks after calibration (dram_init.c).
+            self.add_constant("NAND_EMULATION_DRAM_BYTES", self.nand_emulation.dram_bytes)
+            if board.ddr.phy == "USPDDRPHY":
+                # litex-boards' XCU1525 target: a Vivado DRC on the DDR4 pins, not an error.
+                platform.add_platform_command(
+                    "set_property SEVERITY {{Warning}} [get_drc_checks PDCN-2736]")
+            return
         if board.onfi is None:
-            # No connector: the channels have no pins (the NAND emulator, issue 7, goes here).
+            # No connector and no DDR: the channels have no pins (reads see FFh).
             for pins in flash.pins:
                 self.comb += [pins["dq_i"].eq(0xFF), pins["rb_n"].eq(-1)]
             return

@@ -49,7 +49,9 @@ def _group(resource):
 def split_xdc(platform, board_name):
     """{group: XDC text}: LiteX's pin constraints of the requested pads by resource, the
     timing constraints (clocks, false paths) into clocks, the rest (bank voltages,
-    configuration) into gpio. The board's DDR is not used (buffers are on chip)."""
+    configuration) into gpio. When the design uses the board's DDR (the `ddram` pads: the
+    NAND emulator's DRAM on a card without NAND), its pins go to ddr with the commands about
+    it (the DDR banks' INTERNAL_VREF, the DDR DRC waiver); otherwise ddr says it is unused."""
     from litex.build.generic_platform import Pins
     from litex.build.xilinx.vivado import _format_xdc
     tc = platform.toolchain
@@ -68,12 +70,22 @@ def split_xdc(platform, board_name):
             out[g].append(_format_xdc(sig, resname, *others))
     timing = re.compile(r"create_clock|create_generated_clock|set_clock_groups|"
                         r"set_false_path|set_max_delay|set_multicycle_path|get_clocks")
+    uses_ddr = len(out["ddr"]) > 1
+    ddr_cmd = re.compile(r"INTERNAL_VREF|PDCN-2736")
     for cmd in tc.named_pc:
         if all(line.startswith("#") for line in cmd.splitlines()):
             continue                                    # LiteX's section banners
-        out["clocks" if timing.search(cmd) else "gpio"].append(cmd + "\n")
-    out["ddr"].append("# The board's DDR is not used: the buffer memory is on-chip block RAM "
-                      "(soc/README.md).\n# A LiteDRAM port pair would place its pins here.\n")
+        g = "clocks" if timing.search(cmd) else "gpio"
+        if uses_ddr and ddr_cmd.search(cmd):
+            g = "ddr"
+        out[g].append(cmd + "\n")
+    if uses_ddr:
+        out["ddr"].insert(1, "# The board's DDR: the NAND emulators' DRAM (soc/nand_emulation.py,"
+                             " LiteDRAM PHY in soc/targets/board.py).\n\n")
+    else:
+        out["ddr"].append("# The board's DDR is not used: the buffer memory is on-chip block "
+                          "RAM (soc/README.md).\n# A LiteDRAM port pair would place its pins "
+                          "here.\n")
     pinout = [(resname, sig, pins) for sig, pins, _, resname in tc.named_sc
               if resname[0] == "nand_onfi"]
     if pinout:
@@ -113,14 +125,18 @@ def _rewrite_tcl(tcl_path, xdc_dir):
 
 
 def board_config(b, persona=None):
-    """SocConfig for board `b`: the persona with the board's channels, ways and memories."""
+    """SocConfig for board `b`: the persona with the board's channels, ways and memories;
+    `pages_per_block` and `sys_clk_freq` in Board.soc go through soc_config's scaling (its
+    note, row cycles, ONFI mode at that clock)."""
     from soc.sim_config import soc_config
     params = dict(b.soc)
     if b.onfi:
         params.setdefault("n_channels", b.n_channels())
         params.setdefault("n_ways", b.n_ways)
-    params.setdefault("sys_clk_freq", 125e6)
-    return soc_config(persona, params=params)
+    clk = params.pop("sys_clk_freq", 125e6)
+    ppb = params.pop("pages_per_block", None)
+    return soc_config(persona, params=dict(params, sys_clk_freq=clk), pages_per_block=ppb,
+                      sys_clk_freq=clk)
 
 
 def generate(name, out=None, persona=None, firmware=True, quiet=False,
@@ -223,18 +239,29 @@ def port_widths(verilog_text, module):
                        re.M)}
 
 
+def _own_verilog(gw):
+    """The top and ssdlab's own Verilog modules the board build wrote: nand_subsystem,
+    onfi_board_phy (7-series, UltraScale), nand_emulator[_ch<c>] (a card without NAND)."""
+    files = [gw / f"{BUILD_NAME}.v", gw / "nand_subsystem.v"]
+    if (gw / "onfi_board_phy.v").exists():
+        files.append(gw / "onfi_board_phy.v")
+    return files + sorted(gw.glob("nand_emulator*.v"))
+
+
 def check_ports(soc, out):
-    """The Instances of ssdlab's own Verilog modules (nand_subsystem, onfi_board_phy) against
-    their declarations: every port exists, with the direction and width the Instance
-    connects (rtl/lint.vlt waives WIDTH* for the generators, so Verilator would not say).
-    Returns a list of problems."""
+    """The Instances of ssdlab's own Verilog modules (nand_subsystem, onfi_board_phy,
+    nand_emulator) against their declarations: every port exists, with the direction and
+    width the Instance connects (rtl/lint.vlt waives WIDTH* for the generators, so Verilator
+    would not say), and every input is connected. A constant on an input may be narrower than
+    the port if its value fits (Migen sizes an integer to its value: nand_emulation ties the
+    emulator's bad-block and P/E inputs to 0); an output may be left open (the emulator's
+    statistics, which the SoC does not read). Returns a list of problems."""
     from migen.fhdl.specials import Instance
+    from migen.fhdl.structure import Constant
     gw = out / "gateware"
     decls = {}
-    for mod in ("nand_subsystem", "onfi_board_phy"):
-        path = gw / f"{mod}.v"
-        if path.exists():
-            decls[mod] = port_widths(path.read_text(), mod)
+    for path in _own_verilog(gw)[1:]:
+        decls[path.stem] = port_widths(path.read_text(), path.stem)
     dirs = {Instance.Input: "input", Instance.Output: "output", Instance.InOut: "inout"}
     problems = []
     for inst in _instances(soc._fragment):
@@ -247,9 +274,13 @@ def check_ports(soc, out):
             seen.add(item.name)
             d = decls[inst.of].get(item.name)
             want = (dirs[type(item)], len(item.expr))
+            if isinstance(item.expr, Constant) and d and d[0] == want[0] == "input" \
+                    and 0 <= item.expr.value < (1 << d[1]):
+                continue
             if d != want:
                 problems.append(f"{inst.of}.{item.name}: connected as {want}, declared {d}")
-        problems += [f"{inst.of}.{n}: not connected" for n in set(decls[inst.of]) - seen]
+        problems += [f"{inst.of}.{n}: not connected" for n in set(decls[inst.of]) - seen
+                     if decls[inst.of][n][0] != "output"]
     return problems
 
 
@@ -264,16 +295,15 @@ def verilator():
 
 def lint(soc, out, verilator_bin=None):
     """Verilator -Wall lint of the generated top with ssdlab's own Verilog (nand_subsystem,
-    onfi_board_phy) and empty models of the vendor modules. LitePCIe's vendor Verilog (the
+    onfi_board_phy, nand_emulator) and empty models of the vendor modules (hard IP, clocking,
+    the ONFI and DDR PHYs' I/O primitives). LitePCIe's vendor Verilog (the
     UltraScale support wrappers and adapters, which instantiate the Xilinx IP) is modelled by
     a stub of its top, not linted. Returns (ok, output)."""
     from soc.targets.onfi_board_phy import PHYS
     phy_mod = PHYS.get(soc.board.onfi, PHYS["xilinx7"])[0]
     LINT_BLACKBOXES = phy_mod.LINT_BLACKBOXES
     gw = out / "gateware"
-    ours = [gw / f"{BUILD_NAME}.v", gw / "nand_subsystem.v"]
-    if (gw / "onfi_board_phy.v").exists():
-        ours.append(gw / "onfi_board_phy.v")
+    ours = _own_verilog(gw)
     defined = set()
     for p in ours:
         defined |= set(re.findall(r"^module\s+(\\?[\w.$]+)", p.read_text(), re.M))
@@ -290,11 +320,15 @@ def lint(soc, out, verilator_bin=None):
     vlt = out / "lint" / "onfi_board_phy.vlt"
     vlt.parent.mkdir(parents=True, exist_ok=True)
     vlt.write_text(own.replace(f'"*{name}.v"', '"*/onfi_board_phy.v"'))
+    vlts = [vlt]
+    if any(p.stem.startswith("nand_emulator") for p in ours):
+        vlts.append(ROOT / "rtl" / "nand" / "nand_emulator.vlt")   # its own waivers
     stubs = out / "lint" / "vendor_stubs.v"
     stubs.parent.mkdir(parents=True, exist_ok=True)
     stubs.write_text(lint_stubs(soc, defined))
     cmd = [verilator_bin or verilator(), "--lint-only", "-Wall", "--top-module", BUILD_NAME,
-           str(ROOT / "rtl" / "lint.vlt"), str(Path(__file__).with_name("lint.vlt")), str(vlt),
+           str(ROOT / "rtl" / "lint.vlt"), str(Path(__file__).with_name("lint.vlt")),
+           *map(str, vlts),
            *map(str, ours), *map(str, cells), str(stubs)]
     r = subprocess.run(cmd, cwd=gw, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True)

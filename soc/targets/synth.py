@@ -11,7 +11,10 @@ with rtl/synth.py's flow (YoWASP Yosys, synth_xilinx -family xc7 / xcu / xcup, f
 build/synth/boards/<board>/. The PCIe hard IP is a black box (Vivado makes it; its block RAM
 and the GT transceivers are not counted), so are LitePCIe's UltraScale support wrappers.
 --channels/--ways override the connector's count, to size a configuration that no board's
-connector carries (18 channels) on a part. Pre-place-and-route counts from an open flow, not
+connector carries (18 channels) on a part; on the cards without NAND (sqrl_acorn,
+sqrl_xcu1525) they size the emulated array (nand_emulators and the LiteDRAM core on the
+board's DDR PHY are in the count; the PHY's OSERDES/ISERDES/IDELAY cells are I/O primitives,
+not LUTs). Pre-place-and-route counts from an open flow, not
 Vivado's: they compare and bound, they do not promise a fit. A whole SoC takes tens of
 minutes: run one at a time. Results: report.json per board and a table on stdout.
 """

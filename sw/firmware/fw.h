@@ -18,6 +18,8 @@ void *memcpy(void *d, const void *s, size_t n);
 void fw_puts(const char *s);
 void fw_put_hex(uint32_t v);
 void fw_panic(const char *why) __attribute__((noreturn));
+/* The board DDR under the NAND emulators (dram_init.c): true when ready or none. */
+bool dram_init(void);
 /* Put `size` bytes of `v` little endian at p (Identify and log page fields). */
 void put_le(uint8_t *p, unsigned size, uint64_t v);
 void put_str(uint8_t *p, unsigned size, const char *s);   /* ASCII, space padded */

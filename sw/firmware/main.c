@@ -26,7 +26,8 @@ bool fw_init(void)
     ftl_init_geometry();
     admin_reset();
     log_reset();
-    if (!flash_bringup()) {
+    /* a card's emulated NAND lives in its DDR: calibrated first, or no flash back end */
+    if (!dram_init() || !flash_bringup()) {
         /* no flash: an empty namespace, so the fast path refuses every LBA */
         F.user_units = 0;
         F.ns_lbas = 0;

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Board targets (soc/targets, issue 7): every board generates, its top lints, its committed
-constraints are what the target generates, and the PCIe function is the NVMe one.
+constraints are what the target generates, and the PCIe function is the NVMe one. The cards
+without NAND (sqrl_acorn, sqrl_xcu1525) carry nand_emulators on their DDR: the PHY, the
+emulators, the DDR pins and the firmware's liblitedram initialisation are checked.
 
 Nothing here runs Vivado or touches a card: what is checked is what can be checked without
 them (soc/targets/README.md lists the rest). The resource estimate (Yosys synth_xilinx of a
@@ -162,3 +164,129 @@ def test_build_without_vivado_stops_after_generation(tmp_path, monkeypatch, caps
     for f in ("gateware/ssdlab_soc.v", "gateware/ssdlab_soc.tcl", "constraints/pcie.xdc"):
         assert f"  {f}" in text and (out / f).exists()
     assert not (out / "gateware" / "ssdlab_soc.bit").exists()
+
+
+# The NAND emulator on the cards without NAND (board DDR) -----------------------------------
+
+EMULATED = [n for n in BOARDS if get_board(n).emulated()]
+DDR_CELLS = {"A7DDRPHY": ("ISERDESE2", "OSERDESE2", "IDELAYE2"),
+             "USPDDRPHY": ("ISERDESE3", "OSERDESE3", "IDELAYE3")}
+
+
+def _cells(verilog, cell):
+    """Instances of module `cell` in LiteX's flat top (`<cell> [#(...)] <name> (`)."""
+    return len(re.findall(rf"^{cell}\s+(?:#\(|\w+\s*\()", verilog, re.M))
+
+
+@pytest.mark.smoke
+def test_emulated_boards_are_the_cards_without_nand():
+    """The boards without a NAND connector carry the emulator on their DDR; the daughter-card
+    boards keep their ONFI pins."""
+    assert set(EMULATED) == {"sqrl_acorn", "sqrl_xcu1525"}
+    for name in BOARDS:
+        b = get_board(name)
+        assert b.emulated() == (b.onfi is None)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", EMULATED)
+def test_board_ddr_phy_and_emulators(generated, name):
+    """The generated design has the board's LiteDRAM PHY on its `ddram` pads (the PHY's I/O
+    primitives, one ISERDES a DQ bit, IDELAYCTRL), one nand_emulator per channel on the
+    DRAM, LiteX's DFII/PHY/BIST CSRs for liblitedram, and the emulators' pages fit the DRAM."""
+    soc, out = generated(name)
+    b = get_board(name)
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["nand_model"] == "emulator" and cfg["n_channels"] == b.soc["n_channels"]
+    top = (out / "gateware" / "ssdlab_soc.v").read_text()
+    assert (out / "gateware" / "nand_emulator.v").exists()
+    emus = re.findall(r"^nand_emulator\s+nand_emu(\d+)\s*\(", top, re.M)
+    assert sorted(map(int, emus)) == list(range(cfg["n_channels"]))
+    phy = (out / "software" / "include" / "generated" / "sdram_phy.h").read_text()
+    assert f"#define SDRAM_PHY_{b.ddr.phy}\n" in phy
+    databits = int(re.search(r"#define SDRAM_PHY_DATABITS (\d+)", phy)[1])
+    iserdes, oserdes, idelay = DDR_CELLS[b.ddr.phy]
+    assert _cells(top, iserdes) == databits
+    assert _cells(top, oserdes) > databits and _cells(top, idelay) >= databits
+    assert _cells(top, "IDELAYCTRL") == 1
+    csr = (out / "software" / "include" / "generated" / "csr.h").read_text()
+    for bank in ("SDRAM", "DDRPHY", "SDRAM_GENERATOR", "SDRAM_CHECKER",
+                 "NAND_EMULATOR_STATUS"):
+        assert f"#define CSR_{bank}_BASE " in csr, bank
+    # the emulators' region (exported for the firmware's BIST) fits the board's DRAM
+    geom = soc.sdram.controller.settings.geom
+    size = (1 << (geom.bankbits + geom.rowbits + geom.colbits)) * databits // 8
+    soc_h = (out / "software" / "include" / "generated" / "soc.h").read_text()
+    used = int(re.search(r"#define NAND_EMULATION_DRAM_BYTES (\d+)", soc_h)[1])
+    assert used == soc.nand_emulation.dram_bytes and 0 < used <= size
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", EMULATED)
+def test_board_ddr_pins_in_ddr_xdc(generated, name):
+    """ddr.xdc places every pin of the platform's `ddram` resource the board uses, and no
+    other group does: as generated, and as committed in constraints/<board>/."""
+    soc, out = generated(name)
+    b = get_board(name)
+    want = set()
+    for res in b.platform._io:
+        if res[0] == "ddram" and res[1] == b.ddr.channel:
+            for sub in res[2:]:
+                for c in getattr(sub, "constraints", []):
+                    if type(c).__name__ == "Pins":
+                        want |= set(c.identifiers)
+    for where in (out / "constraints", REPO / "constraints" / name):
+        xdc = {g: (where / f"{g}.xdc").read_text() for g in GROUPS}
+        locs = re.findall(r"^set_property LOC (\S+) \[get_ports \{?ddram", xdc["ddr"], re.M)
+        assert want and set(locs) == want and len(locs) == len(want), where
+        for g in GROUPS:
+            if g != "ddr":
+                assert "ddram" not in xdc[g], (where, g)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", ["xilinx_ac701", "xilinx_kcu105"])
+def test_onfi_boards_have_no_emulator(generated, name):
+    """The daughter-card boards keep their ONFI pins: no emulator, no DDR."""
+    soc, out = generated(name)
+    top = (out / "gateware" / "ssdlab_soc.v").read_text()
+    assert "nand_emulator" not in top and not hasattr(soc, "sdram")
+    assert "LOC" not in (REPO / "constraints" / name / "ddr.xdc").read_text()
+
+
+def _riscv_gcc():
+    import shutil
+    return shutil.which("riscv64-unknown-elf-gcc")
+
+
+@pytest.mark.smoke
+@pytest.mark.skipif(not _riscv_gcc(), reason="no RISC-V toolchain (riscv64-unknown-elf-gcc)")
+@pytest.mark.parametrize("name", [*EMULATED, "xilinx_ac701"])
+def test_board_firmware_links_dram_init(generated, name, tmp_path):
+    """The firmware built against a board's headers links liblitedram's sdram_init and BIST
+    test into dram_init (with --gc-sections only what main reaches stays) when the SoC has
+    the DDR, and nothing of it otherwise."""
+    import subprocess
+    soc, out = generated(name)
+    fw = tmp_path / "firmware"                      # a fresh build: make tracks no flags
+    subprocess.run(["make", "-C", str(REPO / "sw" / "firmware"), "-s", f"BUILD={fw}",
+                    f"GEN_INC={out / 'software' / 'include'}"], check=True,
+                   stdout=subprocess.DEVNULL)
+    syms = subprocess.run(["riscv64-unknown-elf-nm", str(fw / "firmware.elf")], check=True,
+                          capture_output=True, text=True).stdout
+    defined = {line.split()[-1] for line in syms.splitlines() if line.split()[-2] in "Tt"}
+    litedram = {"sdram_init", "sdram_hw_test", "sdram_read_leveling", "sdram_leveling"}
+    if get_board(name).emulated():
+        assert litedram <= defined and "dram_init" in defined
+    else:
+        assert not litedram & defined
+
+
+@pytest.mark.smoke
+def test_emulated_nand_must_fit_the_board_dram(tmp_path):
+    """More emulated pages than the board's DRAM holds stop the build with a message."""
+    from dataclasses import replace
+    b = get_board("sqrl_acorn")
+    big = replace(b, soc=dict(b.soc, pages_per_block=512))
+    with pytest.raises(ValueError, match=r"needs \d+ MiB of DRAM, the DRAM holds 1024 MiB"):
+        generate(big, tmp_path / "big", firmware=False, quiet=True)
