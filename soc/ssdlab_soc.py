@@ -331,13 +331,20 @@ class SsdlabSoC(SoCCore):
 
         if cfg.nand_model == "emulator":
             from soc.nand_emulation import NandEmulation
-            self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash)
+            self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash,
+                                                dram=self.nand_dram())
 
         # Firmware interface and the build's identity.
         margin = 1.0 + onfi_phy_latency * 1e9 / cfg.sys_clk_freq
         self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width,
                                 sample_margin_ns=margin)
         self.ssdlab_ident = SsdlabIdent(cfg)
+
+    def nand_dram(self):
+        """The LiteDRAM core the NAND emulators sit on (nand_model "emulator"): None here,
+        so NandEmulation makes LiteDRAM's simulation model; a board returns its own DDR
+        (soc/targets/board.py)."""
+        return None
 
     def extra_ios(self):
         """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""

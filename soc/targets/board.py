@@ -16,7 +16,6 @@ PCIe function (NVME_PCIE in soc/ssdlab_soc.py, the simulation's): class code 01-
 interface; the NVMe front end issues vectors through it, it has no MSI-X table).
 """
 
-from copy import copy
 from dataclasses import dataclass, field
 
 from litex.build.generic_platform import IOStandard, Pins, Subsignal
@@ -351,8 +350,14 @@ class BoardSoC(SsdlabSoC):
     channel on the core's crossbar (soc/nand_emulation.py, `nand_emulation`; build_dir also
     receives nand_emulator.v). The CSR names are LiteX's (`sdram_dfii_*`, `ddrphy_*`,
     `sdram_generator_*`, `sdram_checker_*`), so the firmware runs liblitedram on them.
-    SsdlabSoC makes its emulators on the simulation model, so it is given the configuration
-    with nand_model "die" and the emulation is added here with the board's DRAM."""
+    SsdlabSoC asks `nand_dram()` for the emulators' DRAM: here the board's DDR."""
+
+    def nand_dram(self):
+        """The board's LiteDRAM core (PHY `ddrphy`, core `sdram`) for the emulators."""
+        self.ddrphy, module = ddr_phy(self.platform, self.board, self.cfg.sys_clk_freq)
+        self.add_sdram("sdram", phy=self.ddrphy, module=module, with_bist=True,
+                       with_soc_interconnect=False)
+        return self.sdram
 
     def __init__(self, board, cfg, build_dir, rom_init=()):
         from pathlib import Path
@@ -367,14 +372,9 @@ class BoardSoC(SsdlabSoC):
             raise ValueError(f"{board.name}: nand_model={cfg.nand_model!r}, but the board "
                              f"{'has' if board.emulated() else 'has no'} emulator DDR "
                              f"(onfi={board.onfi!r}, ddr={board.ddr!r})")
-        soc_cfg = cfg
-        if emulated:
-            soc_cfg = copy(cfg)
-            soc_cfg.nand_model = "die"          # the emulators come below, on the board's DDR
-        SsdlabSoC.__init__(self, platform, soc_cfg, build_dir, rom_init=rom_init,
+        SsdlabSoC.__init__(self, platform, cfg, build_dir, rom_init=rom_init,
                            pcie_phy=phy_view, crg=crg, uart_name=board.uart,
                            onfi_phy_latency=latency)
-        self.cfg = cfg
         if phy_view is not phy:
             self.pcie_phy = phy                     # the real PHY in the design
             self.pcie_msi = phy_view.onehot
@@ -383,12 +383,6 @@ class BoardSoC(SsdlabSoC):
         # ONFI pins.
         flash = self.flash
         if emulated:
-            from soc.nand_emulation import NandEmulation
-            self.ddrphy, module = ddr_phy(platform, board, cfg.sys_clk_freq)
-            self.add_sdram("sdram", phy=self.ddrphy, module=module, with_bist=True,
-                           with_soc_interconnect=False)
-            self.nand_emulation = NandEmulation(platform, build_dir, cfg, flash,
-                                                dram=self.sdram)
             self.nand_emulator_status = EmulatorStatus(self.nand_emulation.rule_count)
             # The DDR region the firmware's BIST checks after calibration (dram_init.c).
             self.add_constant("NAND_EMULATION_DRAM_BYTES", self.nand_emulation.dram_bytes)
