@@ -97,9 +97,10 @@ CATALOGUE = {core.toplevel: core for core in [
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
     LiteXCore("rtl.nvme.nvme_irq_coalesce:NvmeIrqCoalesce", "nvme_irq_coalesce"),
     # The whole front end needs an endpoint: its top with the simulation PHY (TLP streams at
-    # ports) and without the buffer RAM, 64 I/O queue pairs.
+    # ports) and without the buffer RAM, 64 I/O queue pairs, MSI-X as on the 7-series cards.
     LiteXCore("tests.system.nvme_controller.nvme_controller_top:NvmeControllerTop",
-              "nvme_controller_top", {"n_io_queues": 64, "with_buf_mem": False}),
+              "nvme_controller_top", {"n_io_queues": 64, "with_buf_mem": False,
+                                      "with_msix": True}),
 ]}
 
 

@@ -303,7 +303,8 @@ class SsdlabSoC(SoCCore):
         self.nvme = nvme = NvmeController(endpoint, n_io_queues=cfg.n_io_queues,
                                           tag_width=cfg.tag_width,
                                           max_transfer=cfg.max_transfer, lbads=cfg.lbads,
-                                          clk_freq_hz=cfg.sys_clk_freq)
+                                          clk_freq_hz=cfg.sys_clk_freq,
+                                          with_msix=hasattr(phy, "msix_enable"))
         # The front end's queue and table RAMs are its own, not CPU-visible CSR memories.
         nvme.get_memories = list
 

@@ -46,6 +46,8 @@ from rtl.nvme.nvme_io_engine import (
     fw_xfer_layout,
 )
 from rtl.nvme.nvme_irq_coalesce import NvmeIrqCoalesce, ivc_layout
+from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
+from rtl.nvme.nvme_msix import NvmeMsix
 from rtl.nvme.nvme_prp_walk import NvmePrpWalk
 from rtl.nvme.nvme_regs import NvmeRegs
 from rtl.nvme.nvme_sq_fetch import NvmeSqFetch, sq_cfg_layout, sqe_layout
@@ -89,10 +91,14 @@ class NvmeController(LiteXModule):
                    I/O SQ/CQ with PC=0; the firmware writes their pages on `s_fw_sq_page` /
                    `s_fw_cq_page`); CAP.CQR = 0. False: CAP.CQR = 1, contiguous queues only.
       clk_freq_hz  (default 250e6): for the interrupt aggregation time.
+      with_msix    (default False): also MSI-X (NvmeMsix: table at BAR0 + 0x2000, PBA at
+                   + 0x3000, BAR0 >= 0x4000); the PHY gives `msix_enable` and
+                   `msix_function_mask` (its configuration space's Message Control bits).
+                   Interrupts go out as MSI-X while MSI-X is enabled, as MSI otherwise.
     """
     def __init__(self, endpoint, n_io_queues=64, tag_width=6, max_transfer=131072, lbads=9,
                  mqes=4095, dstrd=0, timeout_500ms=20, max_burst=4, clk_freq_hz=250e6,
-                 with_queue_lists=True):
+                 with_queue_lists=True, with_msix=False):
         def _is_int(v):
             return isinstance(v, int) and not isinstance(v, bool)
         check_param("NvmeController", "n_io_queues", n_io_queues,
@@ -109,6 +115,15 @@ class NvmeController(LiteXModule):
                     "has no PHY bar0_size >= 0x2000")
         address_width = (bar0_size - 1).bit_length()
         n_q = n_io_queues + 1
+        if with_msix:
+            # Registers and doorbells below the MSI-X table.
+            db_end = 0x1000 + 2 * n_q * (4 << dstrd)
+            check_param("NvmeController", "dstrd", dstrd, db_end <= MSIX_TABLE_OFFSET,
+                        f"puts the doorbells of {n_q} queue pairs beyond the MSI-X table at "
+                        f"0x{MSIX_TABLE_OFFSET:x} (with_msix)")
+            for name in ("msix_enable", "msix_function_mask"):
+                check_param("NvmeController", "endpoint", endpoint, hasattr(phy, name),
+                            f"has a PHY without `{name}` (with_msix)")
 
         def list_pages(entry_bytes):
             pages = -(-(mqes + 1) * entry_bytes // 4096)
@@ -118,7 +133,9 @@ class NvmeController(LiteXModule):
                            max_transfer=max_transfer, lbads=lbads, mqes=mqes, dstrd=dstrd)
 
         # Cores.
-        self.bar0   = bar0   = NvmeBar0(endpoint, address_width=min(32, address_width))
+        self.bar0   = bar0   = NvmeBar0(
+            endpoint, address_width=min(32, address_width),
+            address_decoder=(lambda a: a < MSIX_TABLE_OFFSET) if with_msix else None)
         self.regs   = regs   = NvmeRegs(n_io_queues=n_io_queues, mqes=mqes, dstrd=dstrd,
                                         timeout_500ms=timeout_500ms,
                                         address_width=min(32, address_width),
@@ -218,22 +235,37 @@ class NvmeController(LiteXModule):
         for name, _ in cq_cpl_layout():
             self.comb += getattr(cq.s_cpl, name).eq(getattr(io.m_cpl, name))
 
-        # Interrupts: per-CQE requests -> coalescing -> MSI (vectors masked by INTMS held).
+        # Interrupts: per-CQE requests -> coalescing -> MSI (vectors masked by INTMS held), or
+        # MSI-X while the host has enabled it (per-vector masks in its table; INTMS/INTMC are
+        # not for MSI-X, NVMe 1.4 3.1.3 and 3.1.4).
         msi = phy.msi
         masked = Signal()
+        msix_on = Signal()
+        if with_msix:
+            self.msix = msix = NvmeMsix(endpoint, n_vectors=n_q)
+            self.comb += [
+                msix_on.eq(msix.enable),
+                msix.enable.eq(phy.msix_enable),
+                msix.function_mask.eq(phy.msix_function_mask),
+                msix.clear.eq(irq_reset),
+                msix.s_irq.valid.eq(irq.m_msi.valid & msix_on),
+                msix.s_irq.vector.eq(irq.m_msi.vector),
+            ]
+        msi_ready = Signal()
         self.comb += [
             cq.m_irq.connect(irq.s_irq),
             self.s_fw_ivc.connect(irq.s_ivc),
             irq.agg_thr.eq(self.fw_agg_thr),
             irq.agg_time.eq(self.fw_agg_time),
             irq.reset.eq(irq_reset),
-            masked.eq((irq.m_msi.vector < 32) & (regs.intm >> irq.m_msi.vector)[0]),
+            masked.eq((irq.m_msi.vector < 32) & (regs.intm >> irq.m_msi.vector)[0] & ~msix_on),
             # Masked vectors stay pending in the coalescer without blocking the other vectors
             # (INTMS/INTMC mask per vector with multiple-message MSI, NVMe 1.4 3.1.3).
-            irq.mask.eq(regs.intm[:min(32, n_q)]),
-            msi.valid.eq(irq.m_msi.valid & ~masked),
+            irq.mask.eq(Mux(msix_on, 0, regs.intm[:min(32, n_q)])),
+            msi.valid.eq(irq.m_msi.valid & ~masked & ~msix_on),
             msi.dat.eq(irq.m_msi.vector),
-            irq.m_msi.ready.eq(msi.ready & ~masked),
+            msi_ready.eq(msi.ready & ~masked),
+            irq.m_msi.ready.eq(Mux(msix_on, 1, msi_ready)),    # NvmeMsix is always ready
         ]
 
         # Asynchronous events: invalid doorbell writes, while enabled (a small queue; the

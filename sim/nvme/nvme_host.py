@@ -509,17 +509,20 @@ class NvmeHost:
         return self.cap
 
     async def init(self, n_io_queues=1, qdepth=64, msi_vectors=1, admin_qdepth=32,
-                   use_irq=True, high_queues=False, io_queue_pc=True):
+                   use_irq=True, high_queues=False, io_queue_pc=True, msix_vectors=0):
         """Bring the controller up as the Linux driver does: CAP; disable (CC.EN=0, RDY=0);
         admin queues; AQA/ASQ/ACQ; CC (IOSQES 6, IOCQES 4, MPS 0, CSS 0, AMS 0, EN 1); RDY=1;
-        MSI (up to msi_vectors, power of two); Identify Controller; Identify Namespace 1;
+        MSI (up to msi_vectors, power of two), or MSI-X with up to msix_vectors when that is
+        not 0 (the root complex programs the function's table through BAR0, Linux's order);
+        Identify Controller; Identify Namespace 1;
         Number of Queues; I/O CQs (PC, IEN, IV = qid mod vectors) then SQs.
         `qdepth`/`admin_qdepth` are queue entries (2..MQES+1); `high_queues` places the queues
         above 4 GiB; `io_queue_pc=False` creates the I/O queues non-contiguous (PRP lists, needs
         CAP.CQR=0). Returns the I/O queue count."""
         self._init_args = dict(n_io_queues=n_io_queues, qdepth=qdepth, msi_vectors=msi_vectors,
                                admin_qdepth=admin_qdepth, use_irq=use_irq,
-                               high_queues=high_queues, io_queue_pc=io_queue_pc)
+                               high_queues=high_queues, io_queue_pc=io_queue_pc,
+                               msix_vectors=msix_vectors)
         self.use_irq = use_irq
         await self.read_cap()
         for name, q in (("qdepth", qdepth), ("admin_qdepth", admin_qdepth)):
@@ -543,7 +546,9 @@ class NvmeHost:
         await self.write_reg("CC", cc)
         await self.wait_csts(lambda c: rm.field_get("CSTS", "RDY", c) == 1, "CSTS.RDY=1")
 
-        if use_irq:
+        if use_irq and msix_vectors:
+            await self._enable_msix(msix_vectors)
+        elif use_irq:
             await self._enable_msi(msi_vectors)
         self._start_completion_tasks()
 
@@ -571,6 +576,14 @@ class NvmeHost:
         nvec = await self.pdev.enable_msi_range(1, msi_vectors)
         if nvec < 1:
             raise RuntimeError(f"MSI not enabled (enable_msi_range returned {nvec})")
+        self.n_vectors = nvec
+
+    async def _enable_msix(self, msix_vectors):
+        if self.pdev.msix_enabled:
+            return
+        nvec = await self.pdev.enable_msix_range(1, msix_vectors, 0)
+        if nvec < 1:
+            raise RuntimeError(f"MSI-X not enabled (enable_msix_range returned {nvec})")
         self.n_vectors = nvec
 
     def _start_completion_tasks(self):

@@ -145,6 +145,8 @@ class NvmeBridgeDevice(Device):
         self._msi_rng = None
 
         dut.m_msi_ready.value = 0
+        # A DUT built with MSI-X (PCIeSimPHY with_msix) takes the Message Control bits.
+        self._with_msix = hasattr(dut, "cfg_msix_enable")
         self._update_cfg()
         cocotb.start_soon(self._run_tx())
         cocotb.start_soon(self._run_msi())
@@ -211,6 +213,9 @@ class NvmeBridgeDevice(Device):
         self.dut.cfg_bus_dev_fn.value = int(f.pcie_id)
         self.dut.cfg_max_payload.value = f.pcie_cap.max_payload_size & 7
         self.dut.cfg_max_read_req.value = f.pcie_cap.max_read_request_size & 7
+        if self._with_msix:
+            self.dut.cfg_msix_enable.value = int(f.msix_cap.msix_enable)
+            self.dut.cfg_msix_fm.value = int(f.msix_cap.msix_function_mask)
 
     async def _run_cfg(self):
         # The hard IP's cfg_* outputs follow config writes; sampled once per clock.
@@ -218,7 +223,8 @@ class NvmeBridgeDevice(Device):
         while True:
             await RisingEdge(self.clock)
             f = self.function
-            now = (int(f.pcie_id), f.pcie_cap.max_payload_size, f.pcie_cap.max_read_request_size)
+            now = (int(f.pcie_id), f.pcie_cap.max_payload_size, f.pcie_cap.max_read_request_size,
+                   f.msix_cap.msix_enable, f.msix_cap.msix_function_mask)
             if now != last:
                 self._update_cfg()
                 last = now

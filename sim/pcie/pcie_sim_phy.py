@@ -27,6 +27,9 @@ Ports (the host model drives s_* and cfg_*, takes m_*):
   m_msi_valid/ready/data                  MSI requests: data is the vector (cfg_interrupt_di)
   cfg_bus_dev_fn                          the function's ID, bus[15:8] dev[7:3] fn[2:0]
   cfg_max_payload, cfg_max_read_req       Device Control MPS / MRRS codes (128 << code bytes)
+  cfg_msix_enable, cfg_msix_fm            (with_msix) MSI-X Message Control: MSI-X Enable and
+                                          Function Mask, as the 7-series hard IP's
+                                          cfg_interrupt_msixenable / cfg_interrupt_msixfm
 """
 
 from litepcie.common import get_bar_mask, msi_layout, phy_layout
@@ -56,11 +59,13 @@ class PCIeSimPHY(LiteXModule):
       bar0_size  (power of two, 0x1000..0x80000000, default 0x4000): BAR0 size in bytes; gives
                  `bar0_mask`, which the depacketizer uses to turn addresses into BAR offsets.
                  The host model must present a BAR0 of this size.
+      with_msix  (default False): the MSI-X Message Control inputs, as `msix_enable` and
+                 `msix_function_mask` (what NvmeController(with_msix=True) reads).
     """
     endianness    = "big"
     qword_aligned = False
 
-    def __init__(self, data_width=64, bar0_size=0x4000):
+    def __init__(self, data_width=64, bar0_size=0x4000, with_msix=False):
         # Parameters checks.
         _check("data_width", data_width, data_width in (64, 128), "(64, 128)")
         _check("bar0_size", bar0_size,
@@ -95,6 +100,10 @@ class PCIeSimPHY(LiteXModule):
         self.cfg_bus_dev_fn   = port("cfg_bus_dev_fn", 16)
         self.cfg_max_payload  = port("cfg_max_payload", 3)
         self.cfg_max_read_req = port("cfg_max_read_req", 3)
+        self.with_msix = with_msix
+        if with_msix:
+            self.msix_enable        = port("cfg_msix_enable")
+            self.msix_function_mask = port("cfg_msix_fm")
 
         # # #
 
@@ -133,5 +142,6 @@ class PCIeSimPHY(LiteXModule):
         ]
 
     def get_ios(self):
+        msix = [self.msix_enable, self.msix_function_mask] if self.with_msix else []
         return ([*self.s_tlp.values(), *self.m_tlp.values(), *self.m_msi.values(),
-                 self.cfg_bus_dev_fn, self.cfg_max_payload, self.cfg_max_read_req])
+                 self.cfg_bus_dev_fn, self.cfg_max_payload, self.cfg_max_read_req, *msix])

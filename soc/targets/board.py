@@ -24,6 +24,8 @@ from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL, USMMCM, USPIDELAYCTRL, US
 from litex.soc.interconnect.csr import CSRStatus
 from migen import ClockDomain, Instance, Signal
 
+from rtl.nvme.nvme_msix import PBA_OFFSET as MSIX_PBA_OFFSET
+from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
 from soc.ssdlab_soc import NVME_PCIE, SsdlabSoC
 
 __all__ = ["Board", "BoardDdr", "BoardSoC", "onfi_pin_count", "fmc_pins", "channels_ways"]
@@ -198,8 +200,9 @@ class OneHotMsi(LiteXModule):
                       phy.msi.dat.eq(1 << sink.dat[:3])]
 
 
-def pcie_phy(platform, board):
-    """The family's LitePCIe PHY configured as the NVMe function (NVME_PCIE)."""
+def pcie_phy(platform, board, n_vectors):
+    """The family's LitePCIe PHY configured as the NVMe function (NVME_PCIE); n_vectors: the
+    front end's interrupt vectors (I/O queues + admin), the MSI-X table size."""
     pads = platform.request(f"pcie_x{board.nlanes}")
     f = NVME_PCIE
     cc = f"{f['class_code']:06X}"
@@ -219,7 +222,21 @@ def pcie_phy(platform, board):
             "Bar0_64bit": True, "Bar0_Prefetchable": False,
             "Bar0_Scale": "Kilobytes", "Bar0_Size": kib,
             "MSI_64b": True, "Multiple_Message_Capable": f"{f['msi_vectors']}_vectors",
+            # MSI-X beside MSI (Linux's nvme driver takes MSI-X first): the capability is the
+            # hard IP's, the table and PBA in BAR0 are the front end's (rtl/nvme/nvme_msix.py)
+            # and its messages are memory writes. Sizes and offsets in hex, as LitePCIe's own
+            # msi-x configuration gives them.
+            "mode_selection": "Advanced",
+            "MSIx_Enabled": True, "MSIx_Table_Size": f"{n_vectors:X}",
+            "MSIx_Table_BIR": "BAR_0", "MSIx_Table_Offset": f"{MSIX_TABLE_OFFSET:X}",
+            "MSIx_PBA_BIR": "BAR_0", "MSIx_PBA_Offset": f"{MSIX_PBA_OFFSET:X}",
         })
+        # Message Control's MSI-X Enable and Function Mask into the sys domain for the front
+        # end (S7PCIEPHY resyncs the enable for its CSR and leaves the mask open).
+        phy.msix_enable = phy._msix_enable.status
+        phy.msix_function_mask = Signal()
+        phy.pcie_phy_params["o_cfg_interrupt_msixfm"] = phy.add_resync(phy.msix_function_mask,
+                                                                       "sys")
         return phy, phy
     if board.phy == "us":
         from litepcie.phy.uspciephy import USPCIEPHY as Phy
@@ -364,7 +381,7 @@ class BoardSoC(SsdlabSoC):
         platform = board.platform.Platform()
         self.board = board
         crg = BoardCRG(platform, board, cfg.sys_clk_freq)
-        phy, phy_view = pcie_phy(platform, board)
+        phy, phy_view = pcie_phy(platform, board, cfg.n_io_queues + 1)
         latency = {"xilinx7": 3, "xilinxus": 3, "xilinxusp": 3,
                    "generic": GenericOnfiPads.LATENCY, None: 0}[board.onfi]
         emulated = cfg.nand_model == "emulator"

@@ -15,7 +15,10 @@ from pathlib import Path
 
 import pytest
 import ssdlab_harness
+from litex.gen.signal import Open
 
+from rtl.nvme.nvme_msix import PBA_OFFSET as MSIX_PBA_OFFSET
+from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
 from soc.ssdlab_soc import NVME_PCIE
 from soc.targets import BOARDS, get_board
 from soc.targets.board import channels_ways, onfi_pin_count
@@ -73,12 +76,23 @@ def test_board_pcie_function(generated, name):
         assert (cfg["Bar0_64bit"], cfg["Bar0_Scale"], cfg["Bar0_Size"]) == \
             ("True", "Kilobytes", kib)
         assert cfg["Multiple_Message_Capable"] == f"{NVME_PCIE['msi_vectors']}_vectors"
+        # MSI-X beside MSI: the table (one entry a vector) and PBA where nvme_msix decodes
+        # them, and Message Control's bits reach the front end.
+        n_vec = soc.cfg.n_io_queues + 1
+        assert (cfg["MSIx_Enabled"], cfg["MSIx_Table_Size"], cfg["MSIx_Table_BIR"],
+                cfg["MSIx_Table_Offset"], cfg["MSIx_PBA_BIR"], cfg["MSIx_PBA_Offset"]) == \
+            ("True", f"{n_vec:X}", "BAR_0", f"{MSIX_TABLE_OFFSET:X}", "BAR_0",
+             f"{MSIX_PBA_OFFSET:X}")
+        assert "MSI_Enabled" not in cfg or cfg["MSI_Enabled"] == "True"
+        assert soc.nvme.msix.n_vectors == n_vec
+        assert not isinstance(soc.pcie_phy.pcie_phy_params["o_cfg_interrupt_msixfm"], Open)
     else:
         assert cfg["PF0_CLASS_CODE"] == "010802"
         assert (cfg["vendor_id"], cfg["PF0_DEVICE_ID"]) == (vid, did)
         assert (cfg["pf0_bar0_64bit"], cfg["pf0_bar0_scale"], cfg["pf0_bar0_size"]) == \
             ("True", "Kilobytes", kib)
         assert cfg["PF0_MSI_CAP_MULTIMSGCAP"] == "8_vectors"
+        assert not hasattr(soc.nvme, "msix"), "MSI-X without the PHY carrying it"
     # BAR0 as the depacketizer decodes it, and the NVMe front end's doorbells fit.
     assert soc.pcie_phy.bar0_size == NVME_PCIE["bar0_size"] >= 0x2000
 

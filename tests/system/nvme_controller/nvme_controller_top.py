@@ -21,20 +21,22 @@ __all__ = ["NvmeControllerTop"]
 
 class NvmeControllerTop(LiteXModule):
     """Parameters: NvmeController's (n_io_queues, tag_width, max_transfer, lbads, mqes, dstrd,
-    max_burst, clk_freq_hz), bar0_size (power of two >= 0x2000), max_pending_requests (the
-    endpoint's outstanding reads: 2, 4 or 8), with_buf_mem (True: a RAM of
-    2 * 2**tag_width buffers of max_transfer bytes, 64-bit words, one cycle read latency)."""
+    max_burst, clk_freq_hz, with_msix: then the PHY has the MSI-X Message Control inputs too),
+    bar0_size (power of two >= 0x2000), max_pending_requests (the endpoint's outstanding
+    reads: 2, 4 or 8), with_buf_mem (True: a RAM of 2 * 2**tag_width buffers of max_transfer
+    bytes, 64-bit words, one cycle read latency)."""
     def __init__(self, n_io_queues=8, tag_width=6, max_transfer=131072, lbads=9, mqes=4095,
                  dstrd=0, max_burst=4, clk_freq_hz=250e6, bar0_size=0x4000,
-                 max_pending_requests=8, with_buf_mem=True):
-        self.phy      = phy = PCIeSimPHY(data_width=64, bar0_size=bar0_size)
+                 max_pending_requests=8, with_buf_mem=True, with_msix=False):
+        self.phy      = phy = PCIeSimPHY(data_width=64, bar0_size=bar0_size, with_msix=with_msix)
         self.endpoint = endpoint = LitePCIeEndpoint(
             phy, endianness=phy.endianness, address_width=64,
             max_pending_requests=max_pending_requests)
         self.pcie_fixes = LitePCIeFixes(endpoint)   # right after the endpoint
         self.ctrl = ctrl = NvmeController(
             endpoint, n_io_queues=n_io_queues, tag_width=tag_width, max_transfer=max_transfer,
-            lbads=lbads, mqes=mqes, dstrd=dstrd, max_burst=max_burst, clk_freq_hz=clk_freq_hz)
+            lbads=lbads, mqes=mqes, dstrd=dstrd, max_burst=max_burst, clk_freq_hz=clk_freq_hz,
+            with_msix=with_msix)
         self.with_buf_mem = with_buf_mem
         if with_buf_mem:
             mem = Memory(64, 2**ctrl.dma.addr_width, name="buf_mem")

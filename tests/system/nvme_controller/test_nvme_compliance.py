@@ -54,8 +54,8 @@ FUA = 1 << 14              # back-end request flags: CDW12 bit 30
 class TB(PcieSystemTB):
     """Clock, reset, root complex (PcieSystemTB); the RAM back end and the firmware model on
     the controller's ports; the host driver model after `start()`."""
-    def __init__(self, dut, fw_kw=None, be_kw=None, cmd_timeout_us=500):
-        super().__init__(dut)
+    def __init__(self, dut, fw_kw=None, be_kw=None, cmd_timeout_us=500, bridge_kw=None):
+        super().__init__(dut, **(bridge_kw or {}))
         self.cmd_timeout_us = cmd_timeout_us
         self.p = {"mqes": 4095, "dstrd": 0, "lbads": 9, "clk_freq_hz": 250e6, **DEFAULTS,
                   **core_params()}
@@ -129,11 +129,11 @@ class TB(PcieSystemTB):
                    f"{len(self.fw.xfer_src.queue)}, held {held}, served last {served}")
         probes = []
         for name in ["convert_nvmeprpwalk_state", "convert_nvmecqpost_state",
-                     "module_io_fwx_busy", "module_io_used", "module_io_walk_fifo_level",
-                     "module_dma_r_busy", "module_dma_r_left", "module_dma_w_busy",
-                     "module_dma_w_left", "module_dma_rd_seg_level0", "module_dma_wr_seg_level0",
-                     "module_dma_cfifo_level0", "module_dma_wfifo_level0", "module_dma_br_busy",
-                     "module_dma_info_level0", "module_walk_buf"]:
+                     "ctrl_io_fwx_busy", "ctrl_io_used", "ctrl_io_walk_fifo_level",
+                     "ctrl_dma_r_busy", "ctrl_dma_r_left", "ctrl_dma_w_busy",
+                     "ctrl_dma_w_left", "ctrl_dma_rd_seg_level0", "ctrl_dma_wr_seg_level0",
+                     "ctrl_dma_cfifo_level0", "ctrl_dma_wfifo_level0", "ctrl_dma_br_busy",
+                     "ctrl_dma_info_level0", "ctrl_walk_buf"]:
             try:
                 probes.append(f"{name}={int(getattr(self.dut, name).value):x}")
             except Exception:
