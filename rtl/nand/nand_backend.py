@@ -22,6 +22,8 @@ from .nand_die_scheduler import (
     rdata_layout,
     wreq_layout,
 )
+from .onfi_nvddr2_engine import nvddr2_timing_layout
+from .onfi_phy_if import OnfiPhySignature
 from .onfi_sdr_engine import timing_layout
 
 __all__ = ["NandBackend", "channel_signature"]
@@ -29,17 +31,21 @@ __all__ = ["NandBackend", "channel_signature"]
 PIN_MEMBERS = ("dq_o", "dq_oe", "dq_i", "ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n")
 
 
-def channel_signature(n_ways, max_len):
-    """The ports of one channel: its data streams and its ONFI pins (towards the PHY)."""
+def channel_signature(n_ways, max_len, with_nvddr2=False):
+    """The ports of one channel: its data streams and its ONFI pins (towards the PHY), or with
+    NV-DDR2 the engine side of its PHY (`phy`, OnfiPhySignature)."""
     all_ones = (1 << n_ways) - 1
-    return wiring.Signature({
-        "m_wreq": Out(stream.Signature(wreq_layout(max_len))),
-        "s_wdata": In(stream.Signature(unsigned(8))),
-        "m_rdata": Out(stream.Signature(rdata_layout)),
+    bus = ({"phy": Out(OnfiPhySignature(n_ways))} if with_nvddr2 else {
         "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
         "ce_n": Out(n_ways, init=all_ones), "cle": Out(1), "ale": Out(1),
         "we_n": Out(1, init=1), "re_n": Out(1, init=1), "wp_n": Out(1, init=0),
         "rb_n": In(n_ways, init=all_ones),
+    })
+    return wiring.Signature({
+        "m_wreq": Out(stream.Signature(wreq_layout(max_len))),
+        "s_wdata": In(stream.Signature(unsigned(8))),
+        "m_rdata": Out(stream.Signature(rdata_layout)),
+        **bus,
     })
 
 
@@ -51,8 +57,10 @@ class NandBackend(wiring.Component):
     n_channels : int, 1..32 (default 18)
     n_ways : int, 1..8 (default 4)
         Dies (chip enables) per channel.
-    queue_depth, max_planes, max_len, row_cycles, col_cycles, timer_width :
-        Passed to every NandDieScheduler (see there).
+    queue_depth, max_planes, max_len, row_cycles, col_cycles, timer_width, with_nvddr2 :
+        Passed to every NandDieScheduler (see there). with_nvddr2: every channel also has
+        the NV-DDR2 engine, its PHY interface is the port instead of the pins, and
+        `nvddr2_timing` / `nvddr2` (all channels: one NAND part) are inputs.
 
     Ports
     -----
@@ -60,12 +68,13 @@ class NandBackend(wiring.Component):
         refused with an error completion
     m_cpl : stream of FlashCompletion, out; all channels, round robin
     ch[i] : channel_signature(n_ways, max_len) for channel i: m_wreq, s_wdata, m_rdata, pins
-    geometry, timing, write_protect : run-time configuration, shared
+    geometry, timing, write_protect (with_nvddr2: nvddr2_timing, nvddr2) : run-time
+        configuration, shared
     busy : out; some op is queued or running
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
-                 row_cycles=3, col_cycles=2, timer_width=8):
+                 row_cycles=3, col_cycles=2, timer_width=8, with_nvddr2=False):
         if (isinstance(n_channels, bool) or not isinstance(n_channels, int)
                 or not 1 <= n_channels <= 32):
             self._MustUse__silence = True
@@ -76,7 +85,7 @@ class NandBackend(wiring.Component):
         # the schedulers check the rest (and name the parameter)
         self.sched_params = dict(n_ways=n_ways, queue_depth=queue_depth, max_planes=max_planes,
                                  max_len=max_len, row_cycles=row_cycles, col_cycles=col_cycles,
-                                 timer_width=timer_width)
+                                 timer_width=timer_width, with_nvddr2=with_nvddr2)
         try:
             NandDieScheduler(**self.sched_params)._MustUse__silence = True
         except ValueError as e:
@@ -85,12 +94,16 @@ class NandBackend(wiring.Component):
         self.n_ways = n_ways
         self.max_len = max_len
         self.timer_width = timer_width
+        self.with_nvddr2 = with_nvddr2
+        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1)}
+                  if with_nvddr2 else {})
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, self.channel_bits))),
             "m_cpl": Out(stream.Signature(FlashCompletion)),
-            "ch": Out(channel_signature(n_ways, max_len)).array(n_channels),
+            "ch": Out(channel_signature(n_ways, max_len, with_nvddr2)).array(n_channels),
             "geometry": In(geometry_layout),
             "timing": In(timing_layout(timer_width)),
+            **nvddr2,
             "write_protect": In(1),
             "busy": Out(1),
         })
@@ -109,6 +122,10 @@ class NandBackend(wiring.Component):
             wiring.connect(m, wiring.flipped(port.m_wreq), s.m_wreq)
             wiring.connect(m, wiring.flipped(port.s_wdata), s.s_wdata)
             wiring.connect(m, wiring.flipped(port.m_rdata), s.m_rdata)
+            if self.with_nvddr2:
+                m.d.comb += [s.nvddr2_timing.eq(self.nvddr2_timing), s.nvddr2.eq(self.nvddr2)]
+                wiring.connect(m, wiring.flipped(port.phy), s.phy)
+                continue
             for name in PIN_MEMBERS:
                 if name in ("dq_i", "rb_n"):
                     m.d.comb += getattr(s, name).eq(getattr(port, name))

@@ -14,8 +14,7 @@ from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
 from .nand_common import bad_int
-from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel
-from .onfi_sdr_engine import channel_members
+from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel, bus_members
 
 __all__ = ["NandDieScheduler", "FlashOp", "flash_op_layout", "FlashCompletion",
            "geometry_layout", "wreq_layout", "rdata_layout", "TAG_BITS", "BUFFER_BITS",
@@ -113,7 +112,7 @@ class NandDieScheduler(wiring.Component):
         Ops each die's queue holds.
     max_planes : int, 1..4 (default 2)
         Planes a multi-plane op may name (width of the used plane mask).
-    max_len, row_cycles, col_cycles, timer_width :
+    max_len, row_cycles, col_cycles, timer_width, with_nvddr2 :
         Passed to OnfiChannel (see there).
 
     Ports
@@ -124,12 +123,13 @@ class NandDieScheduler(wiring.Component):
     s_wdata : stream of unsigned(8), in; program data and feature bytes, as announced
     m_rdata : stream of rdata_layout, out
     geometry : geometry_layout, in (run time)
-    timing, write_protect and the ONFI pins : as OnfiChannel
+    timing, write_protect and the ONFI pins : as OnfiChannel (with_nvddr2: also
+        nvddr2_timing, nvddr2, and `phy` instead of the pins)
     busy : out; an op is queued or running (for a measurement harness)
     """
 
     def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
-                 col_cycles=2, timer_width=8):
+                 col_cycles=2, timer_width=8, with_nvddr2=False):
         error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("queue_depth", queue_depth, 1, 16) or
                  bad_int("max_planes", max_planes, 1, MAX_PLANES) or
                  bad_int("max_len", max_len, 1, 1 << 16) or
@@ -139,6 +139,11 @@ class NandDieScheduler(wiring.Component):
         if error:
             self._MustUse__silence = True
             raise ValueError(f"NandDieScheduler: {error}")
+        if not isinstance(with_nvddr2, bool):
+            self._MustUse__silence = True
+            raise ValueError(f"NandDieScheduler: with_nvddr2 must be a bool, got "
+                             f"{with_nvddr2!r}")
+        self.with_nvddr2 = with_nvddr2
         self.n_ways = n_ways
         self.queue_depth = queue_depth
         self.max_planes = max_planes
@@ -156,8 +161,8 @@ class NandDieScheduler(wiring.Component):
             # run-time geometry, status
             "geometry": In(geometry_layout),
             "busy": Out(1),
-            # timing registers and ONFI pins (the channel's)
-            **channel_members(n_ways, timer_width),
+            # timing registers and ONFI pins or PHY interface (the channel's)
+            **bus_members(n_ways, timer_width, with_nvddr2),
         })
 
     def elaborate(self, platform):
@@ -166,9 +171,11 @@ class NandDieScheduler(wiring.Component):
         layout = flash_op_layout(self.max_len)
         chan = m.submodules.channel = OnfiChannel(
             n_ways=n, row_cycles=self.row_cycles, col_cycles=self.col_cycles,
-            max_len=self.max_len, timer_width=self.timer_width)
-        for name in channel_members(n, self.timer_width):
-            if name in ("timing", "write_protect", "dq_i", "rb_n"):
+            max_len=self.max_len, timer_width=self.timer_width, with_nvddr2=self.with_nvddr2)
+        for name, member in bus_members(n, self.timer_width, self.with_nvddr2).items():
+            if member.is_signature:                 # the PHY interface
+                wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(chan, name))
+            elif member.flow == In:
                 m.d.comb += getattr(chan, name).eq(getattr(self, name))
             else:
                 m.d.comb += getattr(self, name).eq(getattr(chan, name))

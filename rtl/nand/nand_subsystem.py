@@ -12,6 +12,8 @@ from amaranth.lib.wiring import In, Out
 from .nand_backend import NandBackend
 from .nand_buffer_dma import NandBufferDma, mem_wr_layout
 from .nand_die_scheduler import FlashCompletion, flash_op_layout, geometry_layout
+from .onfi_nvddr2_engine import nvddr2_timing_layout
+from .onfi_phy_if import OnfiPhySignature
 from .onfi_sdr_engine import timing_layout
 
 __all__ = ["NandSubsystem", "pins_signature", "PINS"]
@@ -34,34 +36,43 @@ class NandSubsystem(wiring.Component):
     """nand_backend + nand_buffer_dma.
 
     Parameters: NandBackend's (n_channels, n_ways, queue_depth, max_planes, max_len,
-    row_cycles, col_cycles, timer_width) and NandBufferDma's addr_width and words; each
-    checked there, with the parameter named.
+    row_cycles, col_cycles, timer_width, with_nvddr2) and NandBufferDma's addr_width and
+    words; each checked there, with the parameter named. with_nvddr2: `ch[i]` is the engine
+    side of channel i's PHY (OnfiPhySignature, for a board's ONFI PHY) instead of its pins,
+    and `nvddr2_timing` / `nvddr2` are inputs.
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
-                 row_cycles=3, col_cycles=2, timer_width=8, addr_width=21, words=4):
+                 row_cycles=3, col_cycles=2, timer_width=8, addr_width=21, words=4,
+                 with_nvddr2=False):
         self.backend_params = dict(n_channels=n_channels, n_ways=n_ways,
                                    queue_depth=queue_depth, max_planes=max_planes,
                                    max_len=max_len, row_cycles=row_cycles,
-                                   col_cycles=col_cycles, timer_width=timer_width)
+                                   col_cycles=col_cycles, timer_width=timer_width,
+                                   with_nvddr2=with_nvddr2)
         self.dma_params = dict(n_channels=n_channels, max_len=max_len, addr_width=addr_width,
                                words=words)
         be = NandBackend(**self.backend_params)
         be._MustUse__silence = True
         NandBufferDma(**self.dma_params)._MustUse__silence = True
         self.n_channels = n_channels
+        self.with_nvddr2 = with_nvddr2
+        bus = (OnfiPhySignature(n_ways) if with_nvddr2 else pins_signature(n_ways))
+        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1)}
+                  if with_nvddr2 else {})
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, be.channel_bits))),
             "m_cpl": Out(stream.Signature(FlashCompletion)),
             "geometry": In(geometry_layout),
             "timing": In(timing_layout(timer_width)),
+            **nvddr2,
             "write_protect": In(1),
             "plane_slots": In(8),
             "busy": Out(1),
             "m_rd": Out(stream.Signature(addr_width)),
             "s_rdd": In(stream.Signature(64)),
             "m_wr": Out(stream.Signature(mem_wr_layout(addr_width))),
-            "ch": Out(pins_signature(n_ways)).array(n_channels),
+            "ch": Out(bus).array(n_channels),
         })
 
     def elaborate(self, platform):
@@ -76,11 +87,16 @@ class NandSubsystem(wiring.Component):
         m.d.comb += [be.geometry.eq(self.geometry), be.timing.eq(self.timing),
                      be.write_protect.eq(self.write_protect), self.busy.eq(be.busy),
                      dma.plane_slots.eq(self.plane_slots)]
+        if self.with_nvddr2:
+            m.d.comb += [be.nvddr2_timing.eq(self.nvddr2_timing), be.nvddr2.eq(self.nvddr2)]
         for i in range(self.n_channels):
             port, mover = be.ch[i], dma.ch[i]
             wiring.connect(m, port.m_wreq, mover.s_wreq)
             wiring.connect(m, mover.m_wdata, port.s_wdata)
             wiring.connect(m, port.m_rdata, mover.s_rdata)
+            if self.with_nvddr2:
+                wiring.connect(m, wiring.flipped(self.ch[i]), port.phy)
+                continue
             for name in PINS:
                 if name in ("dq_i", "rb_n"):
                     m.d.comb += getattr(port, name).eq(getattr(self.ch[i], name))

@@ -23,8 +23,8 @@ from .onfi_nvddr2_engine import OnfiNvddr2Engine, nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature, connect_sdr_engine
 from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
 
-__all__ = ["OnfiChannel", "ChannelOp", "Completion", "op_layout", "ROW_BITS", "COLUMN_BITS",
-           "FEATURE_BYTES"]
+__all__ = ["OnfiChannel", "bus_members", "ChannelOp", "Completion", "op_layout", "ROW_BITS",
+           "COLUMN_BITS", "FEATURE_BYTES"]
 
 ROW_BITS = 24           # page | block | LUN, as the part packs them
 COLUMN_BITS = 16
@@ -79,6 +79,21 @@ class Completion(data.Struct):
     #                         length > max_len (its s_wdata bytes are consumed and dropped)
 
 
+def bus_members(n_ways, timer_width, with_nvddr2=False):
+    """The channel's configuration and bus members, as every core above it (die scheduler,
+    back end) passes them through: SDR only, the engine's pins (`channel_members`); with
+    NV-DDR2, the SDR and NV-DDR2 timing, the engine choice `nvddr2` and the PHY interface."""
+    if not with_nvddr2:
+        return channel_members(n_ways, timer_width)
+    return {
+        "timing": In(channel_members(n_ways, timer_width)["timing"].shape),
+        "nvddr2_timing": In(nvddr2_timing_layout(timer_width)),
+        "nvddr2": In(1),
+        "write_protect": In(1),
+        "phy": Out(OnfiPhySignature(n_ways)),
+    }
+
+
 class OnfiChannel(wiring.Component):
     """ONFI channel controller: op sequencer on an asynchronous SDR bus-cycle engine.
 
@@ -130,16 +145,7 @@ class OnfiChannel(wiring.Component):
         self.max_len = max_len
         self.timer_width = timer_width
         self.with_nvddr2 = with_nvddr2
-        if with_nvddr2:
-            bus = {
-                "timing": In(channel_members(n_ways, timer_width)["timing"].shape),
-                "nvddr2_timing": In(nvddr2_timing_layout(timer_width)),
-                "nvddr2": In(1),
-                "write_protect": In(1),
-                "phy": Out(OnfiPhySignature(n_ways)),
-            }
-        else:
-            bus = channel_members(n_ways, timer_width)
+        bus = bus_members(n_ways, timer_width, with_nvddr2)
         super().__init__({
             # ops, data and completions
             "s_op": In(stream.Signature(op_layout(max_len))),

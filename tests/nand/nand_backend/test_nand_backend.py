@@ -35,12 +35,14 @@ from rtl.nand.nand_die_scheduler import (
     rdata_layout,
     wreq_layout,
 )
+from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
+from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
 from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
 from sim.nand.python.onfi_param_page import parse_parameter_page
-from sim.nand.python.onfi_timing import engine_registers
+from sim.nand.python.onfi_timing import engine_registers, nvddr2_engine_registers
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ
@@ -67,6 +69,14 @@ class TB:
     def __init__(self, dut, salt=0, idle=0.0, pause=0.0, mode=5):
         self.dut = dut
         self.p = core_params()
+        # The NV-DDR2 top (nand_backend_phy_top: a PHY on every channel) runs the same tests
+        # in NV-DDR2 timing mode NAND_BACKEND_NVDDR2_MODE after the SDR mode 0 bring-up.
+        self.nvddr2 = hasattr(dut, "nvddr2")
+        if self.nvddr2:
+            mode = int(os.environ.get("NAND_BACKEND_NVDDR2_MODE", "4"))
+            dut.nvddr2.value = 0
+            dut.nvddr2_timing.value = struct_bits(nvddr2_timing_layout(8),
+                                                  **nvddr2_engine_registers(mode, CLK_MHZ, 8))
         self.n_ch, self.n_ways = self.p["n_channels"], self.p["n_ways"]
         self.max_len = self.p["max_len"]
         self.ch_bits = max(1, (self.n_ch - 1).bit_length())
@@ -104,8 +114,10 @@ class TB:
         self.done_ev = Event()
 
     def set_timing(self, mode):
-        self.dut.timing.value = struct_bits(timing_layout(8),
-                                            **engine_registers(mode, CLK_MHZ, 8))
+        # Behind a PHY the SDR engine samples DQ its latencies later (connect_sdr_engine).
+        margin = 1 + (PHY_OUT_LATENCY + PHY_IN_LATENCY) * PERIOD_NS if self.nvddr2 else 1
+        self.dut.timing.value = struct_bits(timing_layout(8), **engine_registers(
+            0 if self.nvddr2 else mode, CLK_MHZ, 8, sample_margin_ns=margin))
 
     async def reset(self):
         dut = self.dut
@@ -131,11 +143,18 @@ class TB:
             cpl = await self.run(OP.RESET, c, w)
             assert not cpl["error"], cpl
         for (c, w) in self.targets:
+            # Timing mode: bits 3:0; data interface bits 5:4 (10b: NV-DDR2).
+            value = 0x20 | self.mode if self.nvddr2 else self.mode
             cpl = await self.run(OP.SET_FEATURES, c, w, column=0x01,
-                                 data=[bytes([self.mode, 0, 0, 0])])
+                                 data=[bytes([value, 0, 0, 0])])
             assert not cpl["error"], cpl
         await ClockCycles(dut.clk, 2)
-        self.set_timing(self.mode)
+        if self.nvddr2:
+            for t in self.targets.values():
+                assert (t.iface, t.mode) == ("nvddr2", self.mode), (t.name, t.iface, t.mode)
+            dut.nvddr2.value = 1            # every channel idle: switch engines
+        else:
+            self.set_timing(self.mode)
         # Geometry discovery: the parameter page (3 copies) of one die sets the row packing.
         tag = self.submit(OP.READ_PARAM, 0, 0, length=768)
         assert not (await self.result(tag))["error"]
@@ -450,6 +469,17 @@ def test_nand_backend_params():
 @pytest.mark.smoke
 def test_nand_backend():
     run(core(), __file__, extra_env={"NAND_BACKEND_OPS": "30"})
+
+
+def phy_core(**params):
+    return AmaranthCore("tests.nand.nand_backend.nand_backend_phy_top:NandBackendPhyTop",
+                        toplevel="nand_backend_phy_top", params={**PARAMS, **params})
+
+
+@pytest.mark.smoke
+def test_nand_backend_nvddr2():
+    """The back end built with_nvddr2, a PHY per channel, the same tests in NV-DDR2 mode 4."""
+    run(phy_core(), __file__, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
 @pytest.mark.full
