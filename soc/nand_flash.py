@@ -5,7 +5,9 @@ The Amaranth core is elaborated to Verilog (module `nand_subsystem`, written to 
 directory and added to the platform's sources) and instantiated here. Its packed struct
 ports become LiteX stream endpoints whose field order follows the Amaranth layouts' offsets,
 so the firmware's CSRs (soc/fw_ports) see named fields. The ONFI pins of every channel are
-plain signals (`pins[c][name]`) for the top level, where the die models attach.
+plain signals (`pins[c][name]`) for the top level, where the die models attach; built
+`with_nvddr2`, `pins[c]` are the members of the channel's PHY interface instead
+(OnfiPhySignature: two-phase outputs and DQS-captured bytes), for a board's ONFI PHY.
 """
 
 from pathlib import Path
@@ -17,7 +19,9 @@ from litex.soc.interconnect import stream
 from migen import Cat, Instance, Signal
 
 from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout
-from rtl.nand.nand_subsystem import PINS, NandSubsystem, pins_signature
+from rtl.nand.nand_subsystem import NandSubsystem, pins_signature
+from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
+from rtl.nand.onfi_phy_if import OnfiPhySignature
 from rtl.nand.onfi_sdr_engine import timing_layout
 
 __all__ = ["NandFlash", "struct_fields"]
@@ -35,12 +39,13 @@ class NandFlash(LiteXModule):
     """Parameters: platform (gets the Verilog source), build_dir (where nand_subsystem.v is
     written), memory (BufferMemory: one reader and one writer are added), and NandSubsystem's
     parameters (n_channels, n_ways, queue_depth, max_planes, max_len, row_cycles,
-    col_cycles, timer_width); the word address width comes from the memory."""
+    col_cycles, timer_width, with_nvddr2); the word address width comes from the memory."""
 
     def __init__(self, platform, build_dir, memory, **params):
         from amaranth.back import verilog
         core = NandSubsystem(addr_width=memory.addr_width, **params)
         self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
+        self.with_nvddr2 = core.with_nvddr2
         text = verilog.convert(core, name="nand_subsystem", emit_src=False,
                                strip_internal_attrs=True)
         path = Path(build_dir) / "nand_subsystem.v"
@@ -60,6 +65,11 @@ class NandFlash(LiteXModule):
         self.timing = {name: Signal(width, name=f"nand_t_{name}")
                        for name, width in self.timing_fields}
         self.write_protect = Signal()
+        if self.with_nvddr2:
+            self.nvddr2_fields = struct_fields(nvddr2_timing_layout(params.get("timer_width", 8)))
+            self.nvddr2_timing = {name: Signal(width, name=f"nand_nvddr2_t_{name}")
+                                  for name, width in self.nvddr2_fields}
+            self.nvddr2 = Signal()
         self.plane_slots = Signal(8)
         self.busy = Signal()
 
@@ -81,12 +91,14 @@ class NandFlash(LiteXModule):
             o_m_wr__valid=wr.valid, i_m_wr__ready=wr.ready,
             o_m_wr__payload=Cat(wr.addr, wr.data, wr.strb),
         )
+        if self.with_nvddr2:
+            conns.update(i_nvddr2=self.nvddr2, i_nvddr2_timing=Cat(
+                *[self.nvddr2_timing[n] for n, _ in self.nvddr2_fields]))
         self.pins = []
-        sig = pins_signature(self.n_ways)
+        sig = OnfiPhySignature(self.n_ways) if self.with_nvddr2 else pins_signature(self.n_ways)
         for c in range(core.n_channels):
             pins = {}
-            for name in PINS:
-                member = sig.members[name]
+            for name, member in sig.members.items():
                 width = Shape.cast(member.shape).width
                 s = Signal(width, name=f"nand_ch{c}_{name}")
                 pins[name] = s

@@ -4,7 +4,9 @@
 The persona gives channels, ways, the part (geometry, array times), host queues, MDTS and LBA
 size (sw/ssdlab/persona.py, `rtl_params`). Two things the RTL cannot take as they are:
 
-- NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported);
+- NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported),
+  unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY), where that SDR mode
+  is the bring-up's and the firmware then switches to the persona's NV-DDR2 mode;
 - a persona mixing part types (intel-750-400g: 128 and 64 Gbit dies) gets its first group's
   part on every die, since the flash back end shares one geometry and timing register set
   (reported).
@@ -20,10 +22,11 @@ __all__ = ["soc_config"]
 
 
 def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
-               sys_clk_freq=125e6):
+               sys_clk_freq=125e6, nvddr2=False):
     """SocConfig for persona (name or path; None: "default"), with `params` (a dict of
-    SocConfig fields) applied last. Returns the config; its `notes` say what differs from
-    the persona."""
+    SocConfig fields) applied last. nvddr2: the build can run NV-DDR2 (a board's ONFI PHY),
+    so an NV-DDR2 persona gets its mode as `nvddr2_mode`. Returns the config; its `notes`
+    say what differs from the persona."""
     from sw.ssdlab.persona import load_persona
     p = load_persona(persona or "default")
     notes = []
@@ -59,5 +62,11 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
         op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles,
         scale_note=p.scale_note or "full size", notes=notes)
+    onfi = c.onfi
+    if nvddr2 and onfi is not None and onfi.interface == "nv-ddr2":
+        fields["nvddr2_mode"] = onfi.mode
+        notes.append(f"NV-DDR2 mode {onfi.mode} after bring-up in SDR mode {mode} (the "
+                     f"engine at {sys_clk_freq / 1e6:.0f} MHz: at most "
+                     f"{2 * sys_clk_freq / 1e6:.0f} MT/s)")
     fields.update(params or {})
     return SocConfig(**fields)

@@ -26,7 +26,7 @@ from migen.genlib.io import CRG
 
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
 from rtl.nvme.nvme_controller import NvmeController
-from sim.nand.python.onfi_timing import engine_registers
+from sim.nand.python.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 from sim.pcie.pcie_sim_phy import PCIeSimPHY
 from soc.buffer_copy import BufferCopy
 from soc.buffer_memory import BufferMemory
@@ -49,6 +49,9 @@ NVME_PCIE = dict(class_code=0x010802, bar0_size=0x4000, vendor_id=0x1D1D, device
                  msi_vectors=32)
 
 
+NVDDR2_NONE = 0xFF     # SsdlabIdent nvddr2_mode of an SDR-only build
+
+
 def git_hash():
     try:
         out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -66,7 +69,10 @@ class SocConfig:
     onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64), tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
     sys_clk_freq (Hz); persona: name; main_ram_size: the firmware's data RAM; nand_model:
-    "die" (the ONFI pins leave the SoC) or "emulator" (nand_emulator on DRAM inside it).
+    "die" (the ONFI pins leave the SoC) or "emulator" (nand_emulator on DRAM inside it);
+    nvddr2_mode: None (SDR only), or the NV-DDR2 timing mode the firmware switches the bus
+    to after the SDR bring-up (a board with an ONFI PHY: the channels are built with the
+    NV-DDR2 engine and the pins are each channel's PHY interface).
     """
 
     def __init__(self, **kw):
@@ -100,10 +106,17 @@ class SocConfig:
         # "die": the pins go out to NAND dies (the simulation's die models, a card's
         # daughter card); "emulator": nand_emulator on DRAM inside the SoC (soc/nand_emulation)
         self.nand_model = kw.pop("nand_model", "die")
+        self.nvddr2_mode = kw.pop("nvddr2_mode", None)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
         if self.nand_model not in ("die", "emulator"):
             raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
+        if self.nvddr2_mode is not None and self.nvddr2_mode not in NVDDR2_MODES:
+            raise ValueError(f"SocConfig: nvddr2_mode={self.nvddr2_mode!r}: None or one of "
+                             f"{sorted(NVDDR2_MODES)}")
+        if self.nvddr2_mode is not None and self.nand_model != "die":
+            raise ValueError("SocConfig: nvddr2_mode needs nand_model='die' (the emulator "
+                             "speaks SDR)")
         handles = 2 * (1 << self.tag_width) * self.max_transfer
         if handles >= self.buf_size:
             raise ValueError(f"SocConfig: buf_size={self.buf_size} leaves no firmware slots "
@@ -127,6 +140,8 @@ class SsdlabIdent(LiteXModule):
                   ("pages_per_block", cfg.pages_per_block),
                   ("blocks_per_plane", cfg.blocks_per_plane), ("planes", cfg.planes),
                   ("onfi_mode", cfg.onfi_mode),
+                  # the NV-DDR2 mode to switch to after bring-up, NVDDR2_NONE if SDR only
+                  ("nvddr2_mode", NVDDR2_NONE if cfg.nvddr2_mode is None else cfg.nvddr2_mode),
                   # the FTL's over-provisioning (per mille of raw) and the part's P/E budget
                   ("op_permille", round(cfg.op_pct * 10)), ("pe_cycles", cfg.pe_cycles)]
         name = cfg.persona.encode()[:31].ljust(32, b"\0")
@@ -262,6 +277,13 @@ class FirmwarePorts(LiteXModule):
         for name, sig in flash.timing.items():
             self.comb += If(self._timing_fast.storage, sig.eq(fast[name])).Else(
                 sig.eq(slow[name]))
+        if flash.with_nvddr2:
+            # The engine choice (switched by the firmware while the flash is idle, after the
+            # dies took SET FEATURES) and the NV-DDR2 mode's timing at this clock.
+            self._nvddr2 = CSRStorage(1, description="1: the channels' NV-DDR2 engines")
+            regs = nvddr2_engine_registers(cfg.nvddr2_mode, clk_mhz, 8)
+            self.comb += [flash.nvddr2.eq(self._nvddr2.storage)]
+            self.comb += [sig.eq(regs[name]) for name, sig in flash.nvddr2_timing.items()]
 
     def c_header(self):
         return c_header("fw", self.ports)
@@ -328,7 +350,8 @@ class SsdlabSoC(SoCCore):
         self.flash = flash = NandFlash(platform, build_dir, mem, n_channels=cfg.n_channels,
                                        n_ways=cfg.n_ways, max_planes=cfg.planes,
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
-                                       row_cycles=cfg.row_cycles)
+                                       row_cycles=cfg.row_cycles,
+                                       with_nvddr2=cfg.nvddr2_mode is not None)
 
         if cfg.nand_model == "emulator":
             from soc.nand_emulation import NandEmulation

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from litex.build.generic_platform import IOStandard, Pins, Subsignal
 from litex.gen import LiteXModule
 from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL, USMMCM, USPIDELAYCTRL, USPMMCM
-from litex.soc.interconnect.csr import CSRStatus
+from litex.soc.interconnect.csr import CSRStatus, CSRStorage
 from migen import ClockDomain, Instance, Signal
 
 from rtl.nvme.nvme_msix import PBA_OFFSET as MSIX_PBA_OFFSET
@@ -276,6 +276,19 @@ class _MsiProxy:
 
 # ONFI pins ----------------------------------------------------------------------------------
 
+class OnfiDqsDelay(LiteXModule):
+    """The DQS input delay of every channel's ONFI PHY (NV-DDR2 read capture), for the
+    firmware: `delay` (taps of the family's IDELAY) is loaded into all PHYs when `delay` is
+    written. Until then the PHYs keep their build-time tap (`dqs_delay_taps`)."""
+
+    def __init__(self, tap_bits):
+        self._delay = CSRStorage(tap_bits, description="DQS IDELAY tap; a write loads it")
+        self.delay = self._delay.storage
+        self.load = Signal()
+        self.sync += self.load.eq(self._delay.re)      # after storage has taken the value
+
+
+
 def onfi_extension(board, n_channels, n_ways):
     """litex IO records nand_onfi:<c> on the connector pins, allocated channel by channel."""
     pins = board.onfi_pins()
@@ -414,12 +427,15 @@ class BoardSoC(SsdlabSoC):
                 self.comb += [pins["dq_i"].eq(0xFF), pins["rb_n"].eq(-1)]
             return
         platform.add_extension(onfi_extension(board, cfg.n_channels, cfg.n_ways))
+        if flash.with_nvddr2:
+            from soc.targets.onfi_board_phy import PHYS
+            self.onfi_dqs = OnfiDqsDelay(PHYS[board.onfi][1].TAP_BITS)
         if board.onfi != "generic":
             from soc.targets.onfi_board_phy import LATENCY, verilog
             assert LATENCY == latency
             path = Path(build_dir) / "onfi_board_phy.v"
             path.parent.mkdir(parents=True, exist_ok=True)
-            text = verilog(cfg.n_ways, board.onfi)
+            text = verilog(cfg.n_ways, board.onfi, nvddr2=flash.with_nvddr2)
             if not path.exists() or path.read_text() != text:
                 path.write_text(text)
             platform.add_source(str(path))
@@ -428,8 +444,11 @@ class BoardSoC(SsdlabSoC):
             if board.onfi == "generic":
                 setattr(self, f"onfi_pads{c}", GenericOnfiPads(pins, pads))
                 continue
-            conns = {f"{'o' if n in ('dq_i', 'rb_n') else 'i'}_ch__{n}": s
-                     for n, s in pins.items()}
+            # The channel's outputs are the PHY module's inputs.
+            ins = ("dq_i", "rb_n", "rx_valid", "rx_data")
+            conns = {f"{'o' if n in ins else 'i'}_ch__{n}": s for n, s in pins.items()}
+            if flash.with_nvddr2:
+                conns.update(i_dqs_delay=self.onfi_dqs.delay, i_dqs_delay_load=self.onfi_dqs.load)
             self.specials += Instance(
                 "onfi_board_phy", name=f"onfi_phy{c}", i_clk=self.crg.cd_sys.clk,
                 i_rst=self.crg.cd_sys.rst, io_dq=pads.dq, io_dqs=pads.dqs, o_re_n=pads.re_n,

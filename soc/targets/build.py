@@ -135,8 +135,9 @@ def board_config(b, persona=None):
         params.setdefault("n_ways", b.n_ways)
     clk = params.pop("sys_clk_freq", 125e6)
     ppb = params.pop("pages_per_block", None)
+    # A board with an ONFI PHY builds the NV-DDR2 engines for an NV-DDR2 persona.
     return soc_config(persona, params=dict(params, sys_clk_freq=clk), pages_per_block=ppb,
-                      sys_clk_freq=clk)
+                      sys_clk_freq=clk, nvddr2=b.onfi in ("xilinx7", "xilinxus", "xilinxusp"))
 
 
 def generate(name, out=None, persona=None, firmware=True, quiet=False,

@@ -48,7 +48,7 @@ def _counts(cells):
     }
 
 
-def synth_board(name, channels=None, ways=None, persona=None, yosys_opts=""):
+def synth_board(name, channels=None, ways=None, persona=None, yosys_opts="", flatten=True):
     """Generate and synthesise board `name`; returns the report (counts, capacity, config).
     yosys_opts: extra synth_xilinx options (e.g. "-nolutram": Yosys 0.70's xcu LUT RAM
     mapping stops with "invalid OPTION_ABITS/WIDTH combination" on this SoC)."""
@@ -94,9 +94,10 @@ def synth_board(name, channels=None, ways=None, persona=None, yosys_opts=""):
     sources.append("ip_blackboxes.v")
     for init in gw.glob("*.init"):
         shutil.copy(init, out / init.name)
-    r = run_yosys(out, sources, "ssdlab_soc", f"{b.family} {yosys_opts}".strip())
+    r = run_yosys(out, sources, "ssdlab_soc", f"{b.family} {yosys_opts}".strip(),
+                  flatten=flatten)
     report = dict(board=name, part=b.capacity["part"], family=b.family,
-                  yosys_opts=yosys_opts,
+                  yosys_opts=yosys_opts, flatten=flatten,
                   firmware=bool(firmware), **_counts(r["cells"]),
                   capacity={k: v for k, v in b.capacity.items() if k != "part"},
                   config={k: v for k, v in soc.cfg.as_dict().items() if k != "notes"},
@@ -129,11 +130,14 @@ def main(argv=None):
     ap.add_argument("--persona", default=None)
     ap.add_argument("--yosys-opts", default="", help='extra synth_xilinx options, e.g. '
                                                      '"-nolutram"')
+    ap.add_argument("--hierarchical", action="store_true",
+                    help="keep the module hierarchy (each module synthesised once, every "
+                         "instance counted): for arrays too big to flatten in YoWASP's 4 GiB")
     args = ap.parse_args(argv)
     reports = []
     for name in args.board or BOARDS:
         reports.append(synth_board(name, args.channels, args.ways, args.persona,
-                                   args.yosys_opts))
+                                   args.yosys_opts, flatten=not args.hierarchical))
         print(table(reports[-1:]).splitlines()[-1], flush=True)
     print(table(reports))
     return 0

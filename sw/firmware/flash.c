@@ -204,8 +204,39 @@ void flash_op_addr(struct hal_flash_op *op, uint32_t die)
     op->lun = 0;
 }
 
+/* SET FEATURES 01h (timing mode) on every die: P1 = mode | interface (bits 5:4, 10b NV-DDR2). */
+static void set_timing_mode(uint32_t p1)
+{
+    struct hal_flash_op ops[MAX_DIES];
+    struct hal_flash_cpl cpls[MAX_DIES];
+    uint32_t s = F.scratch;
+    buf_write32(slot_addr(s), p1);
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
+                                        .column = 0x01, .length = 4, .buffer = (uint16_t)s };
+        flash_op_addr(&ops[d], d);
+    }
+    flash_sync_batch(ops, cpls, F.n_dies);
+}
+
+/* READ PARAMETER PAGE of die `die` on the bus as it runs now: the "ONFI" signature? */
+static bool onfi_signature(uint32_t die)
+{
+    uint32_t s = F.scratch;
+    struct hal_flash_op op = { .op = FLASH_READ_PARAM, .plane_mask = 1, .length = 256,
+                               .buffer = (uint16_t)s };
+    flash_op_addr(&op, die);
+    buf_write32(slot_addr(s), 0);                       /* no stale signature */
+    struct hal_flash_cpl c = flash_sync(&op);
+    return !c.error && buf_read32(slot_addr(s)) == ('O' | 'N' << 8 | 'F' << 16 |
+                                                    (uint32_t)'I' << 24);
+}
+
 /* rtl/nand/README.md "Bring-up": mode 0, RESET every die, READ PARAMETER PAGE of one die
- * (signature "ONFI"), SET FEATURES 01h = timing mode on every die, then that mode. */
+ * (signature "ONFI"), SET FEATURES 01h = timing mode on every die, then that mode. A build
+ * with NV-DDR2 then sets every die to the NV-DDR2 mode, switches the channels' engines and
+ * reads every die's parameter page back; if one fails (read capture on a board), every die
+ * goes back to the SDR mode. */
 bool flash_bringup(void)
 {
     const struct hal_ident *id = &G.id;
@@ -220,31 +251,33 @@ bool flash_bringup(void)
     F.plane_bits = plb;
     hal_flash_write_protect(false);
     hal_flash_setup(0, pb, bb, plb, plane_slots);
-    struct hal_flash_op op, ops[MAX_DIES];
+    struct hal_flash_op ops[MAX_DIES];
     struct hal_flash_cpl cpls[MAX_DIES];
     for (uint32_t d = 0; d < F.n_dies; d++) {          /* every die at once: tRST overlaps */
         ops[d] = (struct hal_flash_op){ .op = FLASH_RESET, .plane_mask = 1 };
         flash_op_addr(&ops[d], d);
     }
     flash_sync_batch(ops, cpls, F.n_dies);
-    uint32_t s = F.scratch;
-    op = (struct hal_flash_op){ .op = FLASH_READ_PARAM, .plane_mask = 1, .length = 256,
-                                .buffer = (uint16_t)s };
-    flash_op_addr(&op, 0);
-    struct hal_flash_cpl c = flash_sync(&op);
-    uint32_t sig = buf_read32(slot_addr(s));
-    if (c.error || sig != ('O' | 'N' << 8 | 'F' << 16 | (uint32_t)'I' << 24)) {
+    if (!onfi_signature(0)) {
         fw_puts("flash: no ONFI parameter page\n");
         return false;
     }
     /* SET FEATURES takes P1..P4 from the buffer: P1 = timing mode. */
-    buf_write32(slot_addr(s), id->onfi_mode & 0xF);
-    for (uint32_t d = 0; d < F.n_dies; d++) {
-        ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
-                                        .column = 0x01, .length = 4, .buffer = (uint16_t)s };
-        flash_op_addr(&ops[d], d);
-    }
-    flash_sync_batch(ops, cpls, F.n_dies);
+    set_timing_mode(id->onfi_mode & 0xF);
     hal_flash_setup(id->onfi_mode, pb, bb, plb, plane_slots);
+    if (id->nvddr2_mode != NVDDR2_NONE) {
+        set_timing_mode(0x20 | (id->nvddr2_mode & 0xF));
+        hal_flash_nvddr2(true);
+        bool ok = true;
+        for (uint32_t d = 0; d < F.n_dies && ok; d++)
+            ok = onfi_signature(d);
+        if (!ok) {
+            fw_puts("flash: NV-DDR2 failed the parameter page check, back to SDR mode 0x");
+            fw_put_hex(id->onfi_mode);
+            fw_puts("\n");
+            set_timing_mode(id->onfi_mode & 0xF);       /* sent by the NV-DDR2 engine */
+            hal_flash_nvddr2(false);
+        }
+    }
     return true;
 }

@@ -40,6 +40,7 @@ struct hal_ident {
     /* the flash part of every die (the drive has one part type), as the persona gives it */
     uint32_t page_bytes, spare_bytes, pages_per_block, blocks_per_plane, planes;
     uint32_t onfi_mode;         /* SDR timing mode to run the bus at */
+    uint32_t nvddr2_mode;       /* NV-DDR2 mode to switch to after bring-up, or NVDDR2_NONE */
     /* the persona's over-provisioning (per mille of raw capacity) and the part's P/E cycles;
      * 0: the firmware's defaults (ftl_config) */
     uint32_t op_permille, pe_cycles;
@@ -179,5 +180,10 @@ bool hal_flash_pop(struct hal_flash_cpl *cpl);
 void hal_flash_setup(uint32_t mode, uint32_t page_bits, uint32_t block_bits,
                      uint32_t plane_bits, uint32_t plane_slots);
 void hal_flash_write_protect(bool on);
+/* The channels' NV-DDR2 engines (on) or SDR engines (off); only while no flash op is queued
+ * or running, after the dies were switched by SET FEATURES 01h. Builds without NV-DDR2
+ * (hal_ident.nvddr2_mode == NVDDR2_NONE) ignore it. */
+void hal_flash_nvddr2(bool on);
+#define NVDDR2_NONE 0xFFu
 
 #endif /* SSDLAB_FW_HAL_H */

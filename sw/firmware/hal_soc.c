@@ -95,6 +95,7 @@ void hal_ident(struct hal_ident *id)
     id->blocks_per_plane = ssdlab_ident_blocks_per_plane_read();
     id->planes = ssdlab_ident_planes_read();
     id->onfi_mode = ssdlab_ident_onfi_mode_read();
+    id->nvddr2_mode = ssdlab_ident_nvddr2_mode_read();
     id->op_permille = ssdlab_ident_op_permille_read();
     id->pe_cycles = ssdlab_ident_pe_cycles_read();
     for (unsigned i = 0; i < 8; i++) {
@@ -380,3 +381,12 @@ void hal_flash_setup(uint32_t mode, uint32_t page_bits, uint32_t block_bits,
 }
 
 void hal_flash_write_protect(bool on) { fw_write_protect_write(on); }
+
+void hal_flash_nvddr2(bool on)
+{
+#ifdef CSR_FW_NVDDR2_ADDR
+    fw_nvddr2_write(on);
+#else
+    (void)on;
+#endif
+}

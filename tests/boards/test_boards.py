@@ -304,3 +304,27 @@ def test_emulated_nand_must_fit_the_board_dram(tmp_path):
     big = replace(b, soc=dict(b.soc, pages_per_block=512))
     with pytest.raises(ValueError, match=r"needs \d+ MiB of DRAM, the DRAM holds 1024 MiB"):
         generate(big, tmp_path / "big", firmware=False, quiet=True)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", ["xilinx_ac701", "xilinx_kcu105"])
+def test_board_nvddr2(name, tmp_path):
+    """An NV-DDR2 persona on a board with an ONFI PHY: the channels carry both engines and
+    go to the PHY as its engine-side interface (both phases, DQS capture), the firmware
+    sees the mode to switch to and the engine and DQS-delay CSRs; the top lints clean. A
+    board without ONFI pads (the emulators speak SDR) keeps the SDR fallback."""
+    soc, out = generate(name, tmp_path / name, persona="crucial-m500-240", firmware=False,
+                        quiet=True)
+    assert soc.cfg.nvddr2_mode == 6 and soc.cfg.onfi_mode == 5     # the persona's; SDR first
+    assert soc.flash.with_nvddr2
+    csr = (out / "software" / "include" / "generated" / "csr.h").read_text()
+    for reg in ("CSR_FW_NVDDR2_ADDR", "CSR_ONFI_DQS_DELAY_ADDR",
+                "CSR_SSDLAB_IDENT_NVDDR2_MODE_ADDR"):
+        assert f"#define {reg}" in csr, reg
+    phy_v = (out / "gateware" / "onfi_board_phy.v").read_text()
+    assert re.search(r"input \[15:0\] ch__dq_o;", phy_v) and "output [15:0] ch__rx_data" in \
+        phy_v and re.search(r"input \[\d\:0\] dqs_delay;", phy_v)
+    ok, text = lint(soc, out, str(ssdlab_harness.verilator()))
+    assert ok, f"{name}: lint failed:\n{text[-6000:]}"
+    from soc.targets.build import board_config
+    assert board_config(get_board("sqrl_acorn"), "crucial-m500-240").nvddr2_mode is None

@@ -155,6 +155,7 @@ void hal_ident(struct hal_ident *id)
     id->blocks_per_plane = cfg.blocks_per_plane;
     id->planes = cfg.planes;
     id->onfi_mode = 5;
+    id->nvddr2_mode = cfg.nvddr2_mode ? cfg.nvddr2_mode : NVDDR2_NONE;
     id->op_permille = cfg.op_permille;
     id->pe_cycles = cfg.pe_cycles;
 }
@@ -476,6 +477,12 @@ void hal_flash_write_protect(bool on)
     (void)on;
 }
 
+void hal_flash_nvddr2(bool on)
+{
+    mock_stats.nvddr2 = on;
+    mock_stats.nvddr2_switches++;
+}
+
 bool hal_flash_push(const struct hal_flash_op *op)
 {
     uint32_t die = op->way * cfg.n_channels + op->channel;
@@ -509,13 +516,14 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
     if (op->op == FLASH_READ_PARAM) {
         uint8_t *d = buf + (size_t)op->buffer * SLOT_BYTES;
         memset(d, 0, op->length);
-        if (cfg.onfi_ok)
+        if (cfg.onfi_ok && !(cfg.nvddr2_broken && mock_stats.nvddr2))
             memcpy(d, "ONFI", 4);
         mock_stats.read_params++;
         return;
     }
     if (op->op == FLASH_SET_FEATURES) {
         mock_stats.set_features++;
+        mock_stats.features_p1 = buf[(size_t)op->buffer * SLOT_BYTES];
         return;
     }
     for (uint32_t p = 0; p < cfg.planes; p++) {

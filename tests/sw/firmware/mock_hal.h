@@ -21,6 +21,8 @@ struct mock_cfg {
     uint32_t flash_queue;       /* ops the back end accepts before hal_flash_push says full */
     bool     onfi_ok;           /* parameter page carries the "ONFI" signature */
     uint32_t op_permille, pe_cycles;    /* the persona's, as the SoC states them (0: none) */
+    uint32_t nvddr2_mode;       /* the build's NV-DDR2 mode; 0 here means NVDDR2_NONE */
+    bool     nvddr2_broken;     /* parameter pages read garbage once the NV-DDR2 engines run */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
@@ -30,6 +32,9 @@ struct mock_stats {
     uint64_t violations;        /* program of a non-erased page / out of order, op to bad */
     uint64_t set_features, resets, read_params;
     uint32_t timing_mode;       /* last hal_flash_setup mode */
+    uint32_t features_p1;       /* P1 of the last SET FEATURES */
+    bool     nvddr2;            /* hal_flash_nvddr2's state */
+    uint64_t nvddr2_switches;   /* hal_flash_nvddr2 calls */
     uint32_t max_die_queue;     /* most ops queued to one die at once */
 };
 

@@ -335,6 +335,32 @@ static void t_identify(void)
     CHECK(admin(d).status == 0, "keep alive");
 }
 
+/* A build with NV-DDR2: after the SDR bring-up every die gets SET FEATURES with the NV-DDR2
+ * interface bits, the engines switch and every die's parameter page is read back; a board
+ * whose read capture fails goes back to SDR (SET FEATURES again, engines off). */
+static void t_bringup_nvddr2(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.nvddr2_mode = 4;
+    setup(c);
+    CHECK(mock_stats.set_features == 8 && mock_stats.features_p1 == 0x24,
+          "NV-DDR2 SET FEATURES %llu P1 %x", (unsigned long long)mock_stats.set_features,
+          mock_stats.features_p1);
+    CHECK(mock_stats.nvddr2 && mock_stats.nvddr2_switches == 1, "engines switched");
+    CHECK(mock_stats.read_params == 1 + 4 && mock_stats.timing_mode == 5, "read back");
+    CHECK(mock_ns_lbas != 0, "namespace with NV-DDR2");
+
+    c.nvddr2_broken = true;
+    free(shadow);
+    mock_free();
+    setup(c);
+    CHECK(mock_stats.set_features == 12 && mock_stats.features_p1 == 5,
+          "back to SDR: SET FEATURES %llu P1 %x", (unsigned long long)mock_stats.set_features,
+          mock_stats.features_p1);
+    CHECK(!mock_stats.nvddr2 && mock_stats.nvddr2_switches == 2, "engines back to SDR");
+    CHECK(mock_ns_lbas != 0, "namespace in SDR after the fallback");
+}
+
 static void t_bringup_fail(void)
 {
     struct mock_cfg c = cfg_default();
@@ -1113,7 +1139,8 @@ static void t_persona_op(void)
 
 struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
-    { "identify", t_identify }, { "bringup_fail", t_bringup_fail }, { "queues", t_queues },
+    { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
+    { "bringup_nvddr2", t_bringup_nvddr2 }, { "queues", t_queues },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
