@@ -16,6 +16,7 @@ two runs (longer first, longer second, a tie)."""
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.utils import get_sim_time
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits
 
 from rtl.nand.onfi_channel import ChannelOp
@@ -133,6 +134,7 @@ class TB(ChannelTB):
         dut.way.value, dut.fallback.value, dut.start.value = way, fallback, 1
         await RisingEdge(dut.clk)
         dut.start.value = 0
+        t0 = get_sim_time("ns")
         await ReadOnly()
         assert int(dut.busy.value), "busy not raised by start"
         if restart:
@@ -146,8 +148,9 @@ class TB(ChannelTB):
         got = (int(dut.passes.value), int(dut.ok.value), int(dut.window_lo.value),
                int(dut.window_hi.value), int(dut.tap.value))
         want = expected(self.n_taps, self.min_window, self.eye, self.hole, fallback)
-        self.log.info("eye %s hole %s way %d: passes %0*x ok %d window %d..%d tap %d",
-                      self.eye, self.hole, way, self.n_taps // 4 or 1, *got)
+        self.log.info("eye %s hole %s way %d: passes %0*x ok %d window %d..%d tap %d (%.2f us)",
+                      self.eye, self.hole, way, self.n_taps // 4 or 1, *got,
+                      (get_sim_time("ns") - t0) / 1000)
         assert got == want, f"eye {self.eye} hole {self.hole}: got {got}, expected {want}"
         assert int(dut.dqs_delay.value) == want[4]
         assert int(dut.eye_tap.value) == want[4], "the PHY holds another tap"
