@@ -123,10 +123,10 @@ class TB(ChannelTB):
             await self.ev.wait()
         return self.results.pop(tag)
 
-    async def calibrate(self, way=0, fallback=0, restart=False):
+    async def calibrate(self, way=0, fallback=0, restart=False, refused=False):
         """Pulse `start`, wait for `done`, check everything against the model.
         `restart`: pulse `start` again (with another way) half-way through the sweep, which
-        a busy core ignores."""
+        a busy core ignores. `refused`: `way` is one the channel refuses (no tap passes)."""
         dut = self.dut
         loads0 = len(self.loads)
         await RisingEdge(dut.clk)
@@ -147,7 +147,8 @@ class TB(ChannelTB):
         await ReadOnly()
         got = (int(dut.passes.value), int(dut.ok.value), int(dut.window_lo.value),
                int(dut.window_hi.value), int(dut.tap.value))
-        want = expected(self.n_taps, self.min_window, self.eye, self.hole, fallback)
+        want = expected(self.n_taps, self.min_window, (1, 0) if refused else self.eye,
+                        self.hole, fallback)
         self.log.info("eye %s hole %s way %d: passes %0*x ok %d window %d..%d tap %d (%.2f us)",
                       self.eye, self.hole, way, self.n_taps // 4 or 1, *got,
                       (get_sim_time("ns") - t0) / 1000)
@@ -203,7 +204,8 @@ async def test_windows(dut):
 @cocotb.test(timeout_time=25, timeout_unit="ms")
 async def test_no_passing_tap(dut):
     """An eye that no tap reaches: ok 0, passes 0, `fallback` loaded (reads through it come
-    back corrupted until the eye is moved over it)."""
+    back corrupted until the eye is moved over it). A `way` the channel refuses (error
+    completions) passes no tap either."""
     tb = await start_tb(dut, salt=2)
     n = tb.n_taps
     await tb.set_eye((1, 0))
@@ -214,6 +216,10 @@ async def test_no_passing_tap(dut):
     assert got == bytes(b ^ 1 for b in SIGNATURE), got      # the eye model's corruption
     await tb.set_eye((fallback, fallback))
     assert await tb.read_signature(0) == SIGNATURE
+    if tb.n_ways < 8:
+        await tb.set_eye((0, n - 1))
+        passes, good, _, _, tap = await tb.calibrate(way=tb.n_ways, fallback=1, refused=True)
+        assert (passes, good, tap) == (0, False, 1)
     tb.bus.assert_clean()
 
 
