@@ -13,6 +13,8 @@ passing tap (fallback loaded, reads through it corrupted); ops before, during an
 calibration (a page program whose data is still moving when `start` comes); pass maps with
 two runs (longer first, longer second, a tie)."""
 
+import random
+
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
@@ -312,3 +314,33 @@ def test_parameters_refused():
         with pytest.raises(ValueError, match=name):
             OnfiDqsCalibration(**kwargs)
 
+
+
+@pytest.mark.smoke
+def test_pass_through_is_combinational():
+    """Idle, every stream signal reaches the other side in the same cycle (Amaranth's
+    simulator, no clock edge between setting an input and reading the output)."""
+    from amaranth.hdl import Value
+    from amaranth.sim import Simulator
+
+    from rtl.nand.onfi_dqs_calibration import OnfiDqsCalibration
+    dut = OnfiDqsCalibration(tap_bits=2, min_window=1, max_len=2112)
+    rng = random.Random(1)
+    pairs = [(dut.s_op, dut.m_op), (dut.s_wdata, dut.m_wdata), (dut.s_rdata, dut.m_rdata),
+             (dut.s_cpl, dut.m_cpl)]
+
+    async def bench(ctx):
+        for _ in range(50):
+            for src, dst in pairs:
+                payload = rng.getrandbits(len(Value.cast(src.payload)))
+                valid, ready = rng.getrandbits(1), rng.getrandbits(1)
+                ctx.set(Value.cast(src.payload), payload)
+                ctx.set(src.valid, valid)
+                ctx.set(dst.ready, ready)
+                assert ctx.get(Value.cast(dst.payload)) == payload
+                assert (ctx.get(dst.valid), ctx.get(src.ready)) == (valid, ready)
+
+    sim = Simulator(dut)
+    sim.add_clock(1e-8)
+    sim.add_testbench(bench)
+    sim.run()
