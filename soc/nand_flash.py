@@ -19,9 +19,8 @@ from litex.soc.interconnect import stream
 from migen import Cat, Instance, Signal
 
 from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout
-from rtl.nand.nand_subsystem import NandSubsystem, pins_signature
+from rtl.nand.nand_subsystem import NandSubsystem
 from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
-from rtl.nand.onfi_phy_if import OnfiPhySignature
 from rtl.nand.onfi_sdr_engine import timing_layout
 
 __all__ = ["NandFlash", "struct_fields"]
@@ -46,6 +45,7 @@ class NandFlash(LiteXModule):
         core = NandSubsystem(addr_width=memory.addr_width, **params)
         self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
         self.with_nvddr2 = core.with_nvddr2
+        tap_bits = params.get("dqs_tap_bits", 5)
         text = verilog.convert(core, name="nand_subsystem", emit_src=False,
                                strip_internal_attrs=True)
         path = Path(build_dir) / "nand_subsystem.v"
@@ -70,6 +70,10 @@ class NandFlash(LiteXModule):
             self.nvddr2_timing = {name: Signal(width, name=f"nand_nvddr2_t_{name}")
                                   for name, width in self.nvddr2_fields}
             self.nvddr2 = Signal()
+            # The DQS calibration, started on every channel at once (results: pins[c]).
+            self.dqs_cal_start = Signal()
+            self.dqs_cal_way = Signal(3)
+            self.dqs_cal_fallback = Signal(tap_bits)
         self.plane_slots = Signal(8)
         self.busy = Signal()
 
@@ -93,9 +97,11 @@ class NandFlash(LiteXModule):
         )
         if self.with_nvddr2:
             conns.update(i_nvddr2=self.nvddr2, i_nvddr2_timing=Cat(
-                *[self.nvddr2_timing[n] for n, _ in self.nvddr2_fields]))
+                *[self.nvddr2_timing[n] for n, _ in self.nvddr2_fields]),
+                i_dqs_cal_start=self.dqs_cal_start, i_dqs_cal_way=self.dqs_cal_way,
+                i_dqs_cal_fallback=self.dqs_cal_fallback)
         self.pins = []
-        sig = OnfiPhySignature(self.n_ways) if self.with_nvddr2 else pins_signature(self.n_ways)
+        sig = core.signature.members["ch"].signature     # the subsystem's channel
         for c in range(core.n_channels):
             pins = {}
             for name, member in sig.members.items():

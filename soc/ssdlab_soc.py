@@ -21,7 +21,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
-from migen import FSM, Cat, If, Mux, NextState
+from migen import FSM, Case, Cat, If, Mux, NextState, Replicate
 from migen.genlib.io import CRG
 
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
@@ -284,6 +284,30 @@ class FirmwarePorts(LiteXModule):
             regs = nvddr2_engine_registers(cfg.nvddr2_mode, clk_mhz, 8)
             self.comb += [flash.nvddr2.eq(self._nvddr2.storage)]
             self.comb += [sig.eq(regs[name]) for name, sig in flash.nvddr2_timing.items()]
+            # DQS calibration: a write of dqs_cal_start sweeps every channel's delay at once
+            # (reading die `way`'s ONFI signature); busy / ok per channel; the selected
+            # channel's window and loaded tap.
+            n, tb = flash.n_channels, len(flash.dqs_cal_fallback)
+            self._dqs_cal_start = CSR(1)
+            self._dqs_cal_way = CSRStorage(3)
+            self._dqs_cal_fallback = CSRStorage(tb, reset=(1 << tb) // 4)
+            self._dqs_cal_busy = CSRStatus(n)
+            self._dqs_cal_ok = CSRStatus(n)
+            self._dqs_cal_sel = CSRStorage(max(1, (n - 1).bit_length()))
+            self._dqs_cal_result = CSRStatus(32, description="selected channel: tap [8:0], "
+                                             "window_lo [17:9], window_hi [26:18]")
+            pins = flash.pins
+            self.comb += [
+                flash.dqs_cal_start.eq(self._dqs_cal_start.re),
+                flash.dqs_cal_way.eq(self._dqs_cal_way.storage),
+                flash.dqs_cal_fallback.eq(self._dqs_cal_fallback.storage),
+                self._dqs_cal_busy.status.eq(Cat(*[p["dqs_cal_busy"] for p in pins])),
+                self._dqs_cal_ok.status.eq(Cat(*[p["dqs_cal_ok"] for p in pins])),
+                Case(self._dqs_cal_sel.storage, {c: self._dqs_cal_result.status.eq(
+                    Cat(p["dqs_cal_tap"], Replicate(0, 9 - tb), p["dqs_cal_window_lo"],
+                        Replicate(0, 9 - tb), p["dqs_cal_window_hi"]))
+                    for c, p in enumerate(pins)}),
+            ]
 
     def c_header(self):
         return c_header("fw", self.ports)
@@ -302,7 +326,7 @@ class SsdlabSoC(SoCCore):
     straight to the dies, as in simulation), added to tREA's sampling margin."""
 
     def __init__(self, platform, cfg, build_dir, rom_init=(), pcie_phy=None, crg=None,
-                 uart_name="sim", onfi_phy_latency=0):
+                 uart_name="sim", onfi_phy_latency=0, onfi_dqs_tap_bits=5):
         SoCCore.__init__(self, platform, cfg.sys_clk_freq,
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=128 * 1024, integrated_rom_init=list(rom_init),
@@ -351,7 +375,8 @@ class SsdlabSoC(SoCCore):
                                        n_ways=cfg.n_ways, max_planes=cfg.planes,
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
                                        row_cycles=cfg.row_cycles,
-                                       with_nvddr2=cfg.nvddr2_mode is not None)
+                                       with_nvddr2=cfg.nvddr2_mode is not None,
+                                       dqs_tap_bits=onfi_dqs_tap_bits)
 
         if cfg.nand_model == "emulator":
             from soc.nand_emulation import NandEmulation

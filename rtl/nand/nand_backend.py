@@ -17,6 +17,7 @@ from .nand_die_scheduler import (
     TAG_BITS,
     FlashCompletion,
     NandDieScheduler,
+    dqs_cal_members,
     flash_op_layout,
     geometry_layout,
     rdata_layout,
@@ -31,11 +32,14 @@ __all__ = ["NandBackend", "channel_signature"]
 PIN_MEMBERS = ("dq_o", "dq_oe", "dq_i", "ce_n", "cle", "ale", "we_n", "re_n", "wp_n", "rb_n")
 
 
-def channel_signature(n_ways, max_len, with_nvddr2=False):
+def channel_signature(n_ways, max_len, with_nvddr2=False, dqs_tap_bits=5):
     """The ports of one channel: its data streams and its ONFI pins (towards the PHY), or with
-    NV-DDR2 the engine side of its PHY (`phy`, OnfiPhySignature)."""
+    NV-DDR2 the engine side of its PHY (`phy`, OnfiPhySignature), its DQS delay and its
+    calibration's results (the outputs of `dqs_cal_members`)."""
     all_ones = (1 << n_ways) - 1
-    bus = ({"phy": Out(OnfiPhySignature(n_ways))} if with_nvddr2 else {
+    cal_out = {name: member for name, member in dqs_cal_members(dqs_tap_bits).items()
+               if member.flow == Out}
+    bus = ({"phy": Out(OnfiPhySignature(n_ways)), **cal_out} if with_nvddr2 else {
         "dq_o": Out(8), "dq_oe": Out(1), "dq_i": In(8),
         "ce_n": Out(n_ways, init=all_ones), "cle": Out(1), "ale": Out(1),
         "we_n": Out(1, init=1), "re_n": Out(1, init=1), "wp_n": Out(1, init=0),
@@ -60,7 +64,9 @@ class NandBackend(wiring.Component):
     queue_depth, max_planes, max_len, row_cycles, col_cycles, timer_width, with_nvddr2 :
         Passed to every NandDieScheduler (see there). with_nvddr2: every channel also has
         the NV-DDR2 engine, its PHY interface is the port instead of the pins, and
-        `nvddr2_timing` / `nvddr2` (all channels: one NAND part) are inputs.
+        `nvddr2_timing` / `nvddr2` (all channels: one NAND part) are inputs; so are the DQS
+        calibration's start / way / fallback (every channel at once), and each channel has
+        its results and PHY delay (dqs_tap_bits wide: the board PHY's).
 
     Ports
     -----
@@ -74,7 +80,8 @@ class NandBackend(wiring.Component):
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
-                 row_cycles=3, col_cycles=2, timer_width=8, with_nvddr2=False):
+                 row_cycles=3, col_cycles=2, timer_width=8, with_nvddr2=False,
+                 dqs_tap_bits=5):
         if (isinstance(n_channels, bool) or not isinstance(n_channels, int)
                 or not 1 <= n_channels <= 32):
             self._MustUse__silence = True
@@ -85,7 +92,8 @@ class NandBackend(wiring.Component):
         # the schedulers check the rest (and name the parameter)
         self.sched_params = dict(n_ways=n_ways, queue_depth=queue_depth, max_planes=max_planes,
                                  max_len=max_len, row_cycles=row_cycles, col_cycles=col_cycles,
-                                 timer_width=timer_width, with_nvddr2=with_nvddr2)
+                                 timer_width=timer_width, with_nvddr2=with_nvddr2,
+                                 dqs_tap_bits=dqs_tap_bits)
         try:
             NandDieScheduler(**self.sched_params)._MustUse__silence = True
         except ValueError as e:
@@ -95,12 +103,16 @@ class NandBackend(wiring.Component):
         self.max_len = max_len
         self.timer_width = timer_width
         self.with_nvddr2 = with_nvddr2
-        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1)}
-                  if with_nvddr2 else {})
+        self.dqs_tap_bits = dqs_tap_bits
+        cal_in = {name: member for name, member in dqs_cal_members(dqs_tap_bits).items()
+                  if member.flow == In}
+        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1),
+                   **cal_in} if with_nvddr2 else {})
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, self.channel_bits))),
             "m_cpl": Out(stream.Signature(FlashCompletion)),
-            "ch": Out(channel_signature(n_ways, max_len, with_nvddr2)).array(n_channels),
+            "ch": Out(channel_signature(n_ways, max_len, with_nvddr2,
+                                        dqs_tap_bits)).array(n_channels),
             "geometry": In(geometry_layout),
             "timing": In(timing_layout(timer_width)),
             **nvddr2,
@@ -125,6 +137,12 @@ class NandBackend(wiring.Component):
             if self.with_nvddr2:
                 m.d.comb += [s.nvddr2_timing.eq(self.nvddr2_timing), s.nvddr2.eq(self.nvddr2)]
                 wiring.connect(m, wiring.flipped(port.phy), s.phy)
+                # Calibration: started on every channel at once, results per channel.
+                for name, member in dqs_cal_members(self.dqs_tap_bits).items():
+                    if member.flow == In:
+                        m.d.comb += getattr(s, name).eq(getattr(self, name))
+                    else:
+                        m.d.comb += getattr(port, name).eq(getattr(s, name))
                 continue
             for name in PIN_MEMBERS:
                 if name in ("dq_i", "rb_n"):

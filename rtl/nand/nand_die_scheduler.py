@@ -15,6 +15,7 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_common import bad_int
 from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel, bus_members
+from .onfi_dqs_calibration import OnfiDqsCalibration
 
 __all__ = ["NandDieScheduler", "FlashOp", "flash_op_layout", "FlashCompletion",
            "geometry_layout", "wreq_layout", "rdata_layout", "TAG_BITS", "BUFFER_BITS",
@@ -101,6 +102,21 @@ class _Class(enum.Enum, shape=2):
     START_OTHER = 2     # program load, erase, or a whole op (reset, ID, features, ...)
 
 
+def dqs_cal_members(tap_bits):
+    """A channel's DQS calibration (OnfiDqsCalibration) as the scheduler and the back end pass
+    it on: start / way / fallback in, results and the PHY's delay out. Member name -> the
+    calibration core's port: DQS_CAL_PORTS."""
+    return {
+        "dqs_cal_start": In(1), "dqs_cal_way": In(3), "dqs_cal_fallback": In(tap_bits),
+        "dqs_cal_busy": Out(1), "dqs_cal_done": Out(1), "dqs_cal_ok": Out(1),
+        "dqs_cal_window_lo": Out(tap_bits), "dqs_cal_window_hi": Out(tap_bits),
+        "dqs_cal_tap": Out(tap_bits), "dqs_delay": Out(tap_bits), "dqs_delay_load": Out(1),
+    }
+
+
+DQS_CAL_PORTS = {name: name.removeprefix("dqs_cal_") for name in dqs_cal_members(1)}
+
+
 class NandDieScheduler(wiring.Component):
     """Die scheduler of one channel, with its ONFI channel controller.
 
@@ -113,7 +129,10 @@ class NandDieScheduler(wiring.Component):
     max_planes : int, 1..4 (default 2)
         Planes a multi-plane op may name (width of the used plane mask).
     max_len, row_cycles, col_cycles, timer_width, with_nvddr2 :
-        Passed to OnfiChannel (see there).
+        Passed to OnfiChannel (see there). With NV-DDR2 an OnfiDqsCalibration sits between
+        the scheduler and the channel (pass-through until `dqs_cal_start`).
+    dqs_tap_bits : int, 1..9 (default 5)
+        With NV-DDR2: the board PHY's DQS delay width (5: onfi_phy_xilinx7, 9: xilinxus).
 
     Ports
     -----
@@ -125,17 +144,20 @@ class NandDieScheduler(wiring.Component):
     geometry : geometry_layout, in (run time)
     timing, write_protect and the ONFI pins : as OnfiChannel (with_nvddr2: also
         nvddr2_timing, nvddr2, and `phy` instead of the pins)
+    dqs_cal_*, dqs_delay, dqs_delay_load : with_nvddr2, the calibration's control, results
+        and the delay for the PHY (`dqs_cal_members`)
     busy : out; an op is queued or running (for a measurement harness)
     """
 
     def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
-                 col_cycles=2, timer_width=8, with_nvddr2=False):
+                 col_cycles=2, timer_width=8, with_nvddr2=False, dqs_tap_bits=5):
         error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("queue_depth", queue_depth, 1, 16) or
                  bad_int("max_planes", max_planes, 1, MAX_PLANES) or
                  bad_int("max_len", max_len, 1, 1 << 16) or
                  bad_int("row_cycles", row_cycles, 2, 4) or
                  bad_int("col_cycles", col_cycles, 1, 2) or
-                 bad_int("timer_width", timer_width, 6, 16))
+                 bad_int("timer_width", timer_width, 6, 16) or
+                 bad_int("dqs_tap_bits", dqs_tap_bits, 1, 9))
         if error:
             self._MustUse__silence = True
             raise ValueError(f"NandDieScheduler: {error}")
@@ -144,6 +166,7 @@ class NandDieScheduler(wiring.Component):
             raise ValueError(f"NandDieScheduler: with_nvddr2 must be a bool, got "
                              f"{with_nvddr2!r}")
         self.with_nvddr2 = with_nvddr2
+        self.dqs_tap_bits = dqs_tap_bits
         self.n_ways = n_ways
         self.queue_depth = queue_depth
         self.max_planes = max_planes
@@ -163,6 +186,8 @@ class NandDieScheduler(wiring.Component):
             "busy": Out(1),
             # timing registers and ONFI pins or PHY interface (the channel's)
             **bus_members(n_ways, timer_width, with_nvddr2),
+            # NV-DDR2: the read-capture delay calibration in front of the channel
+            **(dqs_cal_members(dqs_tap_bits) if with_nvddr2 else {}),
         })
 
     def elaborate(self, platform):
@@ -179,6 +204,22 @@ class NandDieScheduler(wiring.Component):
                 m.d.comb += getattr(chan, name).eq(getattr(self, name))
             else:
                 m.d.comb += getattr(self, name).eq(getattr(chan, name))
+        # The ops and data go to the channel; with NV-DDR2 through the DQS calibration, which
+        # passes them straight through except while it sweeps the PHY's delay.
+        link = chan
+        if self.with_nvddr2:
+            link = cal = m.submodules.dqs_cal = OnfiDqsCalibration(
+                tap_bits=self.dqs_tap_bits, max_len=self.max_len)
+            wiring.connect(m, cal.m_op, chan.s_op)
+            wiring.connect(m, cal.m_wdata, chan.s_wdata)
+            wiring.connect(m, chan.m_rdata, cal.s_rdata)
+            wiring.connect(m, chan.m_cpl, cal.s_cpl)
+            for name, member in dqs_cal_members(self.dqs_tap_bits).items():
+                port = DQS_CAL_PORTS[name]
+                if member.flow == In:
+                    m.d.comb += getattr(cal, port).eq(getattr(self, name))
+                else:
+                    m.d.comb += getattr(self, name).eq(getattr(cal, port))
 
         # Per-die queues ---------------------------------------------------------------------
         queues = []
@@ -271,7 +312,7 @@ class NandDieScheduler(wiring.Component):
         m.d.comb += row.eq(cur.page | (block << g.page_bits) |
                            (cur.lun << (g.page_bits + g.block_bits)))
 
-        cop = chan.s_op.payload
+        cop = link.s_op.payload
         m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(way), cop.row.eq(row),
                      cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more)]
         # channel op of the current phase
@@ -305,16 +346,16 @@ class NandDieScheduler(wiring.Component):
 
         # Data: write bytes pass straight to the channel; read bytes get the op's context.
         m.d.comb += [
-            chan.s_wdata.payload.eq(self.s_wdata.payload),
-            chan.s_wdata.valid.eq(self.s_wdata.valid),
-            self.s_wdata.ready.eq(chan.s_wdata.ready),
-            self.m_rdata.valid.eq(chan.m_rdata.valid),
-            self.m_rdata.payload.data.eq(chan.m_rdata.payload.data),
-            self.m_rdata.payload.last.eq(chan.m_rdata.payload.last),
+            link.s_wdata.payload.eq(self.s_wdata.payload),
+            link.s_wdata.valid.eq(self.s_wdata.valid),
+            self.s_wdata.ready.eq(link.s_wdata.ready),
+            self.m_rdata.valid.eq(link.m_rdata.valid),
+            self.m_rdata.payload.data.eq(link.m_rdata.payload.data),
+            self.m_rdata.payload.last.eq(link.m_rdata.payload.last),
             self.m_rdata.payload.tag.eq(cur.tag),
             self.m_rdata.payload.buffer.eq(cur.buffer),
             self.m_rdata.payload.plane.eq(Mux(split, plane, 0)),
-            chan.m_rdata.ready.eq(self.m_rdata.ready),
+            link.m_rdata.ready.eq(self.m_rdata.ready),
         ]
         m.d.comb += [
             self.m_wreq.payload.tag.eq(cur.tag),
@@ -364,14 +405,14 @@ class NandDieScheduler(wiring.Component):
                     m.next = "OP"
 
             with m.State("OP"):
-                m.d.comb += chan.s_op.valid.eq(1)
-                with m.If(chan.s_op.ready):
+                m.d.comb += link.s_op.valid.eq(1)
+                with m.If(link.s_op.ready):
                     m.next = "WAIT"
 
             with m.State("WAIT"):
-                m.d.comb += chan.m_cpl.ready.eq(1)
-                with m.If(chan.m_cpl.valid):
-                    m.d.sync += status.eq(chan.m_cpl.payload.status)
+                m.d.comb += link.m_cpl.ready.eq(1)
+                with m.If(link.m_cpl.valid):
+                    m.d.sync += status.eq(link.m_cpl.payload.status)
                     with m.If(more & ~one_shot):
                         m.d.sync += planes.eq(planes & (planes - 1))
                         m.next = "ISSUE"

@@ -11,7 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_backend import NandBackend
 from .nand_buffer_dma import NandBufferDma, mem_wr_layout
-from .nand_die_scheduler import FlashCompletion, flash_op_layout, geometry_layout
+from .nand_die_scheduler import FlashCompletion, dqs_cal_members, flash_op_layout, geometry_layout
 from .onfi_nvddr2_engine import nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature
 from .onfi_sdr_engine import timing_layout
@@ -44,12 +44,12 @@ class NandSubsystem(wiring.Component):
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
                  row_cycles=3, col_cycles=2, timer_width=8, addr_width=21, words=4,
-                 with_nvddr2=False):
+                 with_nvddr2=False, dqs_tap_bits=5):
         self.backend_params = dict(n_channels=n_channels, n_ways=n_ways,
                                    queue_depth=queue_depth, max_planes=max_planes,
                                    max_len=max_len, row_cycles=row_cycles,
                                    col_cycles=col_cycles, timer_width=timer_width,
-                                   with_nvddr2=with_nvddr2)
+                                   with_nvddr2=with_nvddr2, dqs_tap_bits=dqs_tap_bits)
         self.dma_params = dict(n_channels=n_channels, max_len=max_len, addr_width=addr_width,
                                words=words)
         be = NandBackend(**self.backend_params)
@@ -57,9 +57,14 @@ class NandSubsystem(wiring.Component):
         NandBufferDma(**self.dma_params)._MustUse__silence = True
         self.n_channels = n_channels
         self.with_nvddr2 = with_nvddr2
-        bus = (OnfiPhySignature(n_ways) if with_nvddr2 else pins_signature(n_ways))
-        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1)}
+        cal = dqs_cal_members(dqs_tap_bits)
+        bus = (wiring.Signature({**OnfiPhySignature(n_ways).members,
+                                 **{n: m for n, m in cal.items() if m.flow == Out}})
+               if with_nvddr2 else pins_signature(n_ways))
+        nvddr2 = ({"nvddr2_timing": In(nvddr2_timing_layout(timer_width)), "nvddr2": In(1),
+                   **{n: m for n, m in cal.items() if m.flow == In}}
                   if with_nvddr2 else {})
+        self.dqs_tap_bits = dqs_tap_bits
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, be.channel_bits))),
             "m_cpl": Out(stream.Signature(FlashCompletion)),
@@ -89,13 +94,23 @@ class NandSubsystem(wiring.Component):
                      dma.plane_slots.eq(self.plane_slots)]
         if self.with_nvddr2:
             m.d.comb += [be.nvddr2_timing.eq(self.nvddr2_timing), be.nvddr2.eq(self.nvddr2)]
+            for name, member in dqs_cal_members(self.dqs_tap_bits).items():
+                if member.flow == In:
+                    m.d.comb += getattr(be, name).eq(getattr(self, name))
         for i in range(self.n_channels):
             port, mover = be.ch[i], dma.ch[i]
             wiring.connect(m, port.m_wreq, mover.s_wreq)
             wiring.connect(m, mover.m_wdata, port.s_wdata)
             wiring.connect(m, port.m_rdata, mover.s_rdata)
             if self.with_nvddr2:
-                wiring.connect(m, wiring.flipped(self.ch[i]), port.phy)
+                for name, member in OnfiPhySignature(self.backend_params["n_ways"]).members.items():
+                    if member.flow == In:
+                        m.d.comb += getattr(port.phy, name).eq(getattr(self.ch[i], name))
+                    else:
+                        m.d.comb += getattr(self.ch[i], name).eq(getattr(port.phy, name))
+                for name, member in dqs_cal_members(self.dqs_tap_bits).items():
+                    if member.flow == Out:
+                        m.d.comb += getattr(self.ch[i], name).eq(getattr(port, name))
                 continue
             for name in PINS:
                 if name in ("dq_i", "rb_n"):

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field
 from litex.build.generic_platform import IOStandard, Pins, Subsignal
 from litex.gen import LiteXModule
 from litex.soc.cores.clock import S7IDELAYCTRL, S7PLL, USMMCM, USPIDELAYCTRL, USPMMCM
-from litex.soc.interconnect.csr import CSRStatus, CSRStorage
+from litex.soc.interconnect.csr import CSRStatus
 from migen import ClockDomain, Instance, Signal
 
+from rtl.nand.nand_die_scheduler import DQS_CAL_PORTS
 from rtl.nvme.nvme_msix import PBA_OFFSET as MSIX_PBA_OFFSET
 from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
 from soc.ssdlab_soc import NVME_PCIE, SsdlabSoC
@@ -276,18 +277,6 @@ class _MsiProxy:
 
 # ONFI pins ----------------------------------------------------------------------------------
 
-class OnfiDqsDelay(LiteXModule):
-    """The DQS input delay of every channel's ONFI PHY (NV-DDR2 read capture), for the
-    firmware: `delay` (taps of the family's IDELAY) is loaded into all PHYs when `delay` is
-    written. Until then the PHYs keep their build-time tap (`dqs_delay_taps`)."""
-
-    def __init__(self, tap_bits):
-        self._delay = CSRStorage(tap_bits, description="DQS IDELAY tap; a write loads it")
-        self.delay = self._delay.storage
-        self.load = Signal()
-        self.sync += self.load.eq(self._delay.re)      # after storage has taken the value
-
-
 
 def onfi_extension(board, n_channels, n_ways):
     """litex IO records nand_onfi:<c> on the connector pins, allocated channel by channel."""
@@ -398,13 +387,15 @@ class BoardSoC(SsdlabSoC):
         latency = {"xilinx7": 3, "xilinxus": 3, "xilinxusp": 3,
                    "generic": GenericOnfiPads.LATENCY, None: 0}[board.onfi]
         emulated = cfg.nand_model == "emulator"
+        from soc.targets.onfi_board_phy import PHYS
+        tap_bits = PHYS[board.onfi][1].TAP_BITS if board.onfi in PHYS else 5
         if emulated != board.emulated():
             raise ValueError(f"{board.name}: nand_model={cfg.nand_model!r}, but the board "
                              f"{'has' if board.emulated() else 'has no'} emulator DDR "
                              f"(onfi={board.onfi!r}, ddr={board.ddr!r})")
         SsdlabSoC.__init__(self, platform, cfg, build_dir, rom_init=rom_init,
                            pcie_phy=phy_view, crg=crg, uart_name=board.uart,
-                           onfi_phy_latency=latency)
+                           onfi_phy_latency=latency, onfi_dqs_tap_bits=tap_bits)
         if phy_view is not phy:
             self.pcie_phy = phy                     # the real PHY in the design
             self.pcie_msi = phy_view.onehot
@@ -427,9 +418,6 @@ class BoardSoC(SsdlabSoC):
                 self.comb += [pins["dq_i"].eq(0xFF), pins["rb_n"].eq(-1)]
             return
         platform.add_extension(onfi_extension(board, cfg.n_channels, cfg.n_ways))
-        if flash.with_nvddr2:
-            from soc.targets.onfi_board_phy import PHYS
-            self.onfi_dqs = OnfiDqsDelay(PHYS[board.onfi][1].TAP_BITS)
         if board.onfi != "generic":
             from soc.targets.onfi_board_phy import LATENCY, verilog
             assert LATENCY == latency
@@ -444,11 +432,13 @@ class BoardSoC(SsdlabSoC):
             if board.onfi == "generic":
                 setattr(self, f"onfi_pads{c}", GenericOnfiPads(pins, pads))
                 continue
-            # The channel's outputs are the PHY module's inputs.
+            # The channel's outputs are the PHY module's inputs; the DQS delay comes from the
+            # channel's calibration (NV-DDR2), its results stay in the SoC (FirmwarePorts).
             ins = ("dq_i", "rb_n", "rx_valid", "rx_data")
-            conns = {f"{'o' if n in ins else 'i'}_ch__{n}": s for n, s in pins.items()}
+            conns = {f"{'o' if n in ins else 'i'}_ch__{n}": s for n, s in pins.items()
+                     if n not in DQS_CAL_PORTS}
             if flash.with_nvddr2:
-                conns.update(i_dqs_delay=self.onfi_dqs.delay, i_dqs_delay_load=self.onfi_dqs.load)
+                conns.update(i_dqs_delay=pins["dqs_delay"], i_dqs_delay_load=pins["dqs_delay_load"])
             self.specials += Instance(
                 "onfi_board_phy", name=f"onfi_phy{c}", i_clk=self.crg.cd_sys.clk,
                 i_rst=self.crg.cd_sys.rst, io_dq=pads.dq, io_dqs=pads.dqs, o_re_n=pads.re_n,

@@ -268,11 +268,19 @@ bool flash_bringup(void)
     if (id->nvddr2_mode != NVDDR2_NONE) {
         set_timing_mode(0x20 | (id->nvddr2_mode & 0xF));
         hal_flash_nvddr2(true);
-        bool ok = true;
+        /* The read-capture delay of every channel, on way 0's signature, then every die's
+         * parameter page at that delay. */
+        uint32_t cal = hal_flash_dqs_calibrate(0, NULL);
+        bool ok = cal == (F.n_ch >= 32 ? 0xFFFFFFFFu : (1u << F.n_ch) - 1);
+        if (!ok) {
+            fw_puts("flash: DQS calibration found no read window on channels 0x");
+            fw_put_hex(~cal & ((1u << F.n_ch) - 1));
+            fw_puts("\n");
+        }
         for (uint32_t d = 0; d < F.n_dies && ok; d++)
             ok = onfi_signature(d);
         if (!ok) {
-            fw_puts("flash: NV-DDR2 failed the parameter page check, back to SDR mode 0x");
+            fw_puts("flash: NV-DDR2 failed, back to SDR mode 0x");
             fw_put_hex(id->onfi_mode);
             fw_puts("\n");
             set_timing_mode(id->onfi_mode & 0xF);       /* sent by the NV-DDR2 engine */

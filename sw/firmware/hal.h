@@ -184,6 +184,11 @@ void hal_flash_write_protect(bool on);
  * or running, after the dies were switched by SET FEATURES 01h. Builds without NV-DDR2
  * (hal_ident.nvddr2_mode == NVDDR2_NONE) ignore it. */
 void hal_flash_nvddr2(bool on);
+/* DQS (read-capture) delay calibration of every channel at once, reading die `way`'s ONFI
+ * signature at each tap (rtl/nand/onfi_dqs_calibration); waits for the end. Returns the
+ * channels that found an eye (bit c: channel c; all of them on a build whose PHY needs
+ * none); `tap[c]` gets the tap loaded (NULL: not wanted). Only while the flash is idle. */
+uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap);
 #define NVDDR2_NONE 0xFFu
 
 #endif /* SSDLAB_FW_HAL_H */

@@ -390,3 +390,24 @@ void hal_flash_nvddr2(bool on)
     (void)on;
 #endif
 }
+
+uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap)
+{
+    uint32_t n = ssdlab_ident_n_channels_read();
+    uint32_t all = n >= 32 ? 0xFFFFFFFFu : (1u << n) - 1;
+#ifdef CSR_FW_DQS_CAL_START_ADDR
+    fw_dqs_cal_way_write(way);
+    fw_dqs_cal_start_write(1);
+    while (fw_dqs_cal_busy_read())      /* 2^taps READ IDs a channel: well under a ms */
+        ;
+    for (uint32_t c = 0; tap && c < n; c++) {
+        fw_dqs_cal_sel_write(c);
+        tap[c] = fw_dqs_cal_result_read() & 0x1FF;
+    }
+    return fw_dqs_cal_ok_read() & all;
+#else
+    (void)way;
+    (void)tap;
+    return all;
+#endif
+}

@@ -310,15 +310,17 @@ def test_emulated_nand_must_fit_the_board_dram(tmp_path):
 @pytest.mark.parametrize("name", ["xilinx_ac701", "xilinx_kcu105"])
 def test_board_nvddr2(name, tmp_path):
     """An NV-DDR2 persona on a board with an ONFI PHY: the channels carry both engines and
-    go to the PHY as its engine-side interface (both phases, DQS capture), the firmware
-    sees the mode to switch to and the engine and DQS-delay CSRs; the top lints clean. A
+    go to the PHY as its engine-side interface (both phases, DQS capture) and its DQS delay
+    comes from the channel's calibration; the firmware sees the mode to switch to, the
+    engine and calibration CSRs; the top lints clean. A
     board without ONFI pads (the emulators speak SDR) keeps the SDR fallback."""
     soc, out = generate(name, tmp_path / name, persona="crucial-m500-240", firmware=False,
                         quiet=True)
     assert soc.cfg.nvddr2_mode == 6 and soc.cfg.onfi_mode == 5     # the persona's; SDR first
     assert soc.flash.with_nvddr2
     csr = (out / "software" / "include" / "generated" / "csr.h").read_text()
-    for reg in ("CSR_FW_NVDDR2_ADDR", "CSR_ONFI_DQS_DELAY_ADDR",
+    for reg in ("CSR_FW_NVDDR2_ADDR", "CSR_FW_DQS_CAL_START_ADDR", "CSR_FW_DQS_CAL_OK_ADDR",
+                "CSR_FW_DQS_CAL_RESULT_ADDR",
                 "CSR_SSDLAB_IDENT_NVDDR2_MODE_ADDR"):
         assert f"#define {reg}" in csr, reg
     phy_v = (out / "gateware" / "onfi_board_phy.v").read_text()

@@ -483,6 +483,16 @@ void hal_flash_nvddr2(bool on)
     mock_stats.nvddr2_switches++;
 }
 
+uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap)
+{
+    uint32_t all = (1u << cfg.n_channels) - 1;
+    mock_stats.dqs_calibrations++;
+    for (uint32_t c = 0; tap && c < cfg.n_channels; c++)
+        tap[c] = 15;
+    (void)way;
+    return cfg.dqs_cal_fail ? all & ~1u : all;      /* channel 0 without an eye */
+}
+
 bool hal_flash_push(const struct hal_flash_op *op)
 {
     uint32_t die = op->way * cfg.n_channels + op->channel;

@@ -23,6 +23,7 @@ struct mock_cfg {
     uint32_t op_permille, pe_cycles;    /* the persona's, as the SoC states them (0: none) */
     uint32_t nvddr2_mode;       /* the build's NV-DDR2 mode; 0 here means NVDDR2_NONE */
     bool     nvddr2_broken;     /* parameter pages read garbage once the NV-DDR2 engines run */
+    bool     dqs_cal_fail;      /* the DQS calibration finds no eye on channel 0 */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
@@ -35,6 +36,7 @@ struct mock_stats {
     uint32_t features_p1;       /* P1 of the last SET FEATURES */
     bool     nvddr2;            /* hal_flash_nvddr2's state */
     uint64_t nvddr2_switches;   /* hal_flash_nvddr2 calls */
+    uint64_t dqs_calibrations;  /* hal_flash_dqs_calibrate calls */
     uint32_t max_die_queue;     /* most ops queued to one die at once */
 };
 

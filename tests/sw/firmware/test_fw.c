@@ -347,6 +347,7 @@ static void t_bringup_nvddr2(void)
           "NV-DDR2 SET FEATURES %llu P1 %x", (unsigned long long)mock_stats.set_features,
           mock_stats.features_p1);
     CHECK(mock_stats.nvddr2 && mock_stats.nvddr2_switches == 1, "engines switched");
+    CHECK(mock_stats.dqs_calibrations == 1, "DQS calibration after the switch");
     CHECK(mock_stats.read_params == 1 + 4 && mock_stats.timing_mode == 5, "read back");
     CHECK(mock_ns_lbas != 0, "namespace with NV-DDR2");
 
@@ -359,6 +360,15 @@ static void t_bringup_nvddr2(void)
           mock_stats.features_p1);
     CHECK(!mock_stats.nvddr2 && mock_stats.nvddr2_switches == 2, "engines back to SDR");
     CHECK(mock_ns_lbas != 0, "namespace in SDR after the fallback");
+
+    /* A channel without a read window: back to SDR before any parameter page is read. */
+    c.nvddr2_broken = false;
+    c.dqs_cal_fail = true;
+    free(shadow);
+    mock_free();
+    setup(c);
+    CHECK(!mock_stats.nvddr2 && mock_stats.nvddr2_switches == 2 &&
+          mock_stats.features_p1 == 5 && mock_stats.read_params == 1, "no eye: SDR");
 }
 
 static void t_bringup_fail(void)
