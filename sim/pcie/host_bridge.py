@@ -253,6 +253,21 @@ class PcieSystemTB:
     async def _monitor(self):
         """The subclass's watcher of the DUT's own outputs; none by default."""
 
+    async def raw_request(self, fmt_type, offset, length_dw, data=None):
+        """Send one memory request at BAR0 + offset from the root complex, sizes the host
+        driver model never uses (a 3 DW read, a 4 DW write); return the completions (a
+        read's) or [] (a write)."""
+        req = Tlp()
+        req.fmt_type = fmt_type
+        req.requester_id = self.rc.pcie_id
+        addr = self.pdev.bar_addr[0] + offset
+        if data is None:
+            req.set_addr_be(addr, 4 * length_dw)
+            return await self.rc.perform_nonposted_operation(req, timeout=10, timeout_unit="us")
+        req.set_addr_be_data(addr, data)
+        await self.rc.perform_posted_operation(req)
+        return []
+
     async def init(self):
         await ClockCycles(self.dut.clk, 5)
         self.dut.rst.value = 0

@@ -11,10 +11,9 @@ from amaranth.lib.wiring import Out
 
 from rtl.nand.nand_backend import NandBackend, channel_signature
 from rtl.nand.onfi_phy_sim import OnfiPhySim, pin_members
+from tests.nand.onfi_channel.onfi_channel_phy_top import connect_pins
 
 __all__ = ["NandBackendPhyTop"]
-
-PIN_INPUTS = ("dq_i", "dqs_i", "rb_n")
 
 
 class NandBackendPhyTop(wiring.Component):
@@ -52,9 +51,5 @@ class NandBackendPhyTop(wiring.Component):
                     wiring.connect(m, wiring.flipped(getattr(port, name)), getattr(ch, name))
                 else:
                     m.d.comb += getattr(port, name).eq(getattr(ch, name))
-            for name in pin_members(be.n_ways):
-                if name in PIN_INPUTS:
-                    m.d.comb += getattr(phy, name).eq(getattr(port, name))
-                else:
-                    m.d.comb += getattr(port, name).eq(getattr(phy, name))
+            connect_pins(m, port, phy, be.n_ways)
         return m

@@ -8,9 +8,18 @@ from amaranth.lib import wiring
 from rtl.nand.onfi_channel import OnfiChannel
 from rtl.nand.onfi_phy_sim import OnfiPhySim, pin_members
 
-__all__ = ["OnfiChannelPhyTop"]
+__all__ = ["OnfiChannelPhyTop", "PIN_INPUTS", "connect_pins"]
 
 PIN_INPUTS = ("dq_i", "dqs_i", "rb_n")
+
+
+def connect_pins(m, port, phy, n_ways):
+    """A sim PHY's pins to the top's ports of the same names (where OnfiBus finds them)."""
+    for name in pin_members(n_ways):
+        if name in PIN_INPUTS:
+            m.d.comb += getattr(phy, name).eq(getattr(port, name))
+        else:
+            m.d.comb += getattr(port, name).eq(getattr(phy, name))
 
 
 class OnfiChannelPhyTop(wiring.Component):
@@ -35,9 +44,5 @@ class OnfiChannelPhyTop(wiring.Component):
                 m.d.comb += getattr(chan, name).eq(getattr(self, name))
             else:
                 m.d.comb += getattr(self, name).eq(getattr(chan, name))
-        for name in pin_members(chan.n_ways):
-            if name in PIN_INPUTS:
-                m.d.comb += getattr(phy, name).eq(getattr(self, name))
-            else:
-                m.d.comb += getattr(self, name).eq(getattr(phy, name))
+        connect_pins(m, self, phy, chan.n_ways)
         return m

@@ -19,7 +19,7 @@ from rtl.nand.onfi_channel import OnfiChannel
 from rtl.nand.onfi_dqs_calibration import OnfiDqsCalibration
 from rtl.nand.onfi_phy_if import OnfiPhySignature
 from rtl.nand.onfi_phy_sim import OnfiPhySim, pin_members
-from tests.nand.onfi_channel.onfi_channel_phy_top import PIN_INPUTS
+from tests.nand.onfi_channel.onfi_channel_phy_top import connect_pins
 
 __all__ = ["OnfiDqsCalTop"]
 
@@ -91,9 +91,5 @@ class OnfiDqsCalTop(wiring.Component):
             else:
                 m.d.comb += ours.eq(theirs)
 
-        for name in pin_members(chan.n_ways):
-            if name in PIN_INPUTS:
-                m.d.comb += getattr(phy, name).eq(getattr(self, name))
-            else:
-                m.d.comb += getattr(self, name).eq(getattr(phy, name))
+        connect_pins(m, self, phy, chan.n_ways)
         return m

@@ -19,7 +19,7 @@ import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, Timer
 from cocotbext.pcie.core.caps import PciCapId
-from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+from cocotbext.pcie.core.tlp import CplStatus, TlpType
 from ssdlab_harness import core_params, run
 
 from sim.nvme import nvme_spec as ns
@@ -56,18 +56,6 @@ class MsixTB(TB):
     def vector_of(self, tlp):
         number, = struct.unpack("<L", bytes(tlp.get_data()))
         return number
-
-    async def raw_request(self, fmt_type, offset, length_dw, data=None):
-        req = Tlp()
-        req.fmt_type = fmt_type
-        req.requester_id = self.rc.pcie_id
-        addr = self.pdev.bar_addr[0] + offset
-        if data is None:
-            req.set_addr_be(addr, 4 * length_dw)
-            return await self.rc.perform_nonposted_operation(req, timeout=10, timeout_unit="us")
-        req.set_addr_be_data(addr, data)
-        await self.rc.perform_posted_operation(req)
-        return []
 
     async def set_function_mask(self, on):
         ctrl = await self.pdev.capability_read_word(PciCapId.MSIX, 0x02)

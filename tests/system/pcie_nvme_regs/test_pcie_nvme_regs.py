@@ -12,7 +12,7 @@ import random
 import cocotb
 import pytest
 from cocotb.triggers import ClockCycles, RisingEdge
-from cocotbext.pcie.core.tlp import CplStatus, Tlp, TlpType
+from cocotbext.pcie.core.tlp import CplStatus, TlpType
 from ssdlab_harness import LiteXCore, core_params, run
 
 from rtl.nvme import nvme_regmap as rm
@@ -83,20 +83,6 @@ class TB(PcieSystemTB):
             await self.bar.write_qword(reg.offset, value)
         else:
             await self.bar.write_dword(reg.offset, value)
-
-    async def raw_request(self, fmt_type, offset, length_dw, data=None):
-        """Send one memory request at BAR0 + offset from the root complex; return the
-        completions (a read's) or [] (a write)."""
-        req = Tlp()
-        req.fmt_type = fmt_type
-        req.requester_id = self.rc.pcie_id
-        addr = self.pdev.bar_addr[0] + offset
-        if data is None:
-            req.set_addr_be(addr, 4 * length_dw)
-            return await self.rc.perform_nonposted_operation(req, timeout=10, timeout_unit="us")
-        req.set_addr_be_data(addr, data)
-        await self.rc.perform_posted_operation(req)
-        return []
 
     def completions(self):
         return [t for t in self.bridge.from_dut if t.is_completion()]
