@@ -64,7 +64,12 @@ def synth_board(name, channels=None, ways=None, persona=None, yosys_opts="", fla
         overrides["n_ways"] = ways
     if overrides:
         # More channels than the connector carries: size the logic, leave the pins (the ONFI
-        # pad path, a few hundred LUT/FF a channel at most, is not counted).
+        # pad path, a few hundred LUT/FF a channel at most, is not counted), keep what the
+        # board builds for the persona (NV-DDR2 engines and calibration on the ONFI boards).
+        from soc.targets.build import board_config
+        nvddr2 = board_config(b, persona).nvddr2_mode
+        if nvddr2 is not None:
+            overrides["nvddr2_mode"] = nvddr2
         b = replace(b, soc=dict(b.soc, **overrides), onfi=None, fmc=[])
     firmware = shutil.which("riscv64-unknown-elf-gcc") or shutil.which("riscv-none-elf-gcc")
     soc, gen = generate(b, gen, persona, firmware=bool(firmware), quiet=True)
