@@ -271,10 +271,11 @@ bool flash_bringup(void)
         /* The read-capture delay of every channel, on way 0's signature, then every die's
          * parameter page at that delay. */
         uint32_t cal = hal_flash_dqs_calibrate(0, NULL);
-        bool ok = cal == (F.n_ch >= 32 ? 0xFFFFFFFFu : (1u << F.n_ch) - 1);
+        uint32_t all = F.n_ch >= 32 ? 0xFFFFFFFFu : (1u << F.n_ch) - 1;
+        bool ok = cal == all;
         if (!ok) {
             fw_puts("flash: DQS calibration found no read window on channels 0x");
-            fw_put_hex(~cal & ((1u << F.n_ch) - 1));
+            fw_put_hex(~cal & all);
             fw_puts("\n");
         }
         for (uint32_t d = 0; d < F.n_dies && ok; d++)
