@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# ssdlab: thin entry points; the work is in sim/setup/, tests/lib/ and rtl/.
+# ssdlab: thin entry points; the work is in setup/, tests/lib/ and rtl/.
 
 PYTHON  := .venv/bin/python
 T       ?= tests
 JOBS    ?= $(shell nproc)
 # Passed through to the harness (tests/lib/ssdlab_harness.py).
 export WAVES SEED
-# The Verilator the tests use: $(VERILATOR) if given, else the one sim/setup/verilator.sh finds
+# The Verilator the tests use: $(VERILATOR) if given, else the one setup/verilator.sh finds
 # or builds (>= 5.036), resolved after `deps` has run.
-VERILATOR_CMD = $${VERILATOR:-$$(sim/setup/verilator.sh)}
+VERILATOR_CMD = $${VERILATOR:-$$(setup/verilator.sh)}
 
 .DEFAULT_GOAL := help
 .PHONY: help deps sim test test-full lint synth wave clean lock bench
@@ -19,10 +19,10 @@ help: ## list the targets
 	@echo "variables: T=<test path or node id> SEED=<n> WAVES=1 JOBS=<n> VERILATOR=<path>"
 
 deps: ## install everything: Debian packages, .venv from requirements.lock, Verilator >= 5.036
-	@sim/setup/deps.sh
+	@setup/deps.sh
 
 sim: deps ## build and start the simulated drive (default persona, sim scale): make sim [PERSONA=name]
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sim.harness.launch --persona $(or $(PERSONA),default)
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.sim --persona $(or $(PERSONA),default)
 
 # make bench: the main job. PARAMS= (empty) benches the persona as it is (8 channels for the
 # default); ARGS= passes any other `ssdlab bench` option (--out DIR, --time-scale F, ...).
@@ -40,11 +40,11 @@ test-full: deps ## every tier, including long sweeps
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m "smoke or full" -n $(JOBS) $(T)
 
 lint: deps ## Verilator lint of every core's generated Verilog, and ruff on the Python
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m rtl.lint
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.lint
 	$(PYTHON) -m ruff check .
 
 synth: deps ## Yosys synth_xilinx LUT/FF/BRAM counts per core: make synth [CORES="nvme_regs"]
-	$(PYTHON) -m rtl.synth $(CORES)
+	$(PYTHON) -m sw.ssdlab.flows.synth $(CORES)
 
 wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test node id>
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) tests/lib/wave.py $(T)
@@ -54,17 +54,17 @@ wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test 
 BOARD ?=
 bitstream: deps ## a card's bitstream (Vivado), else its Verilog/TCL/XDC: make bitstream BOARD=xilinx_ac701 [PERSONA=]
 	@test -n "$(BOARD)" || { echo "make bitstream: BOARD= one of: $$($(PYTHON) -c 'from soc.targets import BOARDS; print(*BOARDS)')"; exit 2; }
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m soc.targets.build --board $(BOARD) --lint \
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --lint \
 	    $(if $(PERSONA),--persona $(PERSONA))
 
 load: ## load the built bitstream into the card over JTAG: make load BOARD=...
-	$(PYTHON) -m soc.targets.build --board $(BOARD) --load
+	$(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --load
 
 flash: ## write the built bitstream to the card's configuration flash: make flash BOARD=...
-	$(PYTHON) -m soc.targets.build --board $(BOARD) --flash
+	$(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --flash
 
 board-synth: deps ## Yosys resource estimate of each board's SoC vs its part (long): make board-synth [BOARD=] [ARGS="--channels 18 --ways 4"]
-	$(PYTHON) -m soc.targets.synth $(foreach b,$(BOARD),--board $(b)) $(ARGS)
+	$(PYTHON) -m sw.ssdlab.flows.board_synth $(foreach b,$(BOARD),--board $(b)) $(ARGS)
 
 lock: ## refresh requirements.lock from pyproject.toml's ranges (then commit it)
 	rm -rf build/lock-venv && python3 -m venv build/lock-venv

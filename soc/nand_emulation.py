@@ -29,7 +29,7 @@ __all__ = ["NandEmulation", "emulated_part"]
 def emulated_part(cfg):
     """The NandPart the emulators present: the persona's part with the build's geometry
     and array times (as the die models get them)."""
-    from sim.nand.python.nand_geometry import PARTS, NandArrayTiming, NandGeometry
+    from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
     base = PARTS[cfg.part]
     g = NandGeometry(page_bytes=cfg.page_bytes, spare_bytes=cfg.spare_bytes,
                      pages_per_block=cfg.pages_per_block,

@@ -2,7 +2,7 @@
 """From a drive persona to the SoC's build parameters (SocConfig).
 
 The persona gives channels, ways, the part (geometry, array times), host queues, MDTS and LBA
-size (sw/ssdlab/persona.py, `rtl_params`). Two things the RTL cannot take as they are:
+size (spec/persona.py, `rtl_params`). Two things the RTL cannot take as they are:
 
 - NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported),
   unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY), where that SDR mode
@@ -27,7 +27,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
     SocConfig fields) applied last. nvddr2: the build can run NV-DDR2 (a board's ONFI PHY),
     so an NV-DDR2 persona gets its mode as `nvddr2_mode`. Returns the config; its `notes`
     say what differs from the persona."""
-    from sw.ssdlab.persona import load_persona
+    from spec.persona import load_persona
     p = load_persona(persona or "default")
     notes = []
     if blocks_per_plane is not None:

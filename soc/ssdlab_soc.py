@@ -26,12 +26,12 @@ from migen.genlib.io import CRG
 
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
 from rtl.nvme.nvme_controller import NvmeController
-from sim.nand.python.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
-from sim.pcie.pcie_sim_phy import PCIeSimPHY
+from rtl.pcie.pcie_sim_phy import PCIeSimPHY
 from soc.buffer_copy import BufferCopy
 from soc.buffer_memory import BufferMemory
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
 from soc.nand_flash import NandFlash
+from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
 __all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "NVME_PCIE"]
 
@@ -39,7 +39,7 @@ BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
 SLOT = 4096
 
 # The drive's PCIe function, one table for the simulation (PCIeSimPHY's BAR0; the host model
-# sim/pcie/host_bridge.py presents the same values by default) and the boards (soc/targets,
+# tests/lib/pcie_tb.py presents the same values by default) and the boards (soc/targets,
 # which put them into the hard IP's configuration): class code 01-08-02 (mass storage, NVM,
 # NVM Express), BAR0 16 KiB (registers 0x0000, doorbells 0x1000, dstrd 0), multiple-message
 # MSI, one vector per queue pair plus admin, rounded up to a power of two. The IDs are the
@@ -62,7 +62,7 @@ def git_hash():
 
 
 class SocConfig:
-    """The build's parameters, derived from a persona (sw/ssdlab/persona.py) and overrides.
+    """The build's parameters, derived from a persona (spec/persona.py) and overrides.
 
     n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
@@ -314,7 +314,7 @@ class FirmwarePorts(LiteXModule):
 
 
 class SsdlabSoC(SoCCore):
-    """The drive. platform: the simulation platform (soc/sim_build.py: `sys_clk`, `sys_rst`,
+    """The drive. platform: the simulation platform (sw/ssdlab/flows/sim_gateware.py: `sys_clk`, `sys_rst`,
     `serial` pads) or a board's (soc/targets); cfg: SocConfig; build_dir: where generated
     Verilog goes; rom_init: the firmware image as 32-bit words (or [] for none).
 

@@ -119,8 +119,8 @@ class NandEmulator(wiring.Component):
     def __init__(self, part="imft-20nm-mlc-64gbit", *, n_ways=1, clk_freq=100e6,
                  dram_data_width=64, dram_addr_width=24, dram_base=0, factory_bad=(),
                  factory_erased=True, param_page_copies=3, wfifo_depth=256, rfifo_depth=16):
-        from sim.nand.python.nand_die import onfi_parameter_page
-        from sim.nand.python.nand_geometry import PARTS
+        from spec.nand_geometry import PARTS
+        from spec.onfi_param_page import onfi_parameter_page
         if isinstance(part, str):
             if part not in PARTS:
                 raise ValueError(f"NandEmulator.part = {part!r}: one of {', '.join(PARTS)}")

@@ -39,7 +39,7 @@ __all__ = ["OnfiNvddr2Engine", "NVDDR2_TIMING_REGISTERS", "nvddr2_timing_layout"
            "RDATA_DEPTH"]
 
 # Timing registers, in clock cycles, in the order of the `timing` struct. Mirrored by
-# sim/nand/python/onfi_timing.NVDDR2_ENGINE_REGISTERS (nvddr2_engine_registers()).
+# spec/onfi_timing.NVDDR2_ENGINE_REGISTERS (nvddr2_engine_registers()).
 NVDDR2_TIMING_REGISTERS = (
     ("t_wp", "WE# low (tWP)"),
     ("t_wh", "WE# high (tWH; stretch to meet tWC)"),

@@ -34,7 +34,7 @@ from .onfi_phy_if import OnfiPhyXilinx
 __all__ = ["OnfiPhyXilinx7", "LINT_BLACKBOXES"]
 
 # Port-compatible empty models of the 7-series primitives used here, for Verilator lint only
-# (rtl/lint.py adds a core module's LINT_BLACKBOXES); synthesis uses Yosys's own cells.
+# (sw/ssdlab/flows/lint.py adds a core module's LINT_BLACKBOXES); synthesis uses Yosys's own cells.
 LINT_BLACKBOXES = """\
 // verilator lint_off UNUSEDSIGNAL
 // verilator lint_off UNUSEDPARAM

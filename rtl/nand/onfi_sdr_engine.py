@@ -24,7 +24,7 @@ __all__ = ["OnfiSdrEngine", "CycleKind", "CycleRequest", "ReadData", "timing_lay
            "channel_members", "TIMING_REGISTERS", "RB_SYNC_STAGES"]
 
 # Timing registers, in clock cycles, in the order of the `timing` struct. Mirrored by
-# sim/nand/python/onfi_timing.ENGINE_REGISTERS, which converts an ONFI mode to these values.
+# spec/onfi_timing.ENGINE_REGISTERS, which converts an ONFI mode to these values.
 TIMING_REGISTERS = (
     ("t_wp", "WE# low (tWP)"),
     ("t_wh", "WE# high (tWH; stretch to meet tWC)"),

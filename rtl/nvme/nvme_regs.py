@@ -3,7 +3,7 @@
 
 The host reaches it through a 64-bit AXI4-Lite slave (`s_axil_*`); 64-bit accesses serve the
 Linux driver's readq/writeq of CAP/ASQ/ACQ, 32-bit accesses use byte strobes. The registers
-themselves are generated from the table in `rtl.nvme.nvme_regmap`; this file adds the bus
+themselves are generated from the table in `spec.nvme_regmap`; this file adds the bus
 protocol, the CSTS handshakes with the queue engines and the doorbell event stream.
 """
 
@@ -12,9 +12,16 @@ from litex.soc.interconnect import stream
 from litex.soc.interconnect.axi import AXILiteInterface
 from migen import FSM, Cat, Constant, If, Mux, NextState, NextValue, Signal
 
-from rtl.nvme.nvme_regmap import DOORBELL_BASE, DOORBELL_VALUE_BITS, RegDecode, doorbell_span
+from spec.nvme_regmap import (
+    DOORBELL_BASE,
+    DOORBELL_VALUE_BITS,
+    REGISTERS,
+    doorbell_span,
+    field_reset,
+    with_defaults,
+)
 
-__all__ = ["NvmeRegs", "doorbell_layout"]
+__all__ = ["NvmeRegs", "RegDecode", "doorbell_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
@@ -35,6 +42,81 @@ def doorbell_layout():
 def _check(name, value, lo, hi):
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
         raise ValueError(f"NvmeRegs: {name}={value!r} out of range {lo}..{hi}")
+
+
+# Register decode (generated from spec.nvme_regmap's table) --------------------------------------
+
+def RegDecode(params=None, data_width=64):
+    """Build the Migen register decode for the table (a `migen.Module`).
+
+    Interface (all in the sys domain):
+      we, waddr (byte offset, word aligned), wdata, wstrb : one write per cycle with `we`;
+      raddr, rdata : combinational read of the word at `raddr` (unimplemented words read 0);
+      storage[name] : the stored bits of each writable field (not shifted; ASQB = bits 63:12);
+      hw[name]      : inputs for RO (hw) fields, "<REG>_<FIELD>", driven by the core.
+    """
+    import migen as m
+    Signal, If, Case, Cat = m.Signal, m.If, m.Case, m.Cat
+    p = with_defaults(params)
+    nbytes = data_width // 8
+    word_shift = (nbytes - 1).bit_length()
+
+    class _RegDecode(m.Module):
+        def __init__(self):
+            self.we = Signal()
+            self.waddr = Signal(16)
+            self.wdata = Signal(data_width)
+            self.wstrb = Signal(nbytes)
+            self.raddr = Signal(16)
+            self.rdata = Signal(data_width)
+            self.storage = {}
+            self.hw = {}
+
+            words = {}  # word index -> list of (bit position in word, value expression)
+            for reg in REGISTERS:
+                assert reg.width <= data_width
+                word, base = reg.offset >> word_shift, (reg.offset % nbytes) * 8
+                hit = None
+                if any(f.writable for f in reg.fields):
+                    hit = Signal(name=f"{reg.name.lower()}_we")
+                    self.comb += hit.eq(self.we & (self.waddr[word_shift:] == word))
+                for f in reg.fields:
+                    if f.hw:
+                        value = Signal(f.width, name=f"{reg.name}_{f.name}".lower())
+                        self.hw[f"{reg.name}_{f.name}"] = value
+                    elif f.writable:
+                        key = f.storage or f"{reg.name}_{f.name}"
+                        if key not in self.storage:
+                            self.storage[key] = Signal(f.width, reset=field_reset(f, p),
+                                                       name=key.lower())
+                        value = self.storage[key]
+                        self._write(hit, f, value, base)
+                    else:
+                        value = m.Constant(field_reset(f, p), f.width)
+                    words.setdefault(word, []).append((base + f.lsb, value))
+
+            cases = {"default": self.rdata.eq(0)}
+            for word, parts in sorted(words.items()):
+                expr, pos = [], 0
+                for lsb, value in sorted(parts, key=lambda x: x[0]):
+                    if lsb > pos:
+                        expr.append(m.Constant(0, lsb - pos))
+                    expr.append(value)
+                    pos = lsb + len(value)
+                cases[word] = self.rdata.eq(Cat(*expr))
+            self.comb += Case(self.raddr[word_shift:], cases)
+
+        def _write(self, hit, f, store, base):
+            # Byte strobes apply bit by bit: split the field at byte boundaries of the word.
+            for byte in range((base + f.lsb) // 8, (base + f.msb) // 8 + 1):
+                lo = max(byte * 8, base + f.lsb)
+                hi = min(byte * 8 + 8, base + f.msb + 1)
+                s = store[lo - base - f.lsb:hi - base - f.lsb]
+                d = self.wdata[lo:hi]
+                new = {"RW": d, "RW1S": s | d, "RW1C": s & ~d}[f.access]
+                self.sync += If(hit & self.wstrb[byte], s.eq(new))
+
+    return _RegDecode()
 
 
 # Core --------------------------------------------------------------------------------------------

@@ -40,9 +40,9 @@ from collections import deque
 import cocotb
 from cocotb.triggers import ClockCycles, Event, FallingEdge, Lock, ReadOnly, RisingEdge
 
-from sim.nvme import nvme_spec as ns
-from sim.nvme.nvme_spec import SC, AdminOpcode, FeatureId, LogPage, NvmOpcode, Sqe
 from sim.nvme.nvme_streams import BufferMem, FieldSink, FieldSource
+from spec import nvme as ns
+from spec.nvme import SC, AdminOpcode, FeatureId, LogPage, NvmOpcode, Sqe
 
 __all__ = ["NvmeFirmwareModel"]
 

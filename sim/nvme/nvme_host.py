@@ -5,7 +5,7 @@ It drives the controller the way the Linux `nvme` driver does (and the way Corun
 driver model drives its NIC in simulation): registers through BAR0, queues and data buffers
 in the root complex's memory, doorbells, MSI, phase-tag completion processing.
 
-    tb = MyTB(dut)                      # a sim.pcie.host_bridge.PcieSystemTB subclass
+    tb = MyTB(dut)                      # a pcie_tb.PcieSystemTB subclass
     await tb.init()
     host = NvmeHost(tb)
     await host.init(n_io_queues=4, qdepth=64, msi_vectors=4)
@@ -43,9 +43,9 @@ from cocotb.triggers import Event, First, Timer
 from cocotb.utils import get_sim_time
 from cocotbext.axi.address_space import MemoryRegion
 
-from rtl.nvme import nvme_regmap as rm
-from sim.nvme import nvme_spec as ns
-from sim.nvme.nvme_spec import SC, Cqe, Sqe
+from spec import nvme as ns
+from spec import nvme_regmap as rm
+from spec.nvme import SC, Cqe, Sqe
 
 __all__ = ["HostMemory", "PrpBuffer", "build_prps", "walk_prps", "prp_page_count",
            "NvmeHost", "Command", "NvmeError", "NvmeTimeout", "NvmeAborted", "NvmeFatal",

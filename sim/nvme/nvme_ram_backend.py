@@ -24,8 +24,8 @@ import random
 import cocotb
 from cocotb.triggers import ClockCycles
 
-from sim.nvme.nvme_spec import SC, NvmOpcode
 from sim.nvme.nvme_streams import BufferMem, FieldSink, FieldSource
+from spec.nvme import SC, NvmOpcode
 
 __all__ = ["NvmeRamBackend"]
 

@@ -7,7 +7,7 @@ card, the ONFI pad path of the family, the board's DDR (`BoardDdr`) and the SoC 
 that fits the part. `BoardSoC` builds the SoC from it: on a card without a NAND connector
 (`onfi=None`) with a DDR, the flash channels are answered by nand_emulators on that DDR
 (soc/nand_emulation.py; the firmware calibrates it first, sw/firmware/dram_init.c).
-soc/targets/build.py generates the Verilog, TCL and the split constraints and runs Vivado when
+sw/ssdlab/flows/board.py generates the Verilog, TCL and the split constraints and runs Vivado when
 there is one.
 
 PCIe function (NVME_PCIE in soc/ssdlab_soc.py, the simulation's): class code 01-08-02, BAR0

@@ -3,7 +3,7 @@
  * ssdlab_engine.c - fio ioengine "ssdlab": fio's I/O on an NVMe controller through libssdlab,
  * the simulated drive (sim transport) or a card bound to vfio-pci (vfio transport).
  *
- * Built against the configured source tree of the fio that loads it (sim/setup/fio.sh), as an
+ * Built against the configured source tree of the fio that loads it (setup/fio.sh), as an
  * external engine: ioengine=external:<path>/ssdlab-engine.so (sw/fio/ssdlab-fio passes it).
  *
  *   setup      the namespace's size, from a short-lived controller (the pattern of fio's nbd

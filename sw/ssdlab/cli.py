@@ -16,7 +16,7 @@ import json
 
 import click
 
-from sw.ssdlab.persona import (
+from spec.persona import (
     PersonaError,
     display_path,
     load_persona,

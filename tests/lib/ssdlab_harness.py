@@ -10,7 +10,7 @@ A test file holds its cocotb tests and its pytest entry points (tests/lib/HARNES
         run(CORE.with_params(n_ways=n_ways), __file__)
 
 Environment: WAVES=1 records build/sim/<test-id>/run/<test>/dump.fst; SEED=n replays a seed;
-VERILATOR=/path picks the Verilator binary (else sim/setup/verilator.sh finds or builds one).
+VERILATOR=/path picks the Verilator binary (else setup/verilator.sh finds or builds one).
 """
 
 import fcntl
@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from rtl.elaborate import AmaranthCore, Core, LiteXCore  # noqa: E402
+from sw.ssdlab.flows.elaborate import AmaranthCore, Core, LiteXCore  # noqa: E402
 
 __all__ = ["AmaranthCore", "LiteXCore", "run", "core_params", "struct_bits", "struct_fields",
            "verilator", "BUILD_ROOT"]
@@ -68,12 +68,12 @@ _verilator_path = None
 
 
 def verilator() -> Path:
-    """The Verilator binary (>= 5.036): $VERILATOR, or whatever sim/setup/verilator.sh finds or
+    """The Verilator binary (>= 5.036): $VERILATOR, or whatever setup/verilator.sh finds or
     builds. Resolved once per process."""
     global _verilator_path
     if _verilator_path is None:
         try:
-            out = subprocess.run([str(REPO / "sim" / "setup" / "verilator.sh")], check=True,
+            out = subprocess.run([str(REPO / "setup" / "verilator.sh")], check=True,
                                  stdout=subprocess.PIPE, text=True).stdout.strip()
         except subprocess.CalledProcessError:
             pytest.exit("no usable Verilator >= 5.036 (see the message above)", returncode=3)

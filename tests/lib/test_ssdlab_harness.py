@@ -9,7 +9,7 @@ import pytest
 import ssdlab_harness
 from ssdlab_harness import run
 
-from rtl.elaborate import CATALOGUE
+from sw.ssdlab.flows.elaborate import CATALOGUE
 
 PROBE = str(Path(__file__).with_name("harness_probe.py"))
 CORE = CATALOGUE["nvme_regs"].with_params(n_io_queues=2)

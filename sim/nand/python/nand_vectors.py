@@ -60,10 +60,11 @@ import zlib
 from dataclasses import replace
 from pathlib import Path
 
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
+from spec.onfi_timing import OnfiPins
+
 from .nand_die import RULES, BitErrorModel, NandDie, _mix64
-from .nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from .onfi_die_pins import OnfiBus, OnfiPinTarget
-from .onfi_timing import OnfiPins
 
 __all__ = ["VectorError", "pattern", "bus_bytes", "dout_expectation", "GoldenRunner",
            "run_file", "Scenario", "SCENARIOS", "generate", "VECTOR_DIR"]
@@ -961,7 +962,7 @@ def _waveform(s, t0, mode, short=None, kinds=("cmd", "addr", "data", "dout", "do
     address, data in) and data-out cycles, CE# high; each edge is placed at the minimum the
     mode allows. `short` = (parameter, ns) uses a shorter value for one parameter (tWP, tWH
     and tRP, tREH also shorten the cycle tWC / tRC so the shortening shows)."""
-    from .onfi_timing import SDR_MODES
+    from spec.onfi_timing import SDR_MODES
     t = dict(vars(SDR_MODES[mode]))
     if short is not None:
         t[short[0]] = short[1]
@@ -1029,7 +1030,7 @@ def _sc_timing():
             now = s.r.now_ps / 1000 + 1000
         now = _waveform(s, now, mode)
         now = _waveform(s, now, mode, kinds=("cmd", "dout"))
-    from .onfi_timing import SDR_MODES
+    from spec.onfi_timing import SDR_MODES
     for mode in (0, 3, 5):
         s.r.now_ps = max(s.r.now_ps, round(now * 1000))
         s.set_features(0x01, [mode, 0, 0, 0])

@@ -25,8 +25,9 @@ so the edge times are exact and every snapshot is settled; nothing runs while th
 import logging
 import random
 
+from spec.onfi_timing import NVDDR2_MODES, SDR_MODES, OnfiPins, OnfiTimingChecker
+
 from .nand_die import NandRuleError, Violation
-from .onfi_timing import NVDDR2_MODES, SDR_MODES, OnfiPins, OnfiTimingChecker
 
 __all__ = ["OnfiBus", "OnfiPinTarget", "PIN_NAMES"]
 

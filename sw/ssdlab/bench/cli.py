@@ -70,7 +70,7 @@ def _scale(ctx_opts):
 
 
 def _check_persona(name, option="--persona"):
-    from sw.ssdlab.persona import PersonaError, load_persona, persona_names
+    from spec.persona import PersonaError, load_persona, persona_names
     if name not in persona_names() and not Path(name).exists():
         raise click.BadParameter(f"no persona {name!r} (personas: "
                                  f"{', '.join(persona_names())})", param_hint=option)

@@ -101,7 +101,7 @@ class BenchSpec:
 
 def drive_for(spec, log=sys.stderr):
     """(config dict, build directory) of the spec's simulated drive, built if needed."""
-    from sim.harness.launch import build_drive, drive_config
+    from sw.ssdlab.flows.sim import build_drive, drive_config
     scale = {k: v for k, v in (("blocks_per_plane", spec.blocks_per_plane),
                                ("pages_per_block", spec.pages_per_block)) if v is not None}
     cfg = drive_config(spec.persona, spec.params or None, **scale)

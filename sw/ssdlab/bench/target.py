@@ -32,10 +32,10 @@ class BenchError(Exception):
 
 
 def fio_binary():
-    r = subprocess.run([str(ROOT / "sim" / "setup" / "fio.sh")], capture_output=True,
+    r = subprocess.run([str(ROOT / "setup" / "fio.sh")], capture_output=True,
                        text=True)
     if r.returncode != 0 or not r.stdout.strip():
-        raise BenchError(f"sim/setup/fio.sh found no fio:\n{r.stderr[-2000:]}")
+        raise BenchError(f"setup/fio.sh found no fio:\n{r.stderr[-2000:]}")
     return r.stdout.strip().splitlines()[-1]
 
 
@@ -82,7 +82,7 @@ class _Target:
 
 
 class SimTarget(_Target):
-    """A built drive (sim.harness.launch.build_drive's directory), started on its own
+    """A built drive (sw.ssdlab.flows.sim.build_drive's directory), started on its own
     socket; fio through sw/fio/ssdlab-fio. All times are simulated."""
     kind = "sim"
     time_domain = "simulated"
@@ -96,8 +96,8 @@ class SimTarget(_Target):
         self.log = log
 
     def start(self):
-        from sim.harness.launch import SimDrive
         from sw.ssdlab.drive import Drive
+        from sw.ssdlab.flows.sim import SimDrive
         self.sim = SimDrive(self.build_dir, boot_us=1000, extra_args=["--quiet-uart"]).start()
         with Drive(sim=self.sim.socket) as d:        # waits for the firmware's first boot
             self.info = d.info()

@@ -37,9 +37,9 @@ from ssdlab_streams import StreamSink, StreamSource
 from rtl.nand.nand_bist import FIXED_BUFFER
 from rtl.nand.nand_die_scheduler import FlashCompletion, FlashOp, flash_op_layout, geometry_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
-from sim.nand.python.nand_geometry import PARTS
-from sim.nand.python.onfi_timing import engine_registers
-from sw.ssdlab.persona import analytic_limits as persona_analytic_limits
+from spec.nand_geometry import PARTS
+from spec.onfi_timing import engine_registers
+from spec.persona import analytic_limits as persona_analytic_limits
 
 PART = PARTS["imft-20nm-mlc-128gbit"]
 GEO, TIMING = PART.geometry, PART.timing
@@ -64,7 +64,7 @@ def now_ns():
 # -- analytic limit ------------------------------------------------------------------------
 
 def analytic_limits(regs, n_ways, length, t_r_ns, t_prog_ns, period_ns=PERIOD_NS):
-    """Pages per second one channel can sustain (sw/ssdlab/persona.analytic_limits, which the
+    """Pages per second one channel can sustain (spec/persona.analytic_limits, which the
     drive personas use too) for this part's address cycles.
 
     Returns {kind: (limit pages/s, bus-bound pages/s, array-bound pages/s, which)}."""

@@ -39,10 +39,10 @@ from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
 from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
-from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
-from sim.nand.python.onfi_param_page import parse_parameter_page
-from sim.nand.python.onfi_timing import engine_registers, nvddr2_engine_registers
+from spec.nand_geometry import PARTS, NandGeometry
+from spec.onfi_param_page import parse_parameter_page
+from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ

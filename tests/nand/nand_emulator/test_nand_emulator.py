@@ -29,7 +29,6 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge, Timer
 from cocotb.utils import get_sim_time
 from ssdlab_harness import BUILD_ROOT, LiteXCore, run
 
-from sim.nand.python.nand_geometry import PARTS
 from sim.nand.python.nand_vectors import (
     SMALL,
     VECTOR_DIR,
@@ -41,6 +40,7 @@ from sim.nand.python.nand_vectors import (
     make_die,
     pattern,
 )
+from spec.nand_geometry import PARTS
 
 CLK_NS = 5
 T_WB_CLOCKS = 100 // CLK_NS     # tWB, 100 ns

@@ -26,10 +26,10 @@ from ssdlab_streams import StreamSink, StreamSource
 from rtl.nand.onfi_channel import ChannelOp, Completion, OnfiChannel, op_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_ARDY, SR_FAIL, SR_RDY, SR_WP_N, NandDie
-from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from sim.nand.python.onfi_param_page import crc16_onfi, parse_parameter_page
-from sim.nand.python.onfi_timing import engine_registers
+from spec.nand_geometry import PARTS, NandGeometry
+from spec.onfi_param_page import crc16_onfi, parse_parameter_page
+from spec.onfi_timing import engine_registers
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ

@@ -22,9 +22,9 @@ from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
 from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
-from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from sim.nand.python.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
+from spec.nand_geometry import PARTS, NandGeometry
+from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=2, bits_per_cell=2)

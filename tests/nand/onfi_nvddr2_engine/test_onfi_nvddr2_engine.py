@@ -37,9 +37,9 @@ from rtl.nand.onfi_nvddr2_engine import (
 from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import CycleKind, CycleRequest, timing_layout
 from sim.nand.python.nand_die import NandDie
-from sim.nand.python.nand_geometry import PARTS, NandGeometry
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from sim.nand.python.onfi_timing import (
+from spec.nand_geometry import PARTS, NandGeometry
+from spec.onfi_timing import (
     NVDDR2_ENGINE_REGISTERS,
     NVDDR2_MODES,
     OnfiPins,

@@ -24,9 +24,9 @@ import pytest
 from ssdlab_harness import BUILD_ROOT, AmaranthCore, verilator
 from ssdlab_harness import test_id as build_id
 
-from rtl.lint import lint
 from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_phy_xilinxus import LINT_BLACKBOXES, OnfiPhyXilinxUS
+from sw.ssdlab.flows.lint import lint
 
 CORE = AmaranthCore("rtl.nand.onfi_phy_xilinxus:OnfiPhyXilinxUS", toplevel="onfi_phy_xilinxus")
 PRIMITIVES = ("ODDRE1", "IDDRE1", "IDELAYE3", "BUFGCE", "IOBUF", "IOBUFDS", "OBUF", "OBUFDS",

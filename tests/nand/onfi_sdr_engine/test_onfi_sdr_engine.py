@@ -27,7 +27,7 @@ from rtl.nand.onfi_sdr_engine import (
     ReadData,
     timing_layout,
 )
-from sim.nand.python.onfi_timing import (
+from spec.onfi_timing import (
     ENGINE_REGISTERS,
     SDR_MODES,
     OnfiTimingChecker,

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Tests of nvme_regs: the NVMe 1.4 BAR0 register file and doorbells.
 
-Expected values come from the register table (rtl.nvme.nvme_regmap) and the NVMe formulas,
+Expected values come from the register table (spec.nvme_regmap) and the NVMe formulas,
 never from the RTL. The TB drives BAR0 through cocotbext-axi, models the queue engines
 (ctrl_ready / shutdown_done after a random delay, or stalled on request) and takes doorbell
 events with random backpressure.
@@ -16,7 +16,7 @@ from cocotb.triggers import ClockCycles, RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 from ssdlab_harness import LiteXCore, core_params, run
 
-from rtl.nvme import nvme_regmap as rm
+from spec import nvme_regmap as rm
 
 CORE = LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs")
 POLL_LIMIT = 200        # CSTS polls before a wait counts as a timeout
@@ -413,7 +413,7 @@ def test_nvme_regs_sweep(params):
 def test_readme_table_current():
     """rtl/nvme/README.md carries the table generated from nvme_regmap."""
     assert rm.readme_is_current(), \
-        "rtl/nvme/README.md is stale: run python -m rtl.nvme.nvme_regmap --update-readme"
+        "rtl/nvme/README.md is stale: run python -m spec.nvme_regmap --update-readme"
 
 
 @pytest.mark.smoke

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The ssdlab fio ioengine (sw/fio): stock fio job files on the small simulated drive.
 
-smoke: the engine builds against the fio of sim/setup/fio.sh and fio lists it with its
+smoke: the engine builds against the fio of setup/fio.sh and fio lists it with its
 options; bad options are named; a random read job, a write + verify job and a trim job (with
 interrupts) run on a 2-channel simulated drive, through fio's JSON output; fio's latencies are
 simulated time — each equals the driver's own doorbell-to-completion time of the same
@@ -70,7 +70,7 @@ SMOKE_RUNS = {
 def run_jobs(runs, fresh_drive_per_run=False):
     """Start the 2-channel simulated drive, run each job through ssdlab-fio; returns
     {name: {"json": ..., "stderr": ..., "wall_s": ...}}."""
-    from sim.harness.launch import SimDrive, build_drive, drive_config
+    from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
     # SSDLAB_FIO_DRIVE=<build dir>: a drive already built (its firmware as it is), e.g. to
     # test the engine while the drive's sources are being changed.
     prebuilt = os.environ.get("SSDLAB_FIO_DRIVE")

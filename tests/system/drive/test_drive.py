@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """End-to-end tests of the simulated drive: the SoC, firmware, FTL and NAND models built by
-sim/harness/launch.py, driven by libssdlab (sw/lib) over the simulation bridge.
+sw/ssdlab/flows/sim.py, driven by libssdlab (sw/lib) over the simulation bridge.
 
 One small drive (default persona, 2 channels, simulation scale) is built once and started
 once per pytest process; its configuration and the seed are printed. SEED=<n> replays a run.
@@ -76,7 +76,7 @@ class Env:
 
 @pytest.fixture(scope="module")
 def env():
-    from sim.harness.launch import SimDrive, build_drive, drive_config
+    from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
     cfg = drive_config(PERSONA, PARAMS)
     # Two xdist workers may both reach this module: one builds and simulates at a time.
     lock_path = ROOT / "build" / "sim" / "system-drive.lock"

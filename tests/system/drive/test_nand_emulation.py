@@ -20,8 +20,8 @@ OUT = ROOT / "build" / "fio" / "tests-emulation"
 
 @pytest.mark.full
 def test_fio_verify_on_emulated_nand():
-    from sim.harness.launch import SimDrive, build_drive, drive_config
     from sw.ssdlab.drive import Drive
+    from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
     cfg = drive_config("default", {"n_channels": 2, "nand_model": "emulator"})
     print(f"drive: {cfg.persona} {cfg.n_channels} ch x {cfg.n_ways} ways, nand_model="
           f"{cfg.nand_model}")

@@ -2,7 +2,7 @@
 /*
  * nvme.h - NVMe 1.4 data structures, opcodes and status codes the host library uses.
  * BAR0 register offsets and fields are not here: they come from nvme_regs.h, generated from
- * the one register description (rtl/nvme/nvme_regmap.py) into $(BUILD)/include/ssdlab/.
+ * the one register description (spec/nvme_regmap.py) into $(BUILD)/include/ssdlab/.
  */
 #ifndef SSDLAB_NVME_H
 #define SSDLAB_NVME_H

@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""ssdlab's interface facts, at the bottom of the tree: everything else may import `spec`,
+`spec` imports nothing of ours (tests/test_layers.py checks it).
+
+- `spec.nvme`: the NVMe specification's opcodes, status codes, SQE/CQE layout, feature and log
+  identifiers, Identify and log page structures;
+- `spec.nvme_regmap`: the controller registers at BAR0 (generates the RTL decode's table, the
+  C header and the README table);
+- `spec.nand_geometry`, `spec.onfi_timing`, `spec.onfi_param_page`: the NAND parts, the ONFI
+  timing modes and parameter pages;
+- `spec.persona`: drive personas (`personas/*.yaml`): schema, loader, derived figures.
+"""

@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Build (when needed) and start the simulated drive; `make sim` runs this.
+
+    python -m sw.ssdlab.flows.sim [--persona default] [--channels N] [--blocks-per-plane N]
+                                 [--pages-per-block N] [--host-delay-ns N] [--socket PATH]
+
+A build is keyed by its configuration: build/sim/drive-<hash>/ holds the SoC, firmware and
+Verilator model of one configuration and is reused while the RTL, firmware and harness
+sources are unchanged. `SimDrive` is the same for tests and benchmarks: a context manager
+that starts the harness on a private socket and stops it at the end.
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+
+__all__ = ["drive_config", "build_drive", "SimDrive", "SIM_SCALE"]
+
+# The simulation scale of `make sim` and the tests: few enough pages per block that a drive
+# can be written end to end in Verilator (soc/sim_config.py says why it is reported).
+SIM_SCALE = dict(blocks_per_plane=16, pages_per_block=16)
+
+# The model's sources; the firmware is not among them: it is rebuilt (make, incremental) and
+# loaded into the ROM image at every start, without rebuilding the model.
+_SOURCE_DIRS = ["spec", "rtl", "soc", "sim/bridge", "sim/nand/cpp",
+                "sim/harness/ssdlab_sim.cpp", "sw/ssdlab/flows/sim_build.py",
+                "sw/ssdlab/flows/sim_gateware.py"]
+
+
+def drive_config(persona=None, params=None, **scale):
+    from soc.sim_config import soc_config
+    return soc_config(persona, params, **{**SIM_SCALE, **scale})
+
+
+def _digest(cfg):
+    h = hashlib.sha256(json.dumps(cfg.as_dict(), sort_keys=True).encode())
+    for d in _SOURCE_DIRS:
+        top = ROOT / d
+        for p in sorted(top.rglob("*")) if top.is_dir() else [top]:
+            if p.is_file() and p.suffix in (".py", ".c", ".h", ".cpp", ".sv", ".v", ".S",
+                                            ".ld") or p.name == "Makefile":
+                h.update(p.relative_to(ROOT).as_posix().encode())
+                h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def build_drive(cfg, out=None, trace=False, log=sys.stderr):
+    """Build the drive of `cfg` unless an identical model exists (the firmware is always
+    brought up to date); returns its directory."""
+    from sw.ssdlab.flows.sim_build import build_firmware, build_model, write_rom_init
+    from sw.ssdlab.flows.sim_gateware import build as soc_build
+    digest = _digest(cfg) + ("-trace" if trace else "")
+    out = Path(out) if out else ROOT / "build" / "sim" / f"drive-{digest}"
+    stamp = out / "built.stamp"
+    if stamp.exists() and stamp.read_text() == digest:
+        write_rom_init(out, build_firmware(out, quiet=True))
+        return out
+    t0 = time.monotonic()
+    print(f"sw.ssdlab.flows.sim: building {cfg.persona} ({cfg.n_channels} ch x {cfg.n_ways} "
+          f"ways) into {out}", file=log)
+    soc_build(out, cfg)
+    write_rom_init(out, build_firmware(out))
+    build_model(out, trace=trace)
+    stamp.write_text(digest)
+    print(f"sw.ssdlab.flows.sim: built in {time.monotonic() - t0:.0f} s", file=log)
+    return out
+
+
+class SimDrive:
+    """The harness of a built drive, running on `socket` (default: a new one in the build
+    directory). Use as a context manager; `.socket` is what sw/ssdlab.drive.Drive(sim=...)
+    takes. boot_us: simulated time run before the host attaches (the firmware's boot)."""
+
+    def __init__(self, build_dir, socket=None, host_delay_ns=200, read_latency_ns=400,
+                 boot_us=0, log_path=None, extra_args=()):
+        self.build_dir = Path(build_dir)
+        self.socket = str(socket or self.build_dir / f"drive-{os.getpid()}.sock")
+        self.log_path = Path(log_path or self.build_dir / f"drive-{os.getpid()}.log")
+        cfg = json.loads((self.build_dir / "config.json").read_text())
+        period_ps = int(round(1e12 / cfg["sys_clk_freq"]))
+        self.args = [str(self.build_dir / "obj" / "ssdlab_sim"), "--socket", self.socket,
+                     "--period-ps", str(period_ps), "--host-delay-ns", str(host_delay_ns),
+                     "--read-latency-ns", str(read_latency_ns), "--boot-us", str(boot_us),
+                     *extra_args]
+        self.proc = None
+
+    def start(self, timeout=600):
+        Path(self.socket).unlink(missing_ok=True)
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(self.args, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while not Path(self.socket).exists():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"ssdlab_sim exited ({self.proc.returncode}): "
+                                   f"{self.log_path.read_text()[-2000:]}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise TimeoutError(f"ssdlab_sim did not open {self.socket} in {timeout} s")
+            time.sleep(0.05)
+        return self
+
+    def output(self):
+        """What the harness and the firmware's console printed so far."""
+        self.log.flush()
+        return self.log_path.read_text()
+
+    def stop(self, timeout=60):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc:
+            self.log.close()
+        Path(self.socket).unlink(missing_ok=True)
+        Path(self.socket + ".ram").unlink(missing_ok=True)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--persona", default="default")
+    ap.add_argument("--channels", type=int, default=None, help="override the persona's")
+    ap.add_argument("--blocks-per-plane", type=int, default=SIM_SCALE["blocks_per_plane"])
+    ap.add_argument("--pages-per-block", type=int, default=SIM_SCALE["pages_per_block"])
+    ap.add_argument("--host-delay-ns", type=int, default=200)
+    ap.add_argument("--socket", default=str(ROOT / "build" / "sim" / "drive.sock"))
+    ap.add_argument("--trace", action="store_true", help="build with FST tracing")
+    args = ap.parse_args(argv)
+    params = {"n_channels": args.channels} if args.channels else None
+    try:
+        cfg = drive_config(args.persona, params, blocks_per_plane=args.blocks_per_plane,
+                           pages_per_block=args.pages_per_block)
+    except ValueError as e:                  # PersonaError (a ValueError) names the field
+        print(f"sw.ssdlab.flows.sim: {e}", file=sys.stderr)
+        return 2
+    out = build_drive(cfg, trace=args.trace)
+    print(f"drive: {cfg.persona}, {cfg.n_channels} channels x {cfg.n_ways} ways, "
+          f"{cfg.part}, {cfg.pages_per_block} pages/block x {cfg.blocks_per_plane} "
+          f"blocks/plane x {cfg.planes} planes; {cfg.scale_note}")
+    for note in cfg.notes:
+        print(f"  note: {note}")
+    print(f"attach:  export SSDLAB_SIM_SOCKET={args.socket}\n"
+          f"         .venv/bin/python -m sw.ssdlab drive identify --sim {args.socket}\n"
+          f"stop:    Ctrl-C, or .venv/bin/python -m sw.ssdlab drive quit --sim {args.socket}")
+    sys.stdout.flush()
+    binary = out / "obj" / "ssdlab_sim"
+    period_ps = int(round(1e12 / cfg.sys_clk_freq))
+    os.execv(str(binary), [str(binary), "--socket", args.socket, "--period-ps", str(period_ps),
+                           "--host-delay-ns", str(args.host_delay_ns)])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

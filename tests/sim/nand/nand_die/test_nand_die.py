@@ -1,0 +1,732 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""Tests of the golden NAND die model (sim/nand/python/nand_die.py, nand_geometry.py).
+
+Plain pytest, no RTL. Most tests use a small two-LUN geometry with short array times so
+exact busy times are easy to check; the parameter page is also checked on every ready-made
+part. The randomised stream prints its seed; `NAND_SEED=<n>` replays one seed.
+"""
+
+import os
+import random
+import tracemalloc
+
+import pytest
+
+from sim.nand.python.nand_die import (
+    RULES,
+    SR_ARDY,
+    SR_FAIL,
+    SR_FAILC,
+    SR_RDY,
+    SR_WP_N,
+    BitErrorModel,
+    NandDie,
+    NandRuleError,
+    onfi_crc16,
+    onfi_parameter_page,
+)
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry, part
+
+GEO = NandGeometry(page_bytes=512, spare_bytes=32, pages_per_block=8, blocks_per_plane=16,
+                   planes=2, luns=2, bits_per_cell=2)
+TIM = NandArrayTiming(t_r_ns=1000, t_prog_ns=5000, t_bers_ns=20000, t_cbsy_ns=100,
+                      t_rcbsy_ns=70, t_dbsy_ns=50, t_feat_ns=200, t_rst_ns=300,
+                      t_rst_prog_ns=400, t_rst_erase_ns=600, t_rst_first_ns=1000)
+REG = GEO.register_bytes
+IDLE = SR_WP_N | SR_RDY | SR_ARDY
+
+
+def make_die(**kw):
+    """A reset die and the time R/B# rose."""
+    kw.setdefault("geometry", GEO)
+    kw.setdefault("timing", TIM)
+    die = NandDie(**kw)
+    return die, die.reset(0)
+
+
+def row(lun, block, page=0):
+    return GEO.pack_row(lun, block, page)
+
+
+def program(die, t, lun, block, page, data, column=0):
+    res = die.program_page(t, row(lun, block, page), data, column)
+    return res.ready_ns
+
+
+def read(die, t, lun, block, page, column=0, n=REG):
+    res = die.read_page(t, row(lun, block, page), column)
+    return die.read_data(res.ready_ns, n), res.ready_ns
+
+
+def erase(die, t, lun, block):
+    return die.erase_block(t, row(lun, block)).ready_ns
+
+
+def pattern(seed, n=REG):
+    return random.Random(seed).randbytes(n)
+
+
+def crc16_bitwise(data):
+    """Independent ONFI CRC-16: bit-serial LFSR, message bits MSB first."""
+    crc = 0x4F4E
+    for byte in data:
+        for i in range(7, -1, -1):
+            feedback = ((crc >> 15) & 1) ^ ((byte >> i) & 1)
+            crc = (crc << 1) & 0xFFFF
+            if feedback:
+                crc ^= 0x8005
+    return crc
+
+
+# Identity: parameter page and READ ID ------------------------------------------------------
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("name", list(PARTS))
+def test_parameter_page(name):
+    p = part(name)
+    die = NandDie(p)
+    t = die.reset(0)
+    raw = die.read_parameter_page(t)
+    assert die.rb_n(t) == 0 and die.rb_n(t + p.timing.t_r_ns) == 1
+    assert len(raw) == 3 * 256
+    copies = [raw[i * 256:(i + 1) * 256] for i in range(3)]
+    assert copies[0] == copies[1] == copies[2]
+    page = copies[0]
+    le = lambda off, n: int.from_bytes(page[off:off + n], "little")  # noqa: E731
+    assert page[:4] == b"ONFI"
+    assert le(4, 2) & (1 << 6)                          # ONFI 3.0
+    assert le(254, 2) == crc16_bitwise(page[:254]) == onfi_crc16(page[:254])
+    g = p.geometry
+    assert le(80, 4) == g.page_bytes and le(84, 2) == g.page_bytes // 16
+    assert le(92, 4) == g.pages_per_block and le(96, 4) == g.blocks_per_plane * 2
+    assert page[100] == 1 and page[101] == 0x23 and page[102] == g.bits_per_cell
+    assert page[14] == 3 and page[113] == 1             # copies, plane address bits
+    assert le(129, 2) == 0x3F
+    assert le(137, 2) * 1000 == p.timing.t_r_ns and le(133, 2) * 1000 == p.timing.t_prog_ns
+    assert le(135, 2) * 1000 == p.timing.t_bers_ns
+    assert page[105] * 10 ** page[106] == p.pe_cycles
+    assert page[32:44].rstrip() == p.manufacturer.encode() and page[64] == p.jedec_id
+    assert le(8, 2) & 0x0F == 0x0F                      # cache program/read, features, 78h
+    # A corrupted byte breaks the CRC (the host then falls back to the next copy).
+    bad = bytearray(page)
+    bad[80] ^= 1
+    assert onfi_crc16(bad[:254]) != le(254, 2)
+
+
+@pytest.mark.smoke
+def test_parameter_page_copies_and_geometry():
+    die, t = make_die(param_page_copies=5)
+    raw = die.read_parameter_page(t)
+    assert len(raw) == 5 * 256 and raw[14] == 5
+    assert int.from_bytes(raw[96:100], "little") == 32 and raw[100] == 2
+    assert raw[101] == 0x22                             # 2 column + 2 row cycles
+    assert onfi_parameter_page(die.part, 5) == raw
+
+
+@pytest.mark.smoke
+def test_read_id():
+    die, t = make_die()
+    assert die.read_id(t, 0x00) == PARTS["imft-20nm-mlc-64gbit"].id_bytes
+    assert die.read_id(t, 0x00)[0] == 0x2C
+    assert die.read_id(t, 0x20) == b"ONFI"
+
+
+# Data path ---------------------------------------------------------------------------
+
+@pytest.mark.smoke
+def test_program_read_back_with_columns():
+    die, t = make_die()
+    data = pattern(1, 512)
+    spare = b"\xa5" * 8
+    t = program(die, t, 1, 3, 0, [(0, data), (512, spare)])    # 85h moves to the spare
+    out, t = read(die, t, 1, 3, 0)
+    assert out == data + spare + b"\xff" * 24
+    out, t = read(die, t, 1, 3, 0, column=100, n=50)
+    assert out == data[100:150]
+    assert die.read_data(t, 10) == data[150:160]        # the column advances
+    assert die.change_read_column(t, 508)
+    assert die.read_data(t, 8) == data[508:] + spare[:4]
+    t = program(die, t, 1, 3, 1, b"xyz", column=200)    # unwritten bytes program as FFh
+    out, t = read(die, t, 1, 3, 1)
+    assert out == b"\xff" * 200 + b"xyz" + b"\xff" * (REG - 203)
+    assert read(die, t, 0, 5, 7)[0] == b"\xff" * REG    # erased page
+    assert die.page_data(1, 3, 0) == data + spare + b"\xff" * 24
+
+
+@pytest.mark.smoke
+def test_status_output_mode_and_lun_select():
+    die, t = make_die()
+    t = program(die, t, 1, 0, 0, b"L1")
+    t = program(die, t, 0, 0, 0, b"L0")
+    res = die.read_page(t, row(1, 0, 0))
+    assert die.read_status_enhanced(t, row(0, 0)) == IDLE   # LUN 0 idle, LUN 1 reading
+    assert die.read_status_enhanced(t, row(1, 0)) == SR_WP_N
+    assert die.rb_n(t) == 0
+    t = res.ready_ns
+    assert die.read_status(t) == IDLE
+    with pytest.raises(NandRuleError, match="data-output-after-status"):
+        die.read_data(t, 2)
+    die.read_mode(t)
+    assert die.read_data(t, 2) == b"L1"
+
+
+# Rules ---------------------------------------------------------------------------------
+
+def _no_reset(die, t):
+    NandDie(geometry=GEO, timing=TIM).read_id(0)
+
+
+def _busy(die, t):
+    die.program_page(t, row(0, 1, 0), b"a")
+    die.read_page(t + 10, row(0, 2, 0))
+
+
+def _busy_data_out(die, t):
+    die.read_page(t, row(0, 2, 0))
+    die.read_data(t + 999, 1)
+
+
+def _row_range(die, t):
+    die.read_page(t, row(1, 31, 7) + 1)
+
+
+def _column_range(die, t):
+    die.program_page(t, row(0, 1, 0), b"12345", column=REG - 4)
+
+
+def _read_id_address(die, t):
+    die.read_id(t, 0x40)
+
+
+def _not_erased(die, t):
+    d, t = make_die(factory_erased=False)
+    d.program_page(t, row(0, 1, 0), b"a")
+
+
+def _page_order(die, t):
+    die.program_page(t, row(0, 1, 2), b"a")
+
+
+def _reprogram(die, t):
+    t = program(die, t, 0, 1, 0, b"a")
+    die.program_page(t, row(0, 1, 0), b"b")
+
+
+def _same_plane(die, t):
+    die.program_multi_plane(t, [(row(0, 2, 0), b"a"), (row(0, 4, 0), b"b")])
+
+
+def _page_mismatch(die, t):
+    t = program(die, t, 0, 3, 0, b"a")
+    die.program_multi_plane(t, [(row(0, 2, 0), b"a"), (row(0, 3, 1), b"b")])
+
+
+def _cache_without_read(die, t):
+    die.read_cache(t)
+
+
+def _cache_end_without_cache(die, t):
+    t = die.read_page(t, row(0, 1, 0)).ready_ns
+    die.read_cache_end(t)
+
+
+def _status_then_data(die, t):
+    t = die.read_page(t, row(0, 1, 0)).ready_ns
+    die.read_status(t)
+    die.read_data(t, 1)
+
+
+def _bad_timing_mode(die, t):
+    die.set_features(t, 0x01, bytes([6, 0, 0, 0]))
+
+
+VIOLATIONS = [
+    ("reset-after-power-on", _no_reset),
+    ("busy", _busy),
+    ("busy", _busy_data_out),
+    ("address-range", _row_range),
+    ("address-range", _column_range),
+    ("address-range", _read_id_address),
+    ("erase-before-program", _not_erased),
+    ("page-order", _page_order),
+    ("page-reprogram", _reprogram),
+    ("multi-plane", _same_plane),
+    ("multi-plane", _page_mismatch),
+    ("command-sequence", _cache_without_read),
+    ("command-sequence", _cache_end_without_cache),
+    ("data-output-after-status", _status_then_data),
+    ("feature-value", _bad_timing_mode),
+]
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("rule,scenario", VIOLATIONS,
+                         ids=[f"{r}-{f.__name__.strip('_')}" for r, f in VIOLATIONS])
+def test_rule_violation_raises_with_its_name(rule, scenario):
+    die, t = make_die()
+    with pytest.raises(NandRuleError) as info:
+        scenario(die, t)
+    assert info.value.rule == rule
+    assert str(info.value).startswith(rule + ":")
+
+
+@pytest.mark.smoke
+def test_every_rule_has_a_test():
+    assert {r for r, _ in VIOLATIONS} == set(RULES)
+
+
+@pytest.mark.smoke
+def test_non_strict_records_and_fails():
+    die, t = make_die(strict=False)
+    t = program(die, t, 0, 1, 0, b"first")
+    res = die.program_page(t, row(0, 1, 0), b"second")   # reprogram: recorded, FAIL
+    assert res.ok is False
+    assert die.status(t, 0) & SR_RDY == 0
+    assert die.read_page(res.ready_ns - 1, row(0, 1, 0)) is None    # refused while busy
+    assert die.status(res.ready_ns, 0) == IDLE | SR_FAIL
+    assert die.fail_events[-1].reason == "page-reprogram"
+    assert die.page_data(0, 1, 0)[:5] == b"first"
+    assert [v.rule for v in die.violations] == ["page-reprogram", "busy"]
+    res = die.read_page(res.ready_ns, row(0, 1, 0))
+    assert die.read_data(res.ready_ns, 5) == b"first"
+
+
+@pytest.mark.smoke
+def test_time_must_not_go_backwards():
+    die, t = make_die()
+    die.read_status(t + 10)
+    with pytest.raises(ValueError, match="backwards"):
+        die.read_status(t)
+
+
+# Timing --------------------------------------------------------------------------------
+
+def _assert_busy_exactly(die, t0, duration, lun=0):
+    assert die.status(t0, lun) & (SR_RDY | SR_ARDY) == 0
+    assert die.rb_n(t0 + duration - 1) == 0
+    assert die.status(t0 + duration - 1, lun) & SR_RDY == 0
+    assert die.rb_n(t0 + duration) == 1
+    assert die.status(t0 + duration, lun) & (SR_RDY | SR_ARDY) == SR_RDY | SR_ARDY
+
+
+@pytest.mark.smoke
+def test_busy_times_are_exact():
+    die, t = make_die()
+    assert die.rb_n(0) == 0 and die.rb_n(TIM.t_rst_first_ns) == 1
+    res = die.program_page(t, row(0, 1, 0), b"a")
+    assert res.ready_ns == res.array_ready_ns == t + TIM.t_prog_ns
+    _assert_busy_exactly(die, t, TIM.t_prog_ns)
+    t = res.ready_ns + 123
+    res = die.read_page(t, row(0, 1, 0))
+    assert res.ready_ns == t + TIM.t_r_ns
+    _assert_busy_exactly(die, t, TIM.t_r_ns)
+    t = res.ready_ns + 7
+    res = die.erase_block(t, row(0, 1))
+    assert res.ready_ns == t + TIM.t_bers_ns
+    _assert_busy_exactly(die, t, TIM.t_bers_ns)
+    t = res.ready_ns
+    assert die.set_features(t, 0x01, bytes([3, 0, 0, 0])) == t + TIM.t_feat_ns
+    assert die.rb_n(t + TIM.t_feat_ns - 1) == 0 and die.rb_n(t + TIM.t_feat_ns) == 1
+
+
+@pytest.mark.smoke
+def test_page_type_timing():
+    timing = NandArrayTiming(t_r_ns=1000, t_prog_ns=5000, t_bers_ns=20000,
+                             t_r_upper_ns=1500, t_prog_lower_ns=3000, t_prog_upper_ns=9000)
+    die, t = make_die(timing=timing)
+    assert GEO.page_type(0) == "lower" and GEO.page_type(1) == "upper"
+    r0 = die.program_page(t, row(0, 1, 0), b"a")
+    assert r0.ready_ns - t == 3000
+    r1 = die.program_page(r0.ready_ns, row(0, 1, 1), b"b")
+    assert r1.ready_ns - r0.ready_ns == 9000
+    r2 = die.read_page(r1.ready_ns, row(0, 1, 1))
+    assert r2.ready_ns - r1.ready_ns == 1500
+    assert die.read_parameter_page(r2.ready_ns)[137] == 2        # tR max 1.5 us, rounded up
+
+
+@pytest.mark.smoke
+def test_features_and_reset():
+    die, t = make_die()
+    assert die.timing_mode == 0
+    t = die.set_features(t, 0x01, bytes([4, 0, 0, 0]))
+    assert die.get_features(t, 0x01) == bytes([4, 0, 0, 0]) and die.timing_mode == 4
+    t += TIM.t_feat_ns
+    assert die.reset(t) == t + TIM.t_rst_ns
+    assert die.timing_mode == 0
+
+
+@pytest.mark.smoke
+def test_reset_aborts_program_and_erase():
+    die, t = make_die()
+    res = die.program_page(t, row(0, 1, 0), b"data")
+    t = die.reset(t + 100)
+    assert t == res.ready_ns - TIM.t_prog_ns + 100 + TIM.t_rst_prog_ns
+    assert die.fail_events[-1].reason == "aborted by RESET"
+    assert die.page_data(0, 1, 0)[:4] != b"data"            # undefined contents
+    with pytest.raises(NandRuleError, match="page-reprogram"):
+        die.program_page(t, row(0, 1, 0), b"again")
+    die.erase_block(t, row(0, 1))
+    t0 = t + 5
+    t = die.reset(t0)
+    assert t == t0 + TIM.t_rst_erase_ns and die.block_info(0, 1)["erased"] is False
+    with pytest.raises(NandRuleError, match="erase-before-program"):
+        die.program_page(t, row(0, 1, 0), b"x")
+    t = erase(die, t, 0, 1)
+    assert program(die, t, 0, 1, 0, b"ok")
+
+
+# Multi-plane, cache, multi-LUN -----------------------------------------------------------
+
+@pytest.mark.smoke
+def test_multi_plane_program_read_erase():
+    die, t = make_die()
+    a, b = pattern(10), pattern(11)
+    res = die.program_multi_plane(t, [(row(0, 4, 0), a), (row(0, 7, 0), b)])
+    assert res.ready_ns == t + TIM.t_dbsy_ns + TIM.t_prog_ns   # planes program together
+    t = res.ready_ns
+    res = die.read_multi_plane(t, [row(0, 4, 0), row(0, 7, 0)])
+    assert res.ready_ns == t + TIM.t_dbsy_ns + TIM.t_r_ns
+    t = res.ready_ns
+    assert die.read_data(t, REG) == b                      # output starts on the last plane
+    assert die.change_read_column(t, 0, row=row(0, 4, 0))  # 06h-E0h selects plane 0
+    assert die.read_data(t, REG) == a
+    res = die.erase_multi_plane(t, [row(0, 4), row(0, 7)])
+    assert res.ready_ns == t + TIM.t_dbsy_ns + TIM.t_bers_ns
+    t = res.ready_ns
+    assert die.page_data(0, 4, 0) is None and die.page_data(0, 7, 0) is None
+    assert die.block_info(0, 4)["erase_count"] == die.block_info(0, 7)["erase_count"] == 1
+
+
+@pytest.mark.smoke
+def test_cache_program():
+    die, t0 = make_die()
+    pages = [pattern(20 + i) for i in range(3)]
+    r0 = die.program_page(t0, row(0, 2, 0), pages[0], confirm=0x15)
+    assert (r0.ready_ns, r0.array_ready_ns) == (t0 + TIM.t_cbsy_ns, t0 + TIM.t_prog_ns)
+    assert die.status(r0.ready_ns, 0) == SR_WP_N | SR_RDY        # RDY=1, ARDY=0
+    r1 = die.program_page(r0.ready_ns, row(0, 2, 1), pages[1], confirm=0x15)
+    assert r1.ready_ns == t0 + TIM.t_prog_ns + TIM.t_cbsy_ns     # waits for the array
+    assert r1.array_ready_ns == t0 + 2 * TIM.t_prog_ns
+    with pytest.raises(NandRuleError, match="busy"):
+        die.erase_block(r1.ready_ns, row(0, 5))                  # ARDY=0: no erase
+    r2 = die.program_page(r1.ready_ns, row(0, 2, 2), pages[2], confirm=0x10)
+    assert r2.ready_ns == r2.array_ready_ns == t0 + 3 * TIM.t_prog_ns
+    assert die.status(r2.ready_ns - 1, 0) & (SR_RDY | SR_ARDY) == 0
+    t = r2.ready_ns
+    for i, data in enumerate(pages):
+        out, t = read(die, t, 0, 2, i)
+        assert out == data
+
+
+@pytest.mark.smoke
+def test_cache_program_failc():
+    die, t = make_die()
+    die.inject_bad_block(0, 3)
+    r0 = die.program_page(t, row(0, 3, 0), b"a", confirm=0x15)     # will FAIL
+    r1 = die.program_page(r0.ready_ns, row(0, 2, 0), b"b", confirm=0x10)
+    assert die.status(r0.array_ready_ns, 0) & (SR_FAIL | SR_RDY) == 0   # still busy
+    assert die.status(r1.ready_ns - 1, 0) & SR_RDY == 0
+    assert die.status(r1.ready_ns, 0) == IDLE | SR_FAILC            # FAIL moved to FAILC
+
+
+@pytest.mark.smoke
+def test_cache_read():
+    die, t = make_die()
+    pages = [pattern(30 + i) for i in range(4)]
+    for i, data in enumerate(pages):
+        t = program(die, t, 1, 6, i, data)
+    t = die.read_page(t, row(1, 6, 0)).ready_ns
+    r = die.read_cache(t)                                      # 31h: page 1 into the array
+    assert (r.ready_ns, r.array_ready_ns) == (t + TIM.t_rcbsy_ns, t + TIM.t_r_ns)
+    assert die.status(r.ready_ns, 1) == SR_WP_N | SR_RDY
+    assert die.read_data(r.ready_ns, REG) == pages[0]          # while ARDY=0
+    t1 = r.ready_ns
+    r = die.read_cache(t1)
+    assert r.ready_ns == t + TIM.t_r_ns + TIM.t_rcbsy_ns        # waits for page 1
+    assert die.read_data(r.ready_ns, REG) == pages[1]
+    r = die.read_cache(r.ready_ns, row=row(1, 6, 3))            # random: page 3 next
+    assert die.read_data(r.ready_ns, REG) == pages[2]
+    r = die.read_cache_end(r.ready_ns)
+    assert r.ready_ns == r.array_ready_ns
+    assert die.read_data(r.ready_ns, REG) == pages[3]
+    assert die.status(r.ready_ns, 1) == IDLE
+
+
+@pytest.mark.smoke
+def test_luns_work_in_parallel():
+    die, t = make_die()
+    r0 = die.program_page(t, row(0, 1, 0), b"zero")
+    r1 = die.program_page(t + 10, row(1, 1, 0), b"one")      # other LUN: allowed
+    assert die.status(r0.ready_ns, 0) == IDLE and die.status(r0.ready_ns, 1) == SR_WP_N
+    assert die.rb_n(r0.ready_ns) == 0 and die.rb_n(r1.ready_ns) == 1
+
+
+# Bad blocks, wear, bit errors -----------------------------------------------------------
+
+@pytest.mark.smoke
+def test_factory_bad_blocks():
+    geo = NandGeometry(page_bytes=512, spare_bytes=16, pages_per_block=4,
+                       blocks_per_plane=512, planes=2, luns=1)
+    die, t = make_die(geometry=geo, factory_bad_block_rate=0.05, seed=7)
+    bad = die.factory_bad_blocks(0)
+    assert 20 <= len(bad) <= 90 and 0 not in bad
+    assert bad == NandDie(geometry=geo, factory_bad_block_rate=0.05, seed=7
+                          ).factory_bad_blocks(0)
+    assert bad != NandDie(geometry=geo, factory_bad_block_rate=0.05, seed=8
+                          ).factory_bad_blocks(0)
+    good = next(b for b in range(1, 100) if b not in bad)
+    blk = bad[0]
+    for page, marked in ((0, True), (1, False), (3, True)):
+        res = die.read_page(t, geo.pack_row(0, blk, page))
+        t = res.ready_ns
+        assert die.read_data(t, geo.register_bytes)[geo.page_bytes] == (0 if marked else 0xFF)
+    res = die.read_page(t, geo.pack_row(0, good, 0))
+    t = res.ready_ns
+    assert die.read_data(t, geo.register_bytes)[geo.page_bytes] == 0xFF
+    res = die.program_page(t, geo.pack_row(0, blk, 0), b"x")
+    assert res.ok is False
+    assert die.status(res.ready_ns, 0) == IDLE | SR_FAIL
+    res = die.erase_block(res.ready_ns, geo.pack_row(0, blk, 0))
+    assert die.status(res.ready_ns, 0) == IDLE | SR_FAIL
+    assert [e.reason for e in die.fail_events] == ["factory bad block"] * 2
+    assert die.read_id(res.ready_ns) and die.violations == []
+
+
+@pytest.mark.smoke
+def test_grown_bad_blocks():
+    die, t = make_die(pe_limit=3)
+    for _ in range(3):
+        res = die.erase_block(t, row(0, 9))
+        t = res.ready_ns
+        assert res.ok and die.status(t, 0) == IDLE
+    res = die.erase_block(t, row(0, 9))                       # the 4th erase wears it out
+    t = res.ready_ns
+    assert not res.ok and die.status(t, 0) == IDLE | SR_FAIL
+    assert "P/E limit" in die.block_info(0, 9)["bad"]
+    res = die.program_page(t, row(0, 9, 0), b"x")
+    assert not res.ok and die.status(res.ready_ns, 0) == IDLE | SR_FAIL
+    t = program(die, res.ready_ns, 0, 10, 0, b"y")            # other blocks still fine
+    assert die.status(t, 0) == IDLE
+    die.inject_bad_block(0, 10)
+    res = die.program_page(t, row(0, 10, 1), b"z")
+    assert not res.ok and die.status(res.ready_ns, 0) == IDLE | SR_FAIL
+
+
+@pytest.mark.smoke
+def test_write_protect():
+    die, t = make_die()
+    die.set_wp_n(t, False)
+    assert die.read_status(t) == SR_RDY | SR_ARDY
+    res = die.program_page(t, row(0, 1, 0), b"x")
+    assert die.read_status(res.ready_ns) == SR_RDY | SR_ARDY | SR_FAIL
+    assert die.page_data(0, 1, 0) is None
+
+
+def _flip_counts(seed, pe_cycles, reads=10):
+    """Bit errors per read of one page of a block cycled pe_cycles times."""
+    model = BitErrorModel(rber_base=1e-5, rber_per_kcycle=1e-2)
+    die, t = make_die(seed=seed, bit_errors=model)
+    for _ in range(pe_cycles):
+        t = erase(die, t, 0, 1)
+    data = pattern(99)
+    t = program(die, t, 0, 1, 0, data)
+    counts, flips_all = [], []
+    for _ in range(reads):
+        res = die.read_page(t, row(0, 1, 0))
+        t = res.ready_ns
+        out = die.read_data(t, REG)
+        flips = res.flips[row(0, 1, 0)]
+        diff = {i * 8 + b for i in range(REG) for b in range(8)
+                if (out[i] ^ data[i]) >> b & 1}
+        assert diff == set(flips)                             # the model reports them all
+        counts.append(len(flips))
+        flips_all.append(flips)
+    assert die.stats["bit_errors"] == sum(counts)
+    return counts, flips_all
+
+
+@pytest.mark.smoke
+def test_bit_errors_grow_with_pe_and_replay_from_seed():
+    low, _ = _flip_counts(1, 0)
+    high, flips = _flip_counts(1, 300)
+    # rber 1e-5 vs 3e-3 over 4352 bits: about 0.04 vs 13 flips per read.
+    assert sum(low) <= 3 and sum(high) > 60
+    assert _flip_counts(1, 300)[1] == flips                    # same seed, same flips
+    assert _flip_counts(2, 300)[1] != flips
+    die, t = make_die(bit_errors=BitErrorModel(rber_base=1e-2))
+    assert read(die, t, 0, 1, 0)[0] == b"\xff" * REG           # erased pages read clean
+
+
+# Scale and validation ---------------------------------------------------------------
+
+@pytest.mark.smoke
+def test_sparse_terabyte_target():
+    geo = NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=512,
+                       blocks_per_plane=16384, planes=2, luns=4)
+    assert geo.target_bytes == 1 << 40 and geo.address_cycles == (2, 4)
+    tracemalloc.start()
+    try:
+        die = NandDie(geometry=geo, factory_bad_block_rate=0.02, seed=3)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024, f"construction allocated {peak} bytes"
+    t = die.reset(0)
+    last = geo.blocks_per_lun - 1
+    good = next(b for b in range(last, 0, -1) if not die.is_factory_bad(3, b))
+    r = geo.pack_row(3, good, 0)
+    t = die.program_page(t, r, b"end of the terabyte").ready_ns
+    t = die.read_page(t, r).ready_ns
+    assert die.read_data(t, 19) == b"end of the terabyte"
+    assert sum(len(lun.blocks) for lun in die.luns) == 1
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("kwargs,field", [
+    (dict(page_bytes=1000), "page_bytes"),
+    (dict(page_bytes=256), "page_bytes"),
+    (dict(spare_bytes=-1), "spare_bytes"),
+    (dict(spare_bytes=5000), "spare_bytes"),
+    (dict(pages_per_block=0), "pages_per_block"),
+    (dict(blocks_per_plane=0), "blocks_per_plane"),
+    (dict(planes=3), "planes"),
+    (dict(luns=0), "luns"),
+    (dict(luns=17), "luns"),
+    (dict(bits_per_cell=5), "bits_per_cell"),
+    (dict(pages_per_block="8"), "pages_per_block"),
+])
+def test_geometry_validation(kwargs, field):
+    with pytest.raises(ValueError, match=rf"NandGeometry\.{field} = .*: must be"):
+        NandGeometry(**kwargs)
+
+
+@pytest.mark.smoke
+def test_timing_and_die_validation():
+    with pytest.raises(ValueError, match=r"NandArrayTiming\.t_r_ns = 0: must be .* 1\.\."):
+        NandArrayTiming(t_r_ns=0)
+    with pytest.raises(ValueError, match=r"NandArrayTiming\.t_prog_upper_ns"):
+        NandArrayTiming(t_prog_upper_ns=-5)
+    with pytest.raises(ValueError, match=r"NandGeometry\.die_gbit"):
+        NandGeometry.from_capacity(1, 16384, 384)
+    with pytest.raises(ValueError, match=r"NandDie\.factory_bad_block_rate"):
+        NandDie(factory_bad_block_rate=0.9)
+    with pytest.raises(ValueError, match=r"NandDie\.pe_limit"):
+        NandDie(pe_limit=0)
+    with pytest.raises(ValueError, match=r"NandDie\.param_page_copies"):
+        NandDie(param_page_copies=2)
+    with pytest.raises(ValueError, match=r"BitErrorModel\.rber_base"):
+        BitErrorModel(rber_base=0.5)
+    with pytest.raises(ValueError, match="unknown NAND part"):
+        part("nope")
+
+
+@pytest.mark.smoke
+def test_parts_and_address_packing():
+    assert PARTS["imft-20nm-mlc-64gbit"].geometry.blocks_per_plane == 2048
+    assert PARTS["imft-20nm-mlc-128gbit"].geometry.blocks_per_plane == 1024
+    assert PARTS["imft-20nm-mlc-128gbit"].geometry.spare_bytes == 1024
+    assert PARTS["imft-25nm-mlc-64gbit"].timing.t_r_ns == 75_000
+    for p in PARTS.values():
+        nominal = {"64gbit": 64, "128gbit": 128, "512gbit": 512}[p.name.rsplit("-", 1)[1]]
+        if p.name.startswith("imft-"):
+            assert p.geometry.lun_bytes * 8 == nominal << 30
+        else:                                       # whole TLC blocks: within 0.1 % over
+            assert 0 <= p.geometry.lun_bytes * 8 - (nominal << 30) < (nominal << 30) // 1000
+    g = PARTS["imft-20nm-mlc-128gbit"].geometry
+    assert (g.page_bits, g.block_bits, g.plane_bits, g.row_cycles) == (9, 11, 1, 3)
+    r = g.pack_row(0, 1234, 321)
+    assert r == (1234 << 9) | 321 and g.unpack_row(r) == (0, 1234, 321)
+    assert g.plane_of(1234) == 0 and g.plane_of(1235) == 1
+    assert g.address_bytes(0x1234, r) == bytes([0x34, 0x12, r & 0xFF, r >> 8 & 0xFF, r >> 16])
+    rng = random.Random(5)
+    for _ in range(200):
+        lun, blk, pg = rng.randrange(2), rng.randrange(32), rng.randrange(8)
+        assert GEO.unpack_row(GEO.pack_row(lun, blk, pg)) == (lun, blk, pg)
+    with pytest.raises(ValueError, match="block = 32"):
+        GEO.pack_row(0, 32, 0)
+
+
+# Randomised stream against a dict reference -----------------------------------------------
+
+def _random_stream(seed, n_ops):
+    """Legal and illegal program/read/erase traffic checked against a plain dict."""
+    rng = random.Random(seed)
+    die, t = make_die(seed=seed)
+    ref = {}                                   # (lun, block, page) -> page register image
+    next_page = {}                             # (lun, block) -> next page to program
+    counts = {"program": 0, "read": 0, "erase": 0, "violation": 0, "multi": 0}
+    for _ in range(n_ops):
+        t += rng.randrange(0, 50)
+        lun, block = rng.randrange(GEO.luns), rng.randrange(GEO.blocks_per_lun)
+        nxt = next_page.get((lun, block), 0)
+        op = rng.random()
+        if op < 0.4 and nxt < GEO.pages_per_block:
+            col = rng.choice((0, 0, rng.randrange(REG - 16)))
+            data = rng.randbytes(rng.randrange(1, REG - col + 1))
+            t = program(die, t, lun, block, nxt, data, col)
+            ref[(lun, block, nxt)] = b"\xff" * col + data + b"\xff" * (REG - col - len(data))
+            next_page[(lun, block)] = nxt + 1
+            counts["program"] += 1
+        elif op < 0.75:
+            page, col = rng.randrange(GEO.pages_per_block), rng.randrange(REG)
+            n = rng.randrange(1, REG - col + 1)
+            out, t = read(die, t, lun, block, page, col, n)
+            expect = ref.get((lun, block, page), b"\xff" * REG)[col:col + n]
+            assert out == expect, f"seed {seed}: LUN {lun} block {block} page {page}"
+            counts["read"] += 1
+        elif op < 0.85:
+            t = erase(die, t, lun, block)
+            for page in range(GEO.pages_per_block):
+                ref.pop((lun, block, page), None)
+            next_page.pop((lun, block), None)
+            counts["erase"] += 1
+        elif op < 0.93:
+            # Two planes at once: blocks 2k and 2k+1 with the same next page.
+            b0 = 2 * rng.randrange(GEO.blocks_per_plane)
+            p0, p1 = next_page.get((lun, b0), 0), next_page.get((lun, b0 + 1), 0)
+            if p0 == p1 and p0 < GEO.pages_per_block:
+                d0, d1 = rng.randbytes(REG), rng.randbytes(REG)
+                res = die.program_multi_plane(t, [(row(lun, b0, p0), d0),
+                                                  (row(lun, b0 + 1, p0), d1)])
+                t = res.ready_ns
+                ref[(lun, b0, p0)], ref[(lun, b0 + 1, p0)] = d0, d1
+                next_page[(lun, b0)] = next_page[(lun, b0 + 1)] = p0 + 1
+                counts["multi"] += 1
+        else:
+            # An illegal program: predict the rule, expect exactly that one.
+            if nxt == 0:
+                page, rule = rng.randrange(1, GEO.pages_per_block), "page-order"
+            elif nxt < GEO.pages_per_block and rng.random() < 0.5:
+                page, rule = rng.randrange(nxt + 1, GEO.pages_per_block + 1), "page-order"
+                if page == GEO.pages_per_block:
+                    page, rule = rng.randrange(nxt), "page-reprogram"
+            else:
+                page, rule = rng.randrange(nxt), "page-reprogram"
+            with pytest.raises(NandRuleError) as info:
+                die.program_page(t, row(lun, block, page), b"bad")
+            assert info.value.rule == rule, f"seed {seed}"
+            counts["violation"] += 1
+        assert die.status(t, lun) == IDLE
+    for (lun, block, page), data in ref.items():
+        assert die.page_data(lun, block, page) == data, f"seed {seed}"
+    return counts
+
+
+def _seeds(default):
+    return [int(os.environ["NAND_SEED"])] if "NAND_SEED" in os.environ else default
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("seed", _seeds([1, 2]))
+def test_random_stream_smoke(seed):
+    print(f"seed {seed} (replay: NAND_SEED={seed})")
+    counts = _random_stream(seed, 400)
+    assert min(counts.values()) > 0, counts
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("seed", _seeds(list(range(100, 104))))
+def test_random_stream_full(seed):
+    print(f"seed {seed} (replay: NAND_SEED={seed})")
+    counts = _random_stream(seed, 12_000)
+    assert min(counts.values()) > 50, counts
