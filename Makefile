@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# ssdlab: thin entry points; the work is in setup/, tests/lib/ and rtl/.
+# ssdlab: a thin shim over `ssdlab` (python -m sw.ssdlab), the one front door for the flows;
+# installers in setup/, the test harness in tests/lib/.
 
 PYTHON  := .venv/bin/python
+SSDLAB  := $(PYTHON) -m sw.ssdlab
 T       ?= tests
 JOBS    ?= $(shell nproc)
 # Passed through to the harness (tests/lib/ssdlab_harness.py).
@@ -22,7 +24,7 @@ deps: ## install everything: Debian packages, .venv from requirements.lock, Veri
 	@setup/deps.sh
 
 sim: deps ## build and start the simulated drive (default persona, sim scale): make sim [PERSONA=name]
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.sim --persona $(or $(PERSONA),default)
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) sim run --persona $(or $(PERSONA),default)
 
 # make bench: the main job. PARAMS= (empty) benches the persona as it is (8 channels for the
 # default); ARGS= passes any other `ssdlab bench` option (--out DIR, --time-scale F, ...).
@@ -30,7 +32,7 @@ SUITE   ?= review
 PROFILE ?= quick
 PARAMS  ?= n_channels=2
 bench: deps ## the main job: review suite on the default persona: make bench [PERSONA= SUITE= PROFILE= PARAMS= ARGS=]
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab bench --persona $(or $(PERSONA),default) \
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) bench --persona $(or $(PERSONA),default) \
 	    --suite $(SUITE) --profile $(PROFILE) $(foreach p,$(PARAMS),--param $(p)) $(ARGS)
 
 test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
@@ -40,11 +42,11 @@ test-full: deps ## every tier, including long sweeps
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m "smoke or full" -n $(JOBS) $(T)
 
 lint: deps ## Verilator lint of every core's generated Verilog, and ruff on the Python
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.lint
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) lint
 	$(PYTHON) -m ruff check .
 
 synth: deps ## Yosys synth_xilinx LUT/FF/BRAM counts per core: make synth [CORES="nvme_regs"]
-	$(PYTHON) -m sw.ssdlab.flows.synth $(CORES)
+	$(SSDLAB) synth $(CORES)
 
 wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test node id>
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) tests/lib/wave.py $(T)
@@ -53,18 +55,17 @@ wave: deps ## run T with WAVES=1 and open its FST in GTKWave: make wave T=<test 
 .PHONY: bitstream load flash board-synth
 BOARD ?=
 bitstream: deps ## a card's bitstream (Vivado), else its Verilog/TCL/XDC: make bitstream BOARD=xilinx_ac701 [PERSONA=]
-	@test -n "$(BOARD)" || { echo "make bitstream: BOARD= one of: $$($(PYTHON) -c 'from soc.targets import BOARDS; print(*BOARDS)')"; exit 2; }
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --lint \
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) board build --board "$(BOARD)" --lint \
 	    $(if $(PERSONA),--persona $(PERSONA))
 
 load: ## load the built bitstream into the card over JTAG: make load BOARD=...
-	$(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --load
+	$(SSDLAB) board load --board "$(BOARD)"
 
 flash: ## write the built bitstream to the card's configuration flash: make flash BOARD=...
-	$(PYTHON) -m sw.ssdlab.flows.board --board $(BOARD) --flash
+	$(SSDLAB) board flash --board "$(BOARD)"
 
 board-synth: deps ## Yosys resource estimate of each board's SoC vs its part (long): make board-synth [BOARD=] [ARGS="--channels 18 --ways 4"]
-	$(PYTHON) -m sw.ssdlab.flows.board_synth $(foreach b,$(BOARD),--board $(b)) $(ARGS)
+	$(SSDLAB) board synth $(foreach b,$(BOARD),--board $(b)) $(ARGS)
 
 lock: ## refresh requirements.lock from pyproject.toml's ranges (then commit it)
 	rm -rf build/lock-venv && python3 -m venv build/lock-venv

@@ -405,3 +405,27 @@ def part(name):
         return PARTS[name]
     except KeyError:
         raise ValueError(f"unknown NAND part {name!r}: one of {', '.join(PARTS)}") from None
+
+
+# Factory bad blocks ---------------------------------------------------------------------------
+# A die's factory bad-block map is a seeded hash, nothing stored: the golden die model
+# (sim/nand/python/nand_die.py), the fast C++ model and the RTL emulator's build-time table
+# (rtl/nand/nand_emulator.py) all compute it from here, so they agree block for block.
+
+MASK64 = (1 << 64) - 1
+
+
+def mix64(x):
+    """splitmix64 finaliser: a seeded hash with a uniform 64-bit output."""
+    x = (x + 0x9E3779B97F4A7C15) & MASK64
+    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
+    return x ^ (x >> 31)
+
+
+def is_factory_bad(seed, rate, lun, block):
+    """True if (lun, block) of the die seeded `seed` is factory bad at `rate` (0.0..0.5).
+    Block 0 of LUN 0 is always good (ONFI guarantees it)."""
+    if rate <= 0 or (lun == 0 and block == 0):
+        return False
+    return mix64(mix64(seed & MASK64) ^ ((lun << 32) | block)) < rate * 2**64

@@ -88,14 +88,11 @@ def entry_layout(pages_per_block):
 
 def factory_bad_table(part, seeds, rate):
     """{(way, lun, block)} of the factory bad blocks the golden NandDie(seed) of each way has
-    at `rate` (its seeded hash, so the emulator and the model agree)."""
-    from sim.nand.python.nand_die import NandDie
-    out = set()
-    for way, seed in enumerate(seeds):
-        die = NandDie(part, seed=seed, factory_bad_block_rate=rate)
-        for lun in range(part.geometry.luns):
-            out |= {(way, lun, b) for b in die.factory_bad_blocks(lun)}
-    return out
+    at `rate` (spec.nand_geometry.is_factory_bad, so the emulator and the models agree)."""
+    from spec.nand_geometry import is_factory_bad
+    g = part.geometry
+    return {(way, lun, b) for way, seed in enumerate(seeds) for lun in range(g.luns)
+            for b in range(g.blocks_per_lun) if is_factory_bad(seed, rate, lun, b)}
 
 
 def _cycles(ns, clk_freq):

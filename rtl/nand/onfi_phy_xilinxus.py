@@ -36,7 +36,7 @@ synth_xilinx -family xcu), not simulated and not yet placed, routed or run on ha
 - DQS must be on a global-clock-capable pin (GC / HDGC) for a dedicated pin-to-BUFGCE route;
   one BUFGCE per channel.
 
-Yosys synth_xilinx -family xcu (`python -m sw.ssdlab.flows.synth onfi_phy_xilinxus --family xcu`, default
+Yosys synth_xilinx -family xcu (`ssdlab synth onfi_phy_xilinxus --family xcu`, default
 parameters, n_ways 1): 68 LUT, 163 FF (28 FDRE, 135 FDRE_1: mostly the capture buffer),
 2 CARRY4, 5 INV; the core's own primitives, all kept by Yosys as Xilinx cells: ODDRE1 24,
 IDDRE1 8, IDELAYE3 8, BUFGCE 1, IOBUF 9, OBUF 6, IBUF 1 (n_ways 8 with diff_dqs and diff_re:
@@ -55,7 +55,7 @@ __all__ = ["OnfiPhyXilinxUS", "LINT_BLACKBOXES", "SIM_DEVICES"]
 SIM_DEVICES = ("ULTRASCALE", "ULTRASCALE_PLUS")
 
 # Port-compatible empty models of the UltraScale primitives used here, for Verilator lint only
-# (sw/ssdlab/flows/lint.py adds a core module's LINT_BLACKBOXES); synthesis uses Yosys's own cells. Port
+# (`ssdlab lint` adds a core module's LINT_BLACKBOXES); synthesis uses Yosys's own cells. Port
 # names and widths as in UG974 and Yosys's share/xilinx/cells_xtra.v / cells_sim.v.
 LINT_BLACKBOXES = """\
 // verilator lint_off UNUSEDSIGNAL

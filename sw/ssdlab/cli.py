@@ -1,5 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""The `ssdlab` command line (click). Run from the repository root:
+"""The `ssdlab` command line (click): the one front door. Run from the repository root:
+
+    .venv/bin/python -m sw.ssdlab elaborate | lint | synth | sim | board ...  (sw/ssdlab/flows)
+    .venv/bin/python -m sw.ssdlab drive ...                (a drive: simulated or a card)
 
     .venv/bin/python -m sw.ssdlab persona list
     .venv/bin/python -m sw.ssdlab persona show intel-750-400g [--scale 0.01] [--json] [--rtl]
@@ -205,3 +208,4 @@ def persona_schema():
     click.echo(schema_markdown())
 from sw.ssdlab.drive_cli import register; register(main)  # noqa: E402, E702, I001
 from sw.ssdlab.bench.cli import register as _bench; _bench(main)  # noqa: E402, E702, I001
+from sw.ssdlab.flows.cli import register as _flows; _flows(main)  # noqa: E402, E702, I001

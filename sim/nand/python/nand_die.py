@@ -36,7 +36,15 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry, NandPart
+from spec.nand_geometry import (
+    MASK64,
+    PARTS,
+    NandArrayTiming,
+    NandGeometry,
+    NandPart,
+    is_factory_bad,
+    mix64,
+)
 from spec.onfi_param_page import ONFI_SIGNATURE, onfi_crc16, onfi_parameter_page
 
 __all__ = ["NandDie", "NandLun", "NandRuleError", "Violation", "FailEvent", "OpResult",
@@ -137,15 +145,8 @@ class BitErrorModel:
         return self.rber_base + self.rber_per_kcycle * (pe_cycles / 1000) ** self.exponent
 
 
-_MASK64 = (1 << 64) - 1
-
-
-def _mix64(x):
-    """splitmix64 finaliser: a seeded hash with a uniform 64-bit output."""
-    x = (x + 0x9E3779B97F4A7C15) & _MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return x ^ (x >> 31)
+_MASK64 = MASK64
+_mix64 = mix64
 
 
 class _Block:
@@ -280,7 +281,6 @@ class NandDie:
         self._reset_seen = False
         self._rng = random.Random(seed)
         self._seq = 0
-        self._bad_key = _mix64(seed & _MASK64)
 
     # Time and bookkeeping -----------------------------------------------------------------
 
@@ -353,10 +353,7 @@ class NandDie:
 
     def is_factory_bad(self, lun, block):
         """True if (lun, block) is a factory bad block (seeded hash, nothing stored)."""
-        if self.factory_bad_block_rate <= 0 or (lun == 0 and block == 0):
-            return False
-        h = _mix64(self._bad_key ^ ((lun << 32) | block))
-        return h < self.factory_bad_block_rate * 2**64
+        return is_factory_bad(self.seed, self.factory_bad_block_rate, lun, block)
 
     def factory_bad_blocks(self, lun=0):
         """Every factory bad block of a LUN (walks all blocks: call it on small geometries)."""

@@ -1,9 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Build the drive for a PCIe FPGA card: Verilog, Vivado TCL, split constraints, bitstream.
 
-    python -m sw.ssdlab.flows.board --board xilinx_ac701 [--persona default] [--no-firmware]
-    python -m sw.ssdlab.flows.board --board xilinx_ac701 --load | --flash
-    python -m sw.ssdlab.flows.board --board xilinx_ac701 --lint
+    ssdlab board build --board xilinx_ac701 [--persona default] [--no-firmware] [--lint]
+    ssdlab board load --board xilinx_ac701          (or: ssdlab board flash ...)
 
 writes into build/boards/<board>/:
     gateware/ssdlab_soc.v, nand_subsystem.v, onfi_board_phy.v (7-series), *.init
@@ -17,7 +16,6 @@ With Vivado on PATH (or LITEX_ENV_VIVADO set) it then runs the script, giving
 gateware/ssdlab_soc.bit and .bin; without, it stops there and says so (exit status 0).
 """
 
-import argparse
 import json
 import re
 import shutil
@@ -25,9 +23,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from soc.targets import BOARDS, get_board
+from soc.targets import get_board
 
-__all__ = ["generate", "lint", "split_xdc", "GROUPS"]
+__all__ = ["generate", "lint", "split_xdc", "GROUPS", "build_board", "program"]
 
 ROOT = Path(__file__).resolve().parents[3]
 GROUPS = ("clocks", "pcie", "ddr", "onfi", "gpio")
@@ -349,41 +347,35 @@ def _bitstream(out):
     return out / "gateware" / f"{BUILD_NAME}.bit", out / "gateware" / f"{BUILD_NAME}.bin"
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--board", required=True, choices=BOARDS)
-    ap.add_argument("--persona", default=None, help="drive persona (default: default)")
-    ap.add_argument("--out", type=Path, help="default build/boards/<board>")
-    ap.add_argument("--no-firmware", action="store_true",
-                    help="leave the ROM empty (no RISC-V toolchain needed)")
-    ap.add_argument("--lint", action="store_true", help="also lint the top with Verilator")
-    ap.add_argument("--no-vivado", action="store_true", help="stop after generating")
-    ap.add_argument("--update-constraints", action="store_true",
-                    help="rewrite constraints/<board>/ from the target (then commit them)")
-    ap.add_argument("--load", action="store_true", help="load the built bitstream (JTAG)")
-    ap.add_argument("--flash", action="store_true", help="write the built bitstream to the "
-                                                          "card's configuration flash")
-    args = ap.parse_args(argv)
-    b = get_board(args.board)
-    out = (args.out or ROOT / "build" / "boards" / args.board).resolve()
 
-    if args.load or args.flash:
-        bit, binf = _bitstream(out)
-        if not (bit.exists() and binf.exists()):
-            print(f"sw.ssdlab.flows.board: no bitstream in {out / 'gateware'}: run "
-                  f"`make bitstream BOARD={args.board}` (needs Vivado) first", file=sys.stderr)
-            return 2
-        prog = b.platform.Platform().create_programmer()
-        if args.load:
-            prog.load_bitstream(str(bit))
-        else:
-            prog.flash(0, str(binf))
-        return 0
+def program(board, out=None, flash=False):
+    """Load the built bitstream of `board` into the card over JTAG, or (flash=True) write it to
+    the card's configuration flash. Returns an exit status."""
+    b = get_board(board)
+    out = (Path(out) if out else ROOT / "build" / "boards" / board).resolve()
+    bit, binf = _bitstream(out)
+    if not (bit.exists() and binf.exists()):
+        print(f"ssdlab board: no bitstream in {out / 'gateware'}: run "
+              f"`ssdlab board build --board {board}` (needs Vivado) first", file=sys.stderr)
+        return 2
+    prog = b.platform.Platform().create_programmer()
+    if flash:
+        prog.flash(0, str(binf))
+    else:
+        prog.load_bitstream(str(bit))
+    return 0
 
-    soc, out = generate(args.board, out, args.persona, firmware=not args.no_firmware,
-                        update_constraints=args.update_constraints)
+
+def build_board(board, persona=None, out=None, firmware=True, lint_top=False, vivado=True,
+                update_constraints=False):
+    """Generate `board`'s SoC (Verilog, TCL, constraints, firmware), optionally lint its top,
+    and run Vivado when it is there. Returns an exit status."""
+    b = get_board(board)
+    out = (Path(out) if out else ROOT / "build" / "boards" / board).resolve()
+    soc, out = generate(board, out, persona, firmware=firmware,
+                        update_constraints=update_constraints)
     cfg = soc.cfg
-    print(f"sw.ssdlab.flows.board: {args.board} ({b.platform.Platform().device}, PCIe "
+    print(f"ssdlab board: {board} ({b.platform.Platform().device}, PCIe "
           f"{b.speed} x{b.nlanes}, {cfg.n_channels} channel(s) x {cfg.n_ways} way(s), "
           f"ONFI pads: {b.onfi or 'none'}) generated in {out}:")
     for p in ["gateware/ssdlab_soc.v", "gateware/nand_subsystem.v",
@@ -395,19 +387,19 @@ def main(argv=None):
     for n in b.notes:
         print(f"  note: {n}")
     if soc.stale_constraints:
-        print("sw.ssdlab.flows.board: the committed constraints differ from what the target "
+        print("ssdlab board: the committed constraints differ from what the target "
               "generates (" + ", ".join(str(p.relative_to(ROOT)) for p in
                                       soc.stale_constraints) + f"); compare with "
               f"{out / 'constraints'} and rerun with --update-constraints", file=sys.stderr)
         return 1
-    if args.lint:
+    if lint_top:
         ok, text = lint(soc, out)
-        print(f"sw.ssdlab.flows.board: Verilator lint {'clean' if ok else 'FAILED'}")
+        print(f"ssdlab board: Verilator lint {'clean' if ok else 'FAILED'}")
         if not ok:
             print(text)
             return 1
-    if args.no_vivado or not have_vivado():
-        print("sw.ssdlab.flows.board: Vivado not found (PATH or LITEX_ENV_VIVADO): stopped after "
+    if not vivado or not have_vivado():
+        print("ssdlab board: Vivado not found (PATH or LITEX_ENV_VIVADO): stopped after "
               "Verilog, TCL and constraints. Synthesis, the PCIe hard IP (created by the TCL),"
               " place and route and the bitstream need Vivado: run "
               f"`bash build_{BUILD_NAME}.sh` in {out / 'gateware'} on a machine with it.")
@@ -415,9 +407,6 @@ def main(argv=None):
     r = subprocess.run(["bash", f"build_{BUILD_NAME}.sh"], cwd=out / "gateware")
     if r.returncode:
         return r.returncode
-    print(f"sw.ssdlab.flows.board: bitstream {_bitstream(out)[0]}")
+    print(f"ssdlab board: bitstream {_bitstream(out)[0]}")
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""`make board-synth`: Yosys synth_xilinx resource estimate of a board's whole SoC against the
-part's capacity.
+"""`ssdlab board synth` (`make board-synth`): Yosys synth_xilinx resource estimate of a
+board's whole SoC against the part's capacity.
 
-    python -m sw.ssdlab.flows.board_synth [--board xilinx_ac701 ...] [--channels 18 --ways 4]
-                                [--persona default]
+    ssdlab board synth [--board xilinx_ac701 ...] [--channels 18 --ways 4] [--persona default]
 
 Each board is generated (sw/ssdlab/flows/board.py, firmware built so the ROM is the real one if
 the RISC-V toolchain is there, else empty: the ROM's block RAM is the same) and synthesised
-with sw/ssdlab/flows/synth.py's flow (YoWASP Yosys, synth_xilinx -family xc7 / xcu / xcup, flattened) in
+with sw/ssdlab/flows/synth.py's flow (YoWASP Yosys, synth_xilinx -family xc7 / xcu / xcup,
+flattened) in
 build/synth/boards/<board>/. The PCIe hard IP is a black box (Vivado makes it; its block RAM
 and the GT transceivers are not counted), so are LitePCIe's UltraScale support wrappers.
 --channels/--ways override the connector's count, to size a configuration that no board's
@@ -19,15 +19,13 @@ Vivado's: they compare and bound, they do not promise a fit. A whole SoC takes t
 minutes: run one at a time. Results: report.json per board and a table on stdout.
 """
 
-import argparse
 import json
 import re
 import shutil
-import sys
 from dataclasses import replace
 from pathlib import Path
 
-from soc.targets import BOARDS, get_board
+from soc.targets import get_board
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -127,29 +125,3 @@ def table(reports):
                  for k in ("lut", "ff", "bram18", "dsp")]
         rows.append(f"| {r['board']} | {r['part']} | {conf} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--board", action="append", choices=BOARDS,
-                    help="may repeat (default: every board, one after the other)")
-    ap.add_argument("--channels", type=int, help="override the board's channel count")
-    ap.add_argument("--ways", type=int, help="override the board's ways per channel")
-    ap.add_argument("--persona", default=None)
-    ap.add_argument("--yosys-opts", default="", help='extra synth_xilinx options, e.g. '
-                                                     '"-nolutram"')
-    ap.add_argument("--hierarchical", action="store_true",
-                    help="keep the module hierarchy (each module synthesised once, every "
-                         "instance counted): for arrays too big to flatten in YoWASP's 4 GiB")
-    args = ap.parse_args(argv)
-    reports = []
-    for name in args.board or BOARDS:
-        reports.append(synth_board(name, args.channels, args.ways, args.persona,
-                                   args.yosys_opts, flatten=not args.hierarchical))
-        print(table(reports[-1:]).splitlines()[-1], flush=True)
-    print(table(reports))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

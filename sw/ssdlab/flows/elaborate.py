@@ -6,18 +6,15 @@ and the HDL parameters. Tests, `make lint` and later synthesis all elaborate thr
 every core meets the same boundary rules: the synchronous clock and reset are ports `clk` and
 `rst` (active high), and the Verilog module carries the core's own name.
 
-    python -m sw.ssdlab.flows.elaborate onfi_sdr_engine -o build/onfi_sdr_engine.v -p n_ways=8
+    ssdlab elaborate onfi_sdr_engine -o build/onfi_sdr_engine.v -p n_ways=8
 """
 
-import argparse
 import ast
 import importlib
 import re
-import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 
-__all__ = ["Core", "AmaranthCore", "LiteXCore", "CATALOGUE", "parse_params", "main"]
+__all__ = ["Core", "AmaranthCore", "LiteXCore", "CATALOGUE", "parse_params"]
 
 
 @dataclass(frozen=True)
@@ -112,36 +109,13 @@ def _parse_value(text):
         return text
 
 
-def parse_params(parser, items):
-    """-p NAME=VALUE options as a dict; values are Python literals where they parse as one."""
+def parse_params(items):
+    """NAME=VALUE items as a dict; values are Python literals where they parse as one.
+    Raises ValueError naming the item that is not NAME=VALUE."""
     params = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
-            parser.error(f"--param {item!r}: expected NAME=VALUE")
+            raise ValueError(f"--param {item!r}: expected NAME=VALUE")
         params[name] = _parse_value(value)
     return params
-
-
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m sw.ssdlab.flows.elaborate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("core", choices=sorted(CATALOGUE), help="core name")
-    parser.add_argument("-o", "--output", type=Path, help="Verilog file (default: stdout)")
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="HDL parameter, may repeat")
-    args = parser.parse_args(argv)
-    params = parse_params(parser, args.param)
-    try:
-        text = CATALOGUE[args.core].with_params(**params).verilog()
-    except (TypeError, ValueError) as e:
-        parser.error(f"{args.core}: {e}")
-    if args.output:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(text)
-    else:
-        sys.stdout.write(text)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""`make lint`: Verilator lint (-Wall) of every catalogued core's generated Verilog.
+"""`ssdlab lint` (`make lint`): Verilator lint (-Wall) of every catalogued core's generated Verilog.
 
 Each core is elaborated with its default parameters into build/lint/<core>.v and linted on its
 own. A warning fails the run. Waivers: rtl/lint.vlt for patterns the generators emit by
@@ -7,9 +7,7 @@ construction, and a core's own <core>.vlt beside its source for its deliberate e
 """
 
 import importlib
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from sw.ssdlab.flows.elaborate import CATALOGUE
@@ -41,14 +39,9 @@ def lint(core, out_dir: Path, verilator: str) -> bool:
     return result.returncode == 0
 
 
-def main():
-    verilator = os.environ.get("VERILATOR", "verilator")
+def lint_all(verilator: str, cores=None) -> int:
+    """Lint `cores` (names; default every catalogued core); returns how many have warnings."""
     out_dir = REPO / "build" / "lint"
     out_dir.mkdir(parents=True, exist_ok=True)
-    results = [lint(core, out_dir, verilator) for core in CATALOGUE.values()]
-    if not all(results):
-        sys.exit(f"lint: {results.count(False)} of {len(results)} cores have warnings")
-
-
-if __name__ == "__main__":
-    main()
+    results = [lint(CATALOGUE[name], out_dir, verilator) for name in cores or CATALOGUE]
+    return results.count(False)

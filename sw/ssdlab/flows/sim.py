@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Build (when needed) and start the simulated drive; `make sim` runs this.
+"""Build (when needed) and start the simulated drive: `ssdlab sim build | run` (`make sim`).
 
-    python -m sw.ssdlab.flows.sim [--persona default] [--channels N] [--blocks-per-plane N]
-                                 [--pages-per-block N] [--host-delay-ns N] [--socket PATH]
+    ssdlab sim run [--persona default] [--channels N] [--blocks-per-plane N]
+                   [--pages-per-block N] [--host-delay-ns N] [--socket PATH]
 
 A build is keyed by its configuration: build/sim/drive-<hash>/ holds the SoC, firmware and
 Verilator model of one configuration and is reused while the RTL, firmware and harness
@@ -10,7 +10,6 @@ sources are unchanged. `SimDrive` is the same for tests and benchmarks: a contex
 that starts the harness on a private socket and stops it at the end.
 """
 
-import argparse
 import hashlib
 import json
 import os
@@ -63,13 +62,13 @@ def build_drive(cfg, out=None, trace=False, log=sys.stderr):
         write_rom_init(out, build_firmware(out, quiet=True))
         return out
     t0 = time.monotonic()
-    print(f"sw.ssdlab.flows.sim: building {cfg.persona} ({cfg.n_channels} ch x {cfg.n_ways} "
+    print(f"ssdlab sim: building {cfg.persona} ({cfg.n_channels} ch x {cfg.n_ways} "
           f"ways) into {out}", file=log)
     soc_build(out, cfg)
     write_rom_init(out, build_firmware(out))
     build_model(out, trace=trace)
     stamp.write_text(digest)
-    print(f"sw.ssdlab.flows.sim: built in {time.monotonic() - t0:.0f} s", file=log)
+    print(f"ssdlab sim: built in {time.monotonic() - t0:.0f} s", file=log)
     return out
 
 
@@ -131,38 +130,26 @@ class SimDrive:
         self.stop()
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--persona", default="default")
-    ap.add_argument("--channels", type=int, default=None, help="override the persona's")
-    ap.add_argument("--blocks-per-plane", type=int, default=SIM_SCALE["blocks_per_plane"])
-    ap.add_argument("--pages-per-block", type=int, default=SIM_SCALE["pages_per_block"])
-    ap.add_argument("--host-delay-ns", type=int, default=200)
-    ap.add_argument("--socket", default=str(ROOT / "build" / "sim" / "drive.sock"))
-    ap.add_argument("--trace", action="store_true", help="build with FST tracing")
-    args = ap.parse_args(argv)
-    params = {"n_channels": args.channels} if args.channels else None
-    try:
-        cfg = drive_config(args.persona, params, blocks_per_plane=args.blocks_per_plane,
-                           pages_per_block=args.pages_per_block)
-    except ValueError as e:                  # PersonaError (a ValueError) names the field
-        print(f"sw.ssdlab.flows.sim: {e}", file=sys.stderr)
-        return 2
-    out = build_drive(cfg, trace=args.trace)
+def run_drive(persona="default", channels=None, blocks_per_plane=SIM_SCALE["blocks_per_plane"],
+              pages_per_block=SIM_SCALE["pages_per_block"], host_delay_ns=200,
+              socket=None, trace=False):
+    """Build (when needed) and start the simulated drive in this process (`ssdlab sim run`):
+    the harness replaces the Python process and serves `socket` until stopped."""
+    socket = socket or str(ROOT / "build" / "sim" / "drive.sock")
+    params = {"n_channels": channels} if channels else None
+    cfg = drive_config(persona, params, blocks_per_plane=blocks_per_plane,
+                       pages_per_block=pages_per_block)   # PersonaError names the field
+    out = build_drive(cfg, trace=trace)
     print(f"drive: {cfg.persona}, {cfg.n_channels} channels x {cfg.n_ways} ways, "
           f"{cfg.part}, {cfg.pages_per_block} pages/block x {cfg.blocks_per_plane} "
           f"blocks/plane x {cfg.planes} planes; {cfg.scale_note}")
     for note in cfg.notes:
         print(f"  note: {note}")
-    print(f"attach:  export SSDLAB_SIM_SOCKET={args.socket}\n"
-          f"         .venv/bin/python -m sw.ssdlab drive identify --sim {args.socket}\n"
-          f"stop:    Ctrl-C, or .venv/bin/python -m sw.ssdlab drive quit --sim {args.socket}")
+    print(f"attach:  export SSDLAB_SIM_SOCKET={socket}\n"
+          f"         .venv/bin/python -m sw.ssdlab drive identify --sim {socket}\n"
+          f"stop:    Ctrl-C, or .venv/bin/python -m sw.ssdlab drive quit --sim {socket}")
     sys.stdout.flush()
     binary = out / "obj" / "ssdlab_sim"
     period_ps = int(round(1e12 / cfg.sys_clk_freq))
-    os.execv(str(binary), [str(binary), "--socket", args.socket, "--period-ps", str(period_ps),
-                           "--host-delay-ns", str(args.host_delay_ns)])
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    os.execv(str(binary), [str(binary), "--socket", socket, "--period-ps", str(period_ps),
+                           "--host-delay-ns", str(host_delay_ns)])

@@ -1,15 +1,12 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Build the simulated drive: SoC Verilog (sw.ssdlab.flows.sim_gateware), firmware image, Verilator model and
-harness (sim/harness/ssdlab_sim.cpp), into one directory.
-
-    python -m sw.ssdlab.flows.sim_build --out build/sim/drive [--persona default] [--trace]
+"""The simulated drive's firmware image and Verilator model: `build_firmware`, `write_rom_init`
+and `build_model` (the SoC's Verilog and the harness, sim/harness/ssdlab_sim.cpp), into the
+build directory that sw.ssdlab.flows.sim_gateware generated (`ssdlab sim build` runs them).
 
 The binary is <out>/obj/ssdlab_sim; <out>/gateware/ssdlab_soc_rom.init holds the firmware
-(rewritten by `--firmware-only` without rebuilding the model).
+(rewritten at every start without rebuilding the model).
 """
 
-import argparse
-import json
 import os
 import subprocess
 import sys
@@ -89,32 +86,3 @@ def build_model(out, trace=False, jobs=2):
     print("sw.ssdlab.flows.sim_build:", " ".join(cmd[:12]), "...", file=sys.stderr)
     subprocess.run(cmd, check=True)
     return obj / "ssdlab_sim"
-
-
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=ROOT / "build" / "sim" / "drive")
-    ap.add_argument("--json", type=Path, help="SocConfig parameters as JSON (default: the "
-                    "default persona's)")
-    ap.add_argument("--persona", default=None, help="persona name (personas/*.yaml)")
-    ap.add_argument("--trace", action="store_true", help="build with FST tracing")
-    ap.add_argument("--firmware-only", action="store_true",
-                    help="rebuild the firmware and its ROM image only")
-    ap.add_argument("--no-firmware", action="store_true", help="leave the ROM empty")
-    args = ap.parse_args(argv)
-    from soc.sim_config import soc_config
-    from sw.ssdlab.flows.sim_gateware import build as soc_build
-    if not args.firmware_only:
-        params = json.loads(args.json.read_text()) if args.json else None
-        cfg = soc_config(args.persona, params)
-        soc_build(args.out, cfg)
-    if not args.no_firmware:
-        write_rom_init(args.out, build_firmware(args.out))
-    if not args.firmware_only:
-        binary = build_model(args.out, trace=args.trace)
-        print(f"sw.ssdlab.flows.sim_build: {binary}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Yosys synth_xilinx resource counts of the whole SoC (sw/ssdlab/flows/synth.py's flow).
 
-    python -m sw.ssdlab.flows.soc_synth [--persona intel-750-400g] [--buf-kib 1024] [--tag-width 3]
-                        [--max-transfer-kib 32] [--main-ram-kib 256]
+    ssdlab synth --soc [--persona intel-750-400g] [--buf-kib 1024] [--tag-width 3]
+                       [--max-transfer-kib 32] [--main-ram-kib 256]
 
 The simulated drive's 16 MiB of on-chip buffer memory is a simulation convenience; a card
 keeps its buffers in block RAM only in small configurations (or in DRAM, issue 7), so the
@@ -11,10 +11,8 @@ firmware image is left empty (its size does not change the ROM's block RAM). Res
 build/synth/ssdlab_soc/report.json.
 """
 
-import argparse
 import json
 import shutil
-import sys
 from pathlib import Path
 
 from sw.ssdlab.flows.synth import run_yosys
@@ -22,21 +20,16 @@ from sw.ssdlab.flows.synth import run_yosys
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--persona", default="intel-750-400g")
-    ap.add_argument("--buf-kib", type=int, default=1024)
-    ap.add_argument("--tag-width", type=int, default=3)
-    ap.add_argument("--max-transfer-kib", type=int, default=32)
-    ap.add_argument("--main-ram-kib", type=int, default=256)
-    ap.add_argument("--family", default="xc7")
-    args = ap.parse_args(argv)
+def synth_soc(persona="intel-750-400g", buf_kib=1024, tag_width=3, max_transfer_kib=32,
+              main_ram_kib=256, family="xc7", echo=print):
+    """Generate the SoC of `persona` with these buffer, tag, MDTS and firmware RAM sizes and
+    synthesise it; writes build/synth/ssdlab_soc/report.json and returns the report."""
     from soc.sim_config import soc_config
     from sw.ssdlab.flows.sim_gateware import build
-    params = dict(buf_size=args.buf_kib * 1024, tag_width=args.tag_width,
-                  max_transfer=args.max_transfer_kib * 1024,
-                  main_ram_size=args.main_ram_kib * 1024)
-    cfg = soc_config(args.persona, params)
+    params = dict(buf_size=buf_kib * 1024, tag_width=tag_width,
+                  max_transfer=max_transfer_kib * 1024,
+                  main_ram_size=main_ram_kib * 1024)
+    cfg = soc_config(persona, params)
     out = ROOT / "build" / "synth" / "ssdlab_soc"
     gen = out / "gen"
     build(gen, cfg)
@@ -49,16 +42,12 @@ def main(argv=None):
         sources.append(p.name)
     for init in (gen / "gateware").glob("*.init"):
         shutil.copy(init, out / init.name)
-    report = run_yosys(out, sources, "ssdlab_soc", args.family)
+    report = run_yosys(out, sources, "ssdlab_soc", family)
     report["config"] = {k: v for k, v in cfg.as_dict().items() if k != "notes"}
     (out / "report.json").write_text(json.dumps(report, indent=2) + "\n")
-    print(f"ssdlab_soc ({cfg.persona}: {cfg.n_channels} ch x {cfg.n_ways} ways, "
+    echo(f"ssdlab_soc ({cfg.persona}: {cfg.n_channels} ch x {cfg.n_ways} ways, "
           f"{cfg.n_io_queues} I/O queues, {1 << cfg.tag_width} tags, MDTS "
           f"{cfg.max_transfer // 1024} KiB, buffer {cfg.buf_size // 1024} KiB, main RAM "
           f"{cfg.main_ram_size // 1024} KiB): {report['lut']} LUT, {report['ff']} FF, "
           f"{report['bram18']} BRAM18, {report['lutram']} LUTRAM, {report['carry4']} CARRY4")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return report

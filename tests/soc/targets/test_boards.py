@@ -171,7 +171,7 @@ def test_build_without_vivado_stops_after_generation(tmp_path, monkeypatch, caps
     from sw.ssdlab.flows import board as board_flow
     monkeypatch.setattr(board_flow, "have_vivado", lambda: False)
     out = BUILD / "cli-sqrl_acorn"
-    rc = board_flow.main(["--board", "sqrl_acorn", "--no-firmware", "--out", str(out)])
+    rc = board_flow.build_board("sqrl_acorn", firmware=False, out=out)
     text = capsys.readouterr().out
     assert rc == 0
     assert "Vivado not found" in text and "bitstream need Vivado" in text

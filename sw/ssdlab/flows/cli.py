@@ -1,0 +1,255 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The flows on `ssdlab`'s command line: one front door for every build and check.
+
+    ssdlab elaborate CORE [-p NAME=VALUE ...] [-o FILE] [--hash]   Verilog of a catalogued core
+    ssdlab elaborate --all --hash                                  every core's Verilog hash
+    ssdlab lint [CORE ...]                                         Verilator -Wall per core
+    ssdlab synth [CORE ...] [-p NAME=VALUE] [--family xc7]         Yosys counts per core
+    ssdlab synth --soc [--persona P] [--buf-kib N] ...             Yosys counts of the SoC
+    ssdlab sim build [--persona P] [--channels N] [--trace]        build the simulated drive
+    ssdlab sim run [--persona P] [--socket PATH] ...               build and start it
+    ssdlab board build --board B [--persona P] [--lint]            a card's Verilog/TCL/XDC
+    ssdlab board load|flash --board B                              program the card
+    ssdlab board synth [--board B ...] [--channels N --ways N]     Yosys counts vs the part
+
+The work is in sw/ssdlab/flows/<flow>.py; the Makefile's targets call these commands.
+"""
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import click
+
+__all__ = ["register"]
+
+
+def _params(items):
+    from sw.ssdlab.flows.elaborate import parse_params
+    try:
+        return parse_params(items)
+    except ValueError as e:
+        raise click.BadParameter(str(e), param_hint="--param") from None
+
+
+def _core_names():
+    from sw.ssdlab.flows.elaborate import CATALOGUE
+    return sorted(CATALOGUE)
+
+
+def _check_cores(names):
+    known = _core_names()
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise click.BadParameter(f"unknown core {', '.join(unknown)}; known: "
+                                 f"{', '.join(known)}", param_hint="CORE")
+    return list(names)
+
+
+def _verilator():
+    from sw.ssdlab.flows.sim_build import verilator
+    return verilator()
+
+
+_PARAM = click.option("-p", "--param", "params", multiple=True, metavar="NAME=VALUE",
+                      help="HDL parameter (a Python literal), may repeat.")
+
+
+@click.command("elaborate")
+@click.argument("cores", nargs=-1)
+@_PARAM
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
+              help="Verilog file (default: stdout). One core only.")
+@click.option("--all", "every", is_flag=True, help="Every catalogued core (with --hash).")
+@click.option("--hash", "as_hash", is_flag=True,
+              help="Print each core's SHA-256 instead of its Verilog.")
+def elaborate_cmd(cores, params, output, every, as_hash):
+    """Elaborate catalogued cores to Verilog with the house boundary (clk, rst)."""
+    from sw.ssdlab.flows.elaborate import CATALOGUE
+    names = _core_names() if every else _check_cores(cores)
+    if not names:
+        raise click.UsageError("name a core, or --all (known: " + ", ".join(_core_names()) + ")")
+    if (every or len(names) > 1) and not as_hash:
+        raise click.UsageError("several cores: use --hash (or name one core)")
+    p = _params(params)
+    for name in names:
+        try:
+            text = CATALOGUE[name].with_params(**p).verilog()
+        except (TypeError, ValueError) as e:
+            raise click.UsageError(f"{name}: {e}") from None
+        if as_hash:
+            click.echo(f"{hashlib.sha256(text.encode()).hexdigest()}  {name}")
+        elif output:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text)
+        else:
+            click.echo(text, nl=False)
+
+
+@click.command("lint")
+@click.argument("cores", nargs=-1)
+def lint_cmd(cores):
+    """Verilator lint (-Wall) of each catalogued core's Verilog (default: all)."""
+    from sw.ssdlab.flows.lint import lint_all
+    failed = lint_all(_verilator(), _check_cores(cores))
+    if failed:
+        raise click.ClickException(f"lint: {failed} core(s) have warnings")
+
+
+@click.command("synth")
+@click.argument("cores", nargs=-1)
+@_PARAM
+@click.option("--family", default="xc7", show_default=True, help="synth_xilinx -family.")
+@click.option("--soc", is_flag=True, help="The whole SoC of a persona instead of cores.")
+@click.option("--persona", default="intel-750-400g", show_default=True, help="With --soc.")
+@click.option("--buf-kib", type=click.IntRange(min=4), default=1024, show_default=True,
+              help="With --soc: on-chip buffer memory.")
+@click.option("--tag-width", type=click.IntRange(1, 8), default=3, show_default=True,
+              help="With --soc: log2 of the command tags.")
+@click.option("--max-transfer-kib", type=click.IntRange(min=4), default=32, show_default=True,
+              help="With --soc: MDTS.")
+@click.option("--main-ram-kib", type=click.IntRange(min=16), default=256, show_default=True,
+              help="With --soc: firmware RAM.")
+def synth_cmd(cores, params, family, soc, persona, buf_kib, tag_width, max_transfer_kib,
+              main_ram_kib):
+    """Yosys synth_xilinx resource counts of catalogued cores (default: all), or --soc."""
+    if soc:
+        if cores or params:
+            raise click.UsageError("--soc takes no CORE or --param")
+        from sw.ssdlab.flows.soc_synth import synth_soc
+        synth_soc(persona, buf_kib, tag_width, max_transfer_kib, main_ram_kib, family,
+                  echo=click.echo)
+        return
+    from sw.ssdlab.flows.synth import synth_cores
+    synth_cores(_check_cores(cores), _params(params), family, echo=click.echo)
+
+
+# The simulated drive ------------------------------------------------------------------------
+
+@click.group("sim")
+def sim_group():
+    """The simulated drive (Verilator): build it, run it."""
+
+
+def _drive_options(f):
+    from sw.ssdlab.flows.sim import SIM_SCALE
+    for opt in reversed([
+            click.option("--persona", default="default", show_default=True),
+            click.option("--channels", type=click.IntRange(min=1), help="Override the "
+                         "persona's channel count."),
+            click.option("--blocks-per-plane", type=click.IntRange(min=1),
+                         default=SIM_SCALE["blocks_per_plane"], show_default=True),
+            click.option("--pages-per-block", type=click.IntRange(min=1),
+                         default=SIM_SCALE["pages_per_block"], show_default=True),
+            click.option("--trace", is_flag=True, help="Build with FST tracing.")]):
+        f = opt(f)
+    return f
+
+
+@sim_group.command("build")
+@_drive_options
+def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace):
+    """Build the simulated drive of a persona (reused while nothing changed); prints its
+    directory."""
+    from spec.persona import PersonaError
+    from sw.ssdlab.flows.sim import build_drive, drive_config
+    try:
+        cfg = drive_config(persona, {"n_channels": channels} if channels else None,
+                           blocks_per_plane=blocks_per_plane, pages_per_block=pages_per_block)
+    except (PersonaError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(build_drive(cfg, trace=trace))
+
+
+@sim_group.command("run")
+@_drive_options
+@click.option("--host-delay-ns", type=click.IntRange(min=0), default=200, show_default=True)
+@click.option("--socket", help="Unix socket (default build/sim/drive.sock).")
+def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, host_delay_ns,
+                socket):
+    """Build (when needed) and start the simulated drive; attach with `ssdlab drive --sim`."""
+    from spec.persona import PersonaError
+    from sw.ssdlab.flows.sim import run_drive
+    try:
+        run_drive(persona, channels, blocks_per_plane, pages_per_block, host_delay_ns, socket,
+                  trace)
+    except (PersonaError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+# Boards ---------------------------------------------------------------------------------------
+
+def _board_choice():
+    from soc.targets import BOARDS
+    return click.Choice(list(BOARDS))
+
+
+@click.group("board")
+def board_group():
+    """PCIe FPGA cards (soc/targets): build, load, flash, synth."""
+
+
+@board_group.command("build")
+@click.option("--board", required=True, type=_board_choice())
+@click.option("--persona", help="Drive persona (default: default).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Default build/boards/<board>.")
+@click.option("--no-firmware", is_flag=True, help="Leave the ROM empty (no RISC-V compiler).")
+@click.option("--lint", "lint_top", is_flag=True, help="Also lint the top with Verilator.")
+@click.option("--no-vivado", is_flag=True, help="Stop after generating.")
+@click.option("--update-constraints", is_flag=True,
+              help="Rewrite constraints/<board>/ from the target (then commit them).")
+def board_build_cmd(board, persona, out, no_firmware, lint_top, no_vivado, update_constraints):
+    """A card's Verilog, Vivado TCL and constraints; the bitstream where Vivado is."""
+    from sw.ssdlab.flows.board import build_board
+    if lint_top:
+        os.environ.setdefault("VERILATOR", _verilator())
+    sys.exit(build_board(board, persona, out, firmware=not no_firmware, lint_top=lint_top,
+                         vivado=not no_vivado, update_constraints=update_constraints))
+
+
+@board_group.command("load")
+@click.option("--board", required=True, type=_board_choice())
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path))
+def board_load_cmd(board, out):
+    """Load the built bitstream into the card over JTAG."""
+    from sw.ssdlab.flows.board import program
+    sys.exit(program(board, out))
+
+
+@board_group.command("flash")
+@click.option("--board", required=True, type=_board_choice())
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path))
+def board_flash_cmd(board, out):
+    """Write the built bitstream to the card's configuration flash."""
+    from sw.ssdlab.flows.board import program
+    sys.exit(program(board, out, flash=True))
+
+
+@board_group.command("synth")
+@click.option("--board", "boards", multiple=True, type=_board_choice(),
+              help="May repeat (default: every board, one after the other).")
+@click.option("--channels", type=click.IntRange(min=1), help="Override the channel count.")
+@click.option("--ways", type=click.IntRange(min=1), help="Override the ways per channel.")
+@click.option("--persona")
+@click.option("--yosys-opts", default="", help='Extra synth_xilinx options, e.g. "-nolutram".')
+@click.option("--hierarchical", is_flag=True,
+              help="Keep the module hierarchy (each module synthesised once, every instance "
+                   "counted): arrays too big to flatten in YoWASP's 4 GiB.")
+def board_synth_cmd(boards, channels, ways, persona, yosys_opts, hierarchical):
+    """Yosys resource estimate of each board's whole SoC against its part."""
+    from soc.targets import BOARDS
+    from sw.ssdlab.flows.board_synth import synth_board, table
+    reports = []
+    for name in boards or BOARDS:
+        reports.append(synth_board(name, channels, ways, persona, yosys_opts,
+                                   flatten=not hierarchical))
+        click.echo(table(reports[-1:]).splitlines()[-1])
+    click.echo(table(reports))
+
+
+def register(main):
+    """Add the flows to the `ssdlab` command line."""
+    for cmd in (elaborate_cmd, lint_cmd, synth_cmd, sim_group, board_group):
+        main.add_command(cmd)
