@@ -316,7 +316,8 @@ class FirmwarePorts(LiteXModule):
 class SsdlabSoC(SoCCore):
     """The drive. platform: the simulation platform (sw/ssdlab/flows/sim_gateware.py:
     `sys_clk`, `sys_rst`, `serial` pads) or a board's (soc/targets); cfg: SocConfig;
-    build_dir: where generated Verilog goes; rom_init: the firmware image as 32-bit words (or [] for none).
+    build_dir: where generated Verilog goes; rom_init: the firmware image as 32-bit words (or
+    [] for none).
 
     Board targets also pass: pcie_phy, a LitePCIe PHY (64-bit, bar0_size = NVME_PCIE's; None:
     PCIeSimPHY); crg, the module making the `sys` clock domain (None: a CRG on the `sys_clk`
