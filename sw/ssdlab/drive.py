@@ -352,6 +352,18 @@ class Drive:
         self._check(self._lib.sl_get_log_page(self._c, nsid, lid, buf, length))
         return buf.raw
 
+    # The firmware's FTL counters, vendor log page C0h (sw/firmware/README.md), in order.
+    FTL_COUNTERS = ("host_units_written", "nand_units_written", "gc_units_moved", "erases",
+                    "bad_blocks", "free_blocks", "user_units", "raw_units", "wa_x1000",
+                    "avg_erase", "max_erase", "ckpt_saves", "wb_groups", "pu_units", "dies",
+                    "media_errors", "pending_reuse", "ckpt_units_written")
+
+    def ftl_log(self):
+        """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""
+        raw = self.get_log_page(0xC0, 512)
+        n = len(self.FTL_COUNTERS)
+        return dict(zip(self.FTL_COUNTERS, struct.unpack_from(f"<{n}Q", raw), strict=True))
+
     def smart_log(self):
         raw = self.get_log_page(0x02, 512)
         kelvin = struct.unpack_from("<H", raw, 1)[0]

@@ -211,12 +211,15 @@ def _summary(result, out):
     click.echo(f"\nssdlab bench: {result['suite']} on {result['label']} in "
                f"{result['wall_s']:.0f} s wall ({result['time_domain']} time figures)")
     from sw.ssdlab.bench.charts import value
+    from sw.ssdlab.bench.report import ftl_note
     for t in result["tests"]:
         click.echo(f"  {t['title']}")
         for p in t["points"]:
             click.echo(f"    {p['label']:>22} {p['series']:>8}  {value(p, 'iops'):10.1f} IOPS "
                        f"{p['mb_s']:9.2f} {result['units']}  lat {p['lat_mean_us'] or 0:9.1f} "
                        f"us  p99 {p['lat_p99_us'] or 0:9.1f} us")
+        if ftl_note(t):
+            click.echo(f"    {ftl_note(t)}")
     click.echo(f"result: {out}/result.json, results.csv, charts/, report.md, report.html, jobs/")
 
 

@@ -81,6 +81,18 @@ def _md_table(head, rows):
     return out
 
 
+def ftl_note(t):
+    """One sentence on what the test wrote to the flash (None without FTL counters)."""
+    f = t.get("ftl") or {}
+    if f.get("write_amplification") is None:
+        return None
+    return (f"write amplification {f['write_amplification']:.3f} "
+            f"({f['write_amplification_with_map']:.3f} with the map's writes): "
+            f"{f['nand_units_written']} NAND / {f['host_units_written']} host units, "
+            f"{f['gc_units_moved']} moved by GC, {f['erases']} erases "
+            "(FTL counters, vendor log page C0h)")
+
+
 def write_report(r, out_dir, charts):
     """Write report.md and report.html into out_dir; charts: {test: [files]}."""
     out_dir = Path(out_dir)
@@ -97,7 +109,8 @@ def write_report(r, out_dir, charts):
             if str(f).endswith(".png"):
                 md += [f"![{t['name']}](charts/{Path(f).name})", ""]
         md += _md_table(POINT_COLUMNS, point_rows(t, r))
-        md += [""] + [f"- {n}" for n in t.get("notes", [])] + [""]
+        notes = t.get("notes", []) + [n for n in [ftl_note(t)] if n]
+        md += [""] + [f"- {n}" for n in notes] + [""]
     md += ["## Steps", ""]
     md += _md_table(["test", "step", "what", "drive time", "wall s"],
                     [_step_row(s) for s in r.get("steps", [])])
@@ -118,8 +131,9 @@ def write_report(r, out_dir, charts):
             if str(f).endswith(".svg"):
                 h.append(f"<img src='charts/{e(Path(f).name)}' alt='{e(t['name'])}'>")
         h.append(_html_table(POINT_COLUMNS, list(point_rows(t, r))))
-        if t.get("notes"):
-            h.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in t["notes"]) + "</ul>")
+        notes = t.get("notes", []) + [n for n in [ftl_note(t)] if n]
+        if notes:
+            h.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
     h += ["<h2>Steps</h2>", _html_table(["test", "step", "what", "drive time", "wall s"],
                                         [_step_row(s) for s in r.get("steps", [])]),
           "</body></html>"]

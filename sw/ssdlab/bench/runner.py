@@ -18,7 +18,7 @@ from sw.ssdlab.bench.scale import thin
 from sw.ssdlab.bench.suites import SUITES, Fill, Test
 from sw.ssdlab.bench.target import BenchError
 
-__all__ = ["run_suite", "plan", "git_commit", "BenchError"]
+__all__ = ["run_suite", "plan", "git_commit", "ftl_delta", "BenchError"]
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -60,6 +60,21 @@ def plan(suite, tests, geo, scale, seed, avg_logs=False):
     for t in tests:
         pts = thin(t.points, scale.max_points if t.thin else None)
         out.append((t, fiojobs.test_jobs(t, pts, geo, scale, seed, avg_logs)))
+    return out
+
+
+def ftl_delta(before, after):
+    """What a test did to the flash, from the FTL counters before and after it: units written
+    by the host and to the NAND (user data, GC moves, map checkpoints), erases, and the
+    write amplification (NAND / host, and with the map's own writes)."""
+    keys = ("host_units_written", "nand_units_written", "gc_units_moved", "erases",
+            "ckpt_units_written")
+    out = {k: after[k] - before[k] for k in keys}
+    host = out["host_units_written"]
+    out["write_amplification"] = round(out["nand_units_written"] / host, 3) if host else None
+    out["write_amplification_with_map"] = (
+        round((out["nand_units_written"] + out["ckpt_units_written"]) / host, 3)
+        if host else None)
     return out
 
 
@@ -113,6 +128,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
         tres = {"name": test.name, "title": test.title, "chart": test.chart,
                 "metric": test.metric, "x_label": test.x_label, "points": [], "notes": []}
         pending = {"trim": False, "idle_ms": 0}
+        ftl_before = target.ftl_log() if hasattr(target, "ftl_log") else None
 
         def flush_settle(test=test, pending=pending):
             if pending["trim"] or pending["idle_ms"]:
@@ -149,6 +165,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
                                                  target.avg_logs))
             done += 1
         flush_settle()
+        if ftl_before is not None:
+            tres["ftl"] = ftl_delta(ftl_before, target.ftl_log())
         if test.name != "precondition":
             result["tests"].append(tres)
         result["wall_s"] = round(time.monotonic() - t_wall, 1)

@@ -269,7 +269,40 @@ def _qdscan():
                      "point; a point's IOPS is the mean of its per-second samples"])
 
 
-SUITES = {s.name: s for s in (_review(), _enterprise(), _freespace(), _qdscan())}
+def _basic():
+    kib = 1 << 10
+
+    def p(name, rw, bs, qd, label):
+        return Point(name, "read" if "read" in rw else "write", label, rw, bs, qd,
+                     duration_s=10, region="test", label=label)
+    figures = Test("basic", "Basic figures: sequential 128 KiB and random 4 KiB", "table",
+                   "mb_s",
+                   [Trim(), Fill(1.0, region="test"),
+                    p("seqwrite-128k-qd32", "write", 128 * kib, 32, "SEQ128K Q32"),
+                    p("seqread-128k-qd32", "read", 128 * kib, 32, "SEQ128K Q32"),
+                    p("randread-4k-qd1", "randread", 4 * kib, 1, "RND4K Q1"),
+                    p("randread-4k-qd32", "randread", 4 * kib, 32, "RND4K Q32"),
+                    p("randwrite-4k-qd1", "randwrite", 4 * kib, 1, "RND4K Q1"),
+                    p("randwrite-4k-qd32", "randwrite", 4 * kib, 32, "RND4K Q32")],
+                   thin=False)
+    wa = Test("wa", "Write amplification: uniform random 128 KiB writes over the whole drive",
+              "table", "mb_s",
+              [Trim(), Point("wa-randwrite-128k-qd32", "write", "RND128K Q32 x capacity",
+                             "randwrite", 128 * kib, 32, duration_s=None, region="drive",
+                             label="RND128K Q32")], thin=False)
+    return Suite("basic", "The drive's basic figures and its write amplification", False,
+                 [figures, wa], notes=_MAP_NOTES + [
+                     "basic: the test region deallocated, written sequentially, then each "
+                     "figure for 10 s (x time_scale) on it; QD 1 read latency is "
+                     "randread-4k-qd1's",
+                     "wa: the drive deallocated, then write_multiple x its capacity of uniform "
+                     "random 128 KiB writes (with replacement: fio's random map would "
+                     "overwrite in write order and measure no GC); the test's write "
+                     "amplification is the FTL's NAND units over host units during it "
+                     "(vendor log page C0h, sw/firmware/README.md)"])
+
+
+SUITES = {s.name: s for s in (_review(), _enterprise(), _freespace(), _qdscan(), _basic())}
 
 
 def suite_names():

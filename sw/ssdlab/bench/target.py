@@ -137,6 +137,16 @@ class SimTarget(_Target):
         except DriveError as e:
             raise BenchError(f"deallocate/idle on the simulated drive: {e}") from None
 
+    def ftl_log(self):
+        """The drive's FTL counters (vendor log page C0h), to count what a test wrote to
+        the flash."""
+        from sw.ssdlab.drive import Drive, DriveError
+        try:
+            with Drive(sim=self.sim.socket) as d:
+                return d.ftl_log()
+        except DriveError as e:
+            raise BenchError(f"vendor log page C0h of the simulated drive: {e}") from None
+
     def describe(self):
         return {"kind": "sim", "build_dir": str(self.build_dir),
                 "model": self.info["model"].strip(), "firmware": self.info["firmware"].strip(),

@@ -115,7 +115,7 @@ def _rewrite_tcl(tcl_path, xdc_dir):
     one = (f"read_xdc {BUILD_NAME}.xdc\n"
            f"set_property PROCESSING_ORDER EARLY [get_files {BUILD_NAME}.xdc]\n")
     if one not in text:
-        raise SystemExit(f"sw.ssdlab.flows.board: {tcl_path} has no read_xdc of {BUILD_NAME}.xdc")
+        raise SystemExit(f"ssdlab board: {tcl_path} has no read_xdc of {BUILD_NAME}.xdc")
     split = "".join(f"read_xdc {{{xdc_dir / g}.xdc}}\n"
                     f"set_property PROCESSING_ORDER EARLY [get_files {{{xdc_dir / g}.xdc}}]\n"
                     for g in GROUPS)

@@ -52,7 +52,7 @@ def test_board_generates_and_lints(generated, name):
                                                             "xilinxusp"))
     # The committed split constraints are the target's, and the TCL reads exactly them.
     assert not soc.stale_constraints, f"{name}: stale {soc.stale_constraints}: run " \
-        f"python -m sw.ssdlab.flows.board --board {name} --update-constraints"
+        f"ssdlab board build --board {name} --update-constraints"
     tcl = (gw / "ssdlab_soc.tcl").read_text()
     reads = re.findall(r"^read_xdc \{(.*)\}$", tcl, re.M)
     assert reads == [str(REPO / "constraints" / name / f"{g}.xdc") for g in GROUPS]

@@ -86,6 +86,38 @@ def test_qdscan():
         assert {p.region for p in t.points} == {"filled" if rw == "randread" else "drive"}
 
 
+def test_basic_figures_and_write_amplification():
+    """The basic suite (what the former sim/harness/measure.py measured): six figures on the
+    written test region; then write_multiple x capacity of random 128 KiB writes for the WA."""
+    s = SUITES["basic"]
+    basic, wa = s.test("basic"), s.test("wa")
+    assert basic.steps[:2] == [Trim(), Fill(1.0, region="test")]
+    assert [(p.rw, p.bs, p.qd) for p in basic.points] == [
+        ("write", 128 * KIB, 32), ("read", 128 * KIB, 32), ("randread", 4 * KIB, 1),
+        ("randread", 4 * KIB, 32), ("randwrite", 4 * KIB, 1), ("randwrite", 4 * KIB, 32)]
+    assert {p.region for p in basic.points} == {"test"}
+    assert isinstance(wa.steps[0], Trim)
+    (p,) = wa.points
+    assert (p.rw, p.bs, p.qd, p.duration_s, p.region) == ("randwrite", 128 * KIB, 32, None,
+                                                          "drive")
+
+
+def test_ftl_delta_write_amplification():
+    from sw.ssdlab.bench.report import ftl_note
+    from sw.ssdlab.bench.runner import ftl_delta
+    before = dict(host_units_written=100, nand_units_written=110, gc_units_moved=5, erases=2,
+                  ckpt_units_written=4)
+    after = dict(host_units_written=300, nand_units_written=560, gc_units_moved=205,
+                 erases=12, ckpt_units_written=14)
+    d = ftl_delta(before, after)
+    assert d["host_units_written"] == 200 and d["nand_units_written"] == 450
+    assert d["write_amplification"] == 2.25
+    assert d["write_amplification_with_map"] == 2.3
+    assert "write amplification 2.250 (2.300 with the map's writes)" in ftl_note({"ftl": d})
+    idle = ftl_delta(after, after)
+    assert idle["write_amplification"] is None and ftl_note({"ftl": idle}) is None
+
+
 def test_scale_factors():
     s = Scale(time_scale=1e-4)
     assert s.seconds(180) == 18 and s.seconds(1) == 1          # ms, at least 1
