@@ -2,7 +2,8 @@
 """Test top of the flash array run: `nand_backend` with a `nand_bist` on every channel's data
 streams (program data generated, read data checked in the simulation, at simulator speed),
 so the cocotb side only moves ops and completions. The ONFI pins of every channel are ports;
-`nand_array_tb.sv` (written by test_nand_array.write_tb) puts nand_die_fast models on them.
+`nand_backend_array_tb.sv` (written by test_nand_backend_array.write_tb) puts nand_die_fast
+models on them.
 """
 
 from amaranth.hdl import Module
@@ -16,7 +17,7 @@ from rtl.nand.nand_subsystem import PINS, pins_signature
 from rtl.nand.onfi_sdr_engine import timing_layout
 
 
-class NandArrayTop(wiring.Component):
+class NandBackendArrayTop(wiring.Component):
     def __init__(self, n_channels=18, n_ways=4, max_len=17408, row_cycles=3, queue_depth=4,
                  max_planes=2):
         self.params = dict(n_channels=n_channels, n_ways=n_ways, max_len=max_len,
