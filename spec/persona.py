@@ -16,7 +16,7 @@
   and `rtl/nvme/nvme_controller`; `PersonaError` when the persona needs more than they do.
 - `SCHEMA`: every field, its type, unit and range (personas/README.md prints it).
 - `analytic_limits()`: pages per second one ONFI SDR channel sustains (bus-cycle costs of the
-  engine's timing registers plus array times), used by tests/nand/nand_backend/test_nand_backend_array.py.
+  engine's timing registers plus array times), used by tests/nand/nand_array.
 """
 
 from __future__ import annotations
@@ -609,7 +609,7 @@ class Persona:
           (no bus cost);
         - bus_peak: channels x the ONFI mode's transfer rate;
         - channel_read / channel_program: per channel, the bus cycles of the engine at
-          controller.onfi.clock_mhz plus the array times, as tests/nand/nand_backend/test_nand_backend_array.py measures
+          controller.onfi.clock_mhz plus the array times, as tests/nand/nand_array measures
           (`analytic_limits`, or its NV-DDR2 counterpart), summed over the channels;
           `onfi` (an Onfi) replaces controller.onfi, e.g. the SDR mode the RTL runs;
         - host: the link rate per direction;
