@@ -2,7 +2,7 @@
 """From a drive persona to the SoC's build parameters (SocConfig).
 
 The persona gives channels, ways, the part (geometry, array times), host queues, MDTS and LBA
-size (spec/persona.py, `rtl_params`). Two things the RTL cannot take as they are:
+size (spec/persona, soc/persona_params.py `rtl_params`). Two things the RTL cannot take as they are:
 
 - NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported),
   unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY), where that SDR mode
@@ -16,6 +16,7 @@ A drive small enough to be written end to end in Verilator also needs fewer page
 `pages_per_block` does that, and it is reported as a change of per-die geometry.
 """
 
+from soc.persona_params import rtl_params
 from soc.ssdlab_soc import SocConfig
 
 __all__ = ["soc_config"]
@@ -34,7 +35,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         p = p.scaled(blocks_per_plane=blocks_per_plane)
     rtl = None
     try:
-        rtl = p.rtl_params(clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
+        rtl = rtl_params(p, clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
     except Exception as e:          # PersonaError: mixed parts; use the first group's part
         notes.append(f"persona not buildable as is ({e}); first part type used on every die")
     g = p.groups[0].part

@@ -62,7 +62,7 @@ def git_hash():
 
 
 class SocConfig:
-    """The build's parameters, derived from a persona (spec/persona.py) and overrides.
+    """The build's parameters, derived from a persona (spec/persona) and overrides.
 
     n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;

@@ -19,6 +19,7 @@ import json
 
 import click
 
+from soc.persona_params import rtl_params
 from spec.persona import (
     PersonaError,
     display_path,
@@ -97,7 +98,7 @@ def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_
     rtl_map = rtl_err = None
     if rtl:
         try:
-            rtl_map = p.rtl_params(clk_mhz=clk_mhz, sdr_fallback=sdr_fallback)
+            rtl_map = rtl_params(p, clk_mhz=clk_mhz, sdr_fallback=sdr_fallback)
         except PersonaError as e:
             rtl_err = e
     if as_json:

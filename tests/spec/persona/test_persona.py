@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: BSD-2-Clause
-"""Drive personas (spec/persona.py, personas/*.yaml) and the `ssdlab persona` commands,
-without a simulator: every shipped persona loads and validates; capacities and topology match
-shared/reference/personas.md; scaling keeps die geometry, timings and topology; each kind of
-bad input gets an error naming the file and the field; the RTL mapping refuses what the cores
-cannot do; the CLI through click's CliRunner."""
+"""Drive personas (spec/persona: schema, model, limits; personas/*.yaml) and the `ssdlab
+persona` commands, without a simulator: every shipped persona loads and validates; capacities
+and topology match shared/reference/personas.md; scaling keeps die geometry, timings and
+topology; each kind of bad input gets an error naming the file and the field; the analytic
+limits; the CLI through click's CliRunner. The RTL mapping (soc/persona_params.py) is tested in
+tests/soc/persona_params."""
 
 import json
 from pathlib import Path
@@ -117,7 +118,7 @@ def test_default_persona():
     assert p.based_on == "crucial-m500-240" and p.scale.requested == "16 blocks per plane"
     base = load_persona("crucial-m500-240")
     assert p.die_count == base.die_count and p.raw_bytes == base.raw_bytes // 64
-    assert "scaled" in p.scale_note and p.rtl_params(sdr_fallback=True)["nand_backend"]
+    assert "scaled" in p.scale_note    # its RTL mapping: tests/soc/persona_params
 
 
 # -- scaling -------------------------------------------------------------------------------
@@ -306,48 +307,6 @@ def test_bad_derived_persona(tmp_path):
     messages = errors(write(tmp_path, doc, "small"))
     assert any(m.startswith("base = 'nope': not a shipped persona") for m in messages)
     assert any("scale = " in m and "exactly one of" in m for m in messages)
-
-
-# -- RTL mapping ---------------------------------------------------------------------------
-
-def test_rtl_params():
-    r = load_persona("crucial-m500-240").rtl_params(sdr_fallback=True)
-    g = PARTS["imft-20nm-mlc-128gbit"].geometry
-    assert r["nand_backend"] == {"n_channels": 8, "n_ways": 2, "queue_depth": 4,
-                                 "max_planes": 2, "max_len": 17408, "row_cycles": 3,
-                                 "col_cycles": 2, "timer_width": 8}
-    assert r["geometry"] == {"page_bits": 9, "block_bits": g.block_bits, "plane_bits": 1}
-    assert r["timing"] == engine_registers(5, 100.0)
-    assert r["onfi"] == {"interface": "sdr", "mode": 5, "clk_mhz": 100.0}
-    assert r["nvme_controller"] == {"n_io_queues": 1, "max_transfer": 262144, "lbads": 9,
-                                    "mqes": 31}
-    assert any("nv-ddr2 mode 6" in s for s in r["substitutions"])
-    assert r["limits_mb_s"]["channel_read"] < load_persona("crucial-m500-240").flash_limits()[
-        "channel_read"]                                     # SDR 5 is slower than NV-DDR2 6
-
-
-def test_rtl_params_refused(tmp_path):
-    with pytest.raises(PersonaError) as e:
-        load_persona("intel-750-400g").rtl_params()
-    text = str(e.value)
-    assert "nand.groups = [imft-20nm-mlc-128gbit, imft-20nm-mlc-64gbit]: nand_backend shares" \
-        in text
-    assert "controller.onfi.interface = 'nv-ddr2'" in text and "sdr_fallback" in text
-
-    def edit(d):
-        d["controller"]["channels"] = 40
-        d["nand"]["groups"][0]["channels"] = "0-39"
-        d["controller"]["ways_per_channel"] = 12
-        d["nand"]["groups"][0]["ways"] = "0-11"
-        d["host"]["io_queues"] = 128
-    p = load_persona(write(tmp_path, mutate(edit)))
-    with pytest.raises(PersonaError) as e:
-        p.rtl_params(sdr_fallback=True)
-    assert e.value.messages == [
-        "controller.channels = 40: nand_backend supports 1..32 channels "
-        "(rtl/nand/nand_backend.py)",
-        "controller.ways_per_channel = 12: nand_backend supports 1..8 ways (n_ways)",
-        "host.io_queues = 128: NvmeController n_io_queues is 1..64"]
 
 
 # -- limits --------------------------------------------------------------------------------

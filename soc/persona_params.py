@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""From a drive persona (spec/persona) to the parameters and run-time register values of the
+RTL cores it is built of: rtl/nand/nand_backend and rtl/nvme/nvme_controller (`rtl_params`).
+It knows what those cores can do (channels, ways, planes, queues, the SDR-only back end) and
+refuses, naming each persona field, what they cannot. soc/sim_config.py builds the simulated
+drive from it; `ssdlab persona show --rtl` prints it."""
+
+from spec.onfi_timing import SDR_MODES, engine_registers
+from spec.persona import Onfi, PersonaError, display_path
+
+__all__ = ["rtl_params"]
+
+
+def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_width=8):
+    """Parameters and register values of `persona` (a spec.persona.Persona) for the RTL cores,
+    or PersonaError naming each field the RTL cannot do:
+
+    - "nand_backend": NandBackend(**...) (rtl/nand/nand_backend.py): n_channels (1..32),
+      n_ways (1..8), queue_depth, max_planes (1..4), max_len (page + spare), row_cycles,
+      col_cycles, timer_width;
+    - "geometry": the `geometry` register {page_bits, block_bits, plane_bits};
+    - "timing": the SDR engine's `timing` registers at clk_mhz (onfi_timing);
+      "onfi": {interface, mode, clk_mhz} actually used;
+    - "nvme_controller": NvmeController's n_io_queues (1..64), max_transfer, lbads, mqes;
+    - "host_link": what the host model must cap (interface, MB/s);
+    - "limits_mb_s": the persona's analytic limits with the SDR mode the RTL runs;
+    - "substitutions" (what differs from the drive) and "notes".
+    The back end is built of SDR channels only: an nv-ddr2 persona needs sdr_fallback=True
+    (then the part's fastest SDR mode, recorded in "substitutions").
+
+    clk_mhz: the NAND engine clock, > 0. queue_depth: ops per die queue, passed through to
+    NandBackend (its legal range: 1..16). timer_width: the engine's timing-counter bits
+    (a register value that does not fit is an error)."""
+    c = persona.controller
+    src = display_path(persona.path) if persona.path else persona.name
+    errs, subs, notes = [], [], []
+
+    def need(ok, path, value, why):
+        if not ok:
+            errs.append(f"{path} = {value}: {why}")
+
+    need(c.channels <= 32, "controller.channels", c.channels,
+         "nand_backend supports 1..32 channels (rtl/nand/nand_backend.py)")
+    need(c.ways_per_channel <= 8, "controller.ways_per_channel", c.ways_per_channel,
+         "nand_backend supports 1..8 ways (n_ways)")
+    need(c.dies_per_way <= 4, "controller.dies_per_way", c.dies_per_way,
+         "the flash op's lun field has 2 bits: 1..4 dies per way")
+    need(c.multi_plane <= 4, "controller.multi_plane", c.multi_plane,
+         "nand_backend max_planes is 1..4")
+    kinds = {(g.part.geometry, g.part.timing) for g in persona.groups}
+    need(len(kinds) == 1, "nand.groups", f"[{', '.join(persona.parts)}]",
+         "nand_backend shares one geometry and timing register set: one part type per "
+         "drive")
+    g = persona.groups[0].part.geometry
+    part = persona.groups[0].part
+    need(g.pages_per_block <= 4096, "nand.groups[0].part", persona.groups[0].part_name,
+         f"{g.pages_per_block} pages per block: the flash op's page field holds 0..4095")
+    need(g.blocks_per_lun <= 65536, "nand.groups[0].part", persona.groups[0].part_name,
+         f"{g.blocks_per_lun} blocks per LUN: the flash op's block field holds 0..65535")
+    need(g.register_bytes <= 65536, "nand.groups[0].part", persona.groups[0].part_name,
+         f"page + spare {g.register_bytes} B: max_len is 1..65536")
+    need(2 <= g.row_cycles <= 4, "nand.groups[0].part", persona.groups[0].part_name,
+         f"{g.row_cycles} row address cycles: the channel does 2..4")
+    onfi = c.onfi
+    mode = onfi.mode
+    if onfi.interface == "nv-ddr2":
+        if not sdr_fallback:
+            errs.append("controller.onfi.interface = 'nv-ddr2': nand_backend's channels "
+                        "are SDR builds (no with_nvddr2); use sdr_fallback=True "
+                        "(CLI --sdr-fallback) to run the drive in SDR")
+        mode = part.sdr_modes.bit_length() - 1
+        subs.append(f"controller.onfi: nv-ddr2 mode {onfi.mode} ({onfi.mt_s:.0f} MT/s) -> "
+                    f"sdr mode {mode} ({1000 / SDR_MODES[mode].tRC:.0f} MT/s): nand_backend "
+                    f"is SDR only")
+    h = persona.host
+    need(h.io_queues <= 64, "host.io_queues", h.io_queues,
+         "NvmeController n_io_queues is 1..64")
+    need(h.queue_depth <= 4096, "host.queue_depth", h.queue_depth,
+         "NvmeController mqes is 1..4095 (queue_depth - 1)")
+    need(h.max_transfer_kib >= 8, "host.max_transfer_kib", h.max_transfer_kib,
+         "NvmeController max_transfer is 8 KiB..16 MiB")
+    timing = None
+    try:
+        timing = engine_registers(mode, clk_mhz, width=timer_width)
+    except ValueError as e:
+        errs.append(f"controller.onfi.mode = {mode}: {e}")
+    if errs:
+        raise PersonaError(src, errs)
+    if c.dies_per_way > 1:
+        notes.append("dies_per_way > 1: nand_die_scheduler keeps one queue per way; the "
+                     "LUNs of a target are not interleaved")
+    if h.interface == "sata":
+        subs.append(f"host: SATA drive simulated as NVMe behind a link capped at "
+                    f"{h.sata_mb_s} MB/s (NCQ = {h.io_queues} queue x {h.queue_depth})")
+    return {
+        "persona": persona.name,
+        "scale": persona.scale_note,
+        "nand_backend": {"n_channels": c.channels, "n_ways": c.ways_per_channel,
+                         "queue_depth": queue_depth, "max_planes": c.multi_plane,
+                         "max_len": g.register_bytes, "row_cycles": g.row_cycles,
+                         "col_cycles": g.column_cycles, "timer_width": timer_width},
+        "geometry": {"page_bits": g.page_bits, "block_bits": g.block_bits,
+                     "plane_bits": g.plane_bits},
+        "luns": c.dies_per_way,
+        "timing": timing,
+        "onfi": {"interface": "sdr", "mode": mode, "clk_mhz": clk_mhz},
+        "nvme_controller": {"n_io_queues": h.io_queues,
+                            "max_transfer": h.max_transfer_kib * 1024,
+                            "lbads": h.lba_bytes.bit_length() - 1,
+                            "mqes": h.queue_depth - 1},
+        "host_link": {"interface": h.interface, "mb_s": round(h.link_mb_s, 1)},
+        "limits_mb_s": {k: (round(x, 1) if isinstance(x, float) else x) for k, x in
+                        persona.flash_limits(Onfi("sdr", mode, clk_mhz)).items()},
+        "substitutions": subs,
+        "notes": notes,
+    }
