@@ -287,6 +287,13 @@ _STATUS_TABLE = {
     (2, 0x85): ("Compare Failure", True),
     (2, 0x86): ("Access Denied", True),
     (2, 0x87): ("Deallocated or Unwritten Logical Block", True),
+    (3, 0x00): ("Internal Path Error", False),
+    (3, 0x01): ("Asymmetric Access Persistent Loss", False),
+    (3, 0x02): ("Asymmetric Access Inaccessible", False),
+    (3, 0x03): ("Asymmetric Access Transition", False),
+    (3, 0x60): ("Controller Pathing Error", False),
+    (3, 0x70): ("Host Pathing Error", False),
+    (3, 0x71): ("Command Aborted By Host", False),
 }
 
 
@@ -1001,6 +1008,11 @@ def c_header():
     out.append("")
     group("Status field values as this controller reports them (DNR set where retrying "
           "cannot help)", "NVME_SC_", _constants(SC), digits=4)
+    out.append("/* Names of the status codes (figures 127-130): X(sct, sc, name) for each */")
+    names = [f'    X({sct}, 0x{sc:02x}, "{name}")'
+             for (sct, sc), (name, _) in sorted(_STATUS_TABLE.items())]
+    out += ["#define NVME_STATUS_NAMES(X) \\"] + [n + " \\" for n in names[:-1]]
+    out += [names[-1], ""]
 
     out.append("/* Identify Controller ONCS bits; Dataset Management CDW11 attributes */")
     for name in ("COMPARE", "WRITE_UNCORRECTABLE", "DSM", "WRITE_ZEROES", "SAVE_SELECT",

@@ -72,7 +72,13 @@ def compile_check(tmp_path, header_text, values):
     lines += ["_Static_assert(NVME_STATUS_SCT(NVME_SC_INVALID_QID) == NVME_SCT_COMMAND_SPECIFIC"
               " && NVME_STATUS_SC(NVME_SC_INVALID_QID) == 0x01, \"status macros\");",
               "_Static_assert(NVME_STATUS(1, 0x01) == (NVME_SC_INVALID_QID & ~NVME_STATUS_DNR),"
-              " \"NVME_STATUS\");"]
+              " \"NVME_STATUS\");",
+              "#define COUNT(sct, sc, name) + 1",
+              f"_Static_assert(0 NVME_STATUS_NAMES(COUNT) == {len(nvme._STATUS_TABLE)},"
+              " \"names\");",
+              "static const char *names[] = {",
+              "#define NAME(sct, sc, name) [(sct) << 8 | (sc)] = name,",
+              "NVME_STATUS_NAMES(NAME)};"]
     src = tmp_path / "t.c"
     src.write_text("\n".join(lines) + "\n")
     return subprocess.run([CC, "-fsyntax-only", "-std=c11", "-Wall", "-Werror", "-I",
@@ -86,6 +92,8 @@ def test_header_matches_spec(tmp_path):
         assert want[name] == value, f"spec/nvme.py: {name} = {want[name]:#x}, NVMe 1.4: {value:#x}"
     r = compile_check(tmp_path, text, want)
     assert r.returncode == 0, r.stderr
+    for (sct, sc), (name, _) in nvme._STATUS_TABLE.items():
+        assert f'X({sct}, 0x{sc:02x}, "{name}")' in text, name
     # every name defined once, nothing more than the spec's constants and the status macros
     defined = re.findall(r"^#define (\w+)", text, re.M)
     assert len(defined) == len(set(defined)), "a name is defined twice"
@@ -124,6 +132,8 @@ def test_no_hand_typed_constants():
                           text, re.M)
         hand += re.findall(r"\b(NVME_(?:SC|ADMIN|CMD|FEAT|LOG|ID_CNS)_\w+)\s*=", text)
         assert not hand, f"{name} defines {hand}: they come from spec/nvme.py"
+    status_c = (ROOT / "sw" / "lib" / "src" / "status.c").read_text()
+    assert "NVME_STATUS_NAMES" in status_c and "Invalid Field in Command" not in status_c
     for src in ("admin.c", "features.c", "log.c"):
         text = (ROOT / "sw" / "firmware" / src).read_text()
         bare = re.findall(r"case 0x[0-9A-Fa-f]+:", text)
