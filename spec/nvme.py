@@ -17,17 +17,24 @@
 - Dataset Management ranges (figure 365).
 
 Offsets are the specification's byte offsets; the unit tests in tests/sw check them.
+
+`c_header()` gives the same facts to the C code (firmware and host library) as one generated
+header, so C and Python cannot disagree:
+
+    python -m spec.nvme --c-header build/include/ssdlab/nvme_spec.h
 """
 
+import argparse
 import struct
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 __all__ = [
-    "SQE_BYTES", "CQE_BYTES", "IDENTIFY_BYTES", "PAGE_SIZE", "NVME_VERSION",
+    "SQE_BYTES", "CQE_BYTES", "IDENTIFY_BYTES", "PAGE_SIZE", "NVME_VERSION", "NSID_ALL",
     "AdminOpcode", "NvmOpcode", "FeatureId", "LogPage", "Cns", "AerType", "AerErrorInfo",
     "SCT_GENERIC", "SCT_COMMAND_SPECIFIC", "SCT_MEDIA", "SCT_PATH", "SCT_VENDOR",
-    "STATUS_DNR", "STATUS_MORE", "status", "status_sct", "status_sc", "status_dnr",
-    "status_name", "SC",
+    "STATUS_DNR", "STATUS_MORE", "STATUS_SCT_SHIFT", "STATUS_CRD_SHIFT", "status",
+    "status_sct", "status_sc", "status_dnr", "status_name", "SC",
     "Sqe", "Cqe", "sqe_identify", "sqe_get_features", "sqe_set_features", "sqe_get_log_page",
     "sqe_create_io_cq", "sqe_create_io_sq", "sqe_delete_io_cq", "sqe_delete_io_sq",
     "sqe_abort", "sqe_async_event_request", "sqe_keep_alive", "sqe_read", "sqe_write",
@@ -40,7 +47,8 @@ __all__ = [
     "SmartLog", "build_smart_log", "parse_smart_log", "SMART_FIELDS",
     "ErrorLogEntry", "build_error_log", "parse_error_log", "ERROR_LOG_ENTRY_BYTES",
     "build_fw_slot_log", "parse_fw_slot_log", "DsmRange", "build_dsm_ranges",
-    "parse_dsm_ranges", "DSM_AD", "DSM_IDR", "DSM_IDW",
+    "parse_dsm_ranges", "DSM_AD", "DSM_IDR", "DSM_IDW", "SQE_FIELDS", "CQE_FIELDS",
+    "SMART_LOG_BYTES", "c_header",
 ]
 
 SQE_BYTES = 64
@@ -48,6 +56,7 @@ CQE_BYTES = 16
 IDENTIFY_BYTES = 4096
 PAGE_SIZE = 4096                # CC.MPS = 0 (the only page size the controller supports)
 NVME_VERSION = 0x00010400       # VS / Identify Controller VER: 1.4.0
+NSID_ALL = 0xFFFFFFFF           # the broadcast namespace identifier
 
 
 # Opcodes -----------------------------------------------------------------------------------------
@@ -126,6 +135,7 @@ class LogPage:
     CHANGED_NS_LIST = 0x04
     COMMANDS_SUPPORTED = 0x05
     DEVICE_SELF_TEST = 0x06
+    FTL_COUNTERS = 0xC0         # vendor specific: the firmware's FTL counters (sw/firmware)
 
 
 class Cns:
@@ -164,6 +174,8 @@ SCT_PATH = 3
 SCT_VENDOR = 7
 STATUS_DNR = 1 << 14
 STATUS_MORE = 1 << 13
+STATUS_SCT_SHIFT = 8            # SCT 10:8, above SC 7:0
+STATUS_CRD_SHIFT = 11           # CRD 12:11
 
 
 def status(sct, sc, dnr=False, more=False, crd=0):
@@ -171,11 +183,12 @@ def status(sct, sc, dnr=False, more=False, crd=0):
     (0..255), Do Not Retry, More and Command Retry Delay (0..3)."""
     if not (0 <= sct < 8 and 0 <= sc < 256 and 0 <= crd < 4):
         raise ValueError(f"status: sct={sct} sc={sc} crd={crd} out of range")
-    return sc | sct << 8 | crd << 11 | (STATUS_MORE if more else 0) | (STATUS_DNR if dnr else 0)
+    return (sc | sct << STATUS_SCT_SHIFT | crd << STATUS_CRD_SHIFT
+            | (STATUS_MORE if more else 0) | (STATUS_DNR if dnr else 0))
 
 
 def status_sct(value):
-    return (value >> 8) & 7
+    return (value >> STATUS_SCT_SHIFT) & 7
 
 
 def status_sc(value):
@@ -274,6 +287,13 @@ _STATUS_TABLE = {
     (2, 0x85): ("Compare Failure", True),
     (2, 0x86): ("Access Denied", True),
     (2, 0x87): ("Deallocated or Unwritten Logical Block", True),
+    (3, 0x00): ("Internal Path Error", False),
+    (3, 0x01): ("Asymmetric Access Persistent Loss", False),
+    (3, 0x02): ("Asymmetric Access Inaccessible", False),
+    (3, 0x03): ("Asymmetric Access Transition", False),
+    (3, 0x60): ("Controller Pathing Error", False),
+    (3, 0x70): ("Host Pathing Error", False),
+    (3, 0x71): ("Command Aborted By Host", False),
 }
 
 
@@ -334,8 +354,14 @@ def status_name(value):
 
 # Submission / completion queue entries -----------------------------------------------------------
 
-_SQE = struct.Struct("<IIIIQQQIIIIII")
-_CQE = struct.Struct("<IIHHHH")
+# (name, struct format) in entry order; the C structs of sw/lib are checked against them.
+SQE_FIELDS = (("cdw0", "I"), ("nsid", "I"), ("cdw2", "I"), ("cdw3", "I"), ("mptr", "Q"),
+              ("prp1", "Q"), ("prp2", "Q"), ("cdw10", "I"), ("cdw11", "I"), ("cdw12", "I"),
+              ("cdw13", "I"), ("cdw14", "I"), ("cdw15", "I"))
+CQE_FIELDS = (("dw0", "I"), ("dw1", "I"), ("sqhd", "H"), ("sqid", "H"), ("cid", "H"),
+              ("status", "H"))      # status: phase tag 0, status field 15:1
+_SQE = struct.Struct("<" + "".join(f for _, f in SQE_FIELDS))
+_CQE = struct.Struct("<" + "".join(f for _, f in CQE_FIELDS))
 
 
 @dataclass
@@ -910,6 +936,116 @@ def _check_tables():
             assert offset + fsize <= size and not span & used, name
             used |= span
     assert {f.name for f in fields(Sqe)} >= {"opcode", "cid", "prp1", "prp2"}
+    assert _SQE.size == SQE_BYTES and _CQE.size == CQE_BYTES
 
 
 _check_tables()
+
+
+# C header ----------------------------------------------------------------------------------------
+
+def _constants(cls):
+    """(NAME, value) of a constants class, in definition order."""
+    return [(k, v) for k, v in vars(cls).items() if k.isupper()]
+
+
+def _offsets(fields_):
+    """(name, byte offset, size) of a (name, struct format) entry layout."""
+    out, offset = [], 0
+    for name, fmt in fields_:
+        size = struct.calcsize("<" + fmt)
+        out.append((name, offset, size))
+        offset += size
+    return out
+
+
+def c_header():
+    """The C header of these constants (`ssdlab/nvme_spec.h`) for sw/firmware and sw/lib."""
+    out = ["/* SPDX-License-Identifier: BSD-2-Clause */",
+           "/* NVMe 1.4 opcodes, identifiers, status codes and structure sizes and offsets.",
+           " * Generated from spec/nvme.py by `python -m spec.nvme --c-header`; do not edit. */",
+           "#ifndef SSDLAB_NVME_SPEC_H", "#define SSDLAB_NVME_SPEC_H", "",
+           "#include <stdint.h>", ""]
+
+    def define(name, value):
+        out.append(f"#define {name:<40} {value}")
+
+    def group(title, prefix, items, digits=2):
+        out.append(f"/* {title} */")
+        for name, value in items:
+            define(prefix + name, f"0x{value:0{digits}x}u")
+        out.append("")
+
+    out.append("/* Sizes (bytes) and fixed values */")
+    for name, value in (("SQE_BYTES", SQE_BYTES), ("CQE_BYTES", CQE_BYTES),
+                        ("IDENTIFY_BYTES", IDENTIFY_BYTES), ("PAGE_SIZE", PAGE_SIZE),
+                        ("SMART_LOG_BYTES", SMART_LOG_BYTES),
+                        ("ERROR_LOG_ENTRY_BYTES", ERROR_LOG_ENTRY_BYTES)):
+        define("NVME_" + name, f"{value}u")
+    define("NVME_VERSION", f"0x{NVME_VERSION:08x}u")
+    define("NVME_NSID_ALL", f"0x{NSID_ALL:08x}u")
+    out.append("")
+    group("Admin command set opcodes (figure 139)", "NVME_ADMIN_", _constants(AdminOpcode))
+    group("NVM command set opcodes (figure 346)", "NVME_CMD_", _constants(NvmOpcode))
+    group("Feature identifiers (figure 271)", "NVME_FEAT_", _constants(FeatureId))
+    group("Log page identifiers (figure 191; C0h vendor specific)", "NVME_LOG_",
+          _constants(LogPage))
+    group("Identify CNS values (figure 244)", "NVME_ID_CNS_", _constants(Cns))
+    group("Asynchronous event types (figure 146)", "NVME_AER_TYPE_", _constants(AerType))
+    group("Asynchronous event information, type Error Status (figure 147)", "NVME_AER_ERROR_",
+          _constants(AerErrorInfo))
+
+    out.append("/* Status field (CQE DW3 31:17): SC 7:0, SCT 10:8, CRD 12:11, M 13, DNR 14 */")
+    define("NVME_STATUS_SC(s)", "((s) & 0xffu)")
+    define("NVME_STATUS_SCT(s)", f"(((s) >> {STATUS_SCT_SHIFT}) & 0x7u)")
+    define("NVME_STATUS_CRD(s)", f"(((s) >> {STATUS_CRD_SHIFT}) & 0x3u)")
+    define("NVME_STATUS_MORE", f"0x{STATUS_MORE:04x}u")
+    define("NVME_STATUS_DNR", f"0x{STATUS_DNR:04x}u")
+    define("NVME_STATUS(sct, sc)", f"((uint16_t)(((sct) << {STATUS_SCT_SHIFT}) | (sc)))")
+    for name, value in (("GENERIC", SCT_GENERIC), ("COMMAND_SPECIFIC", SCT_COMMAND_SPECIFIC),
+                        ("MEDIA", SCT_MEDIA), ("PATH", SCT_PATH), ("VENDOR", SCT_VENDOR)):
+        define("NVME_SCT_" + name, f"{value}u")
+    out.append("")
+    group("Status field values as this controller reports them (DNR set where retrying "
+          "cannot help)", "NVME_SC_", _constants(SC), digits=4)
+    out.append("/* Names of the status codes (figures 127-130): X(sct, sc, name) for each */")
+    names = [f'    X({sct}, 0x{sc:02x}, "{name}")'
+             for (sct, sc), (name, _) in sorted(_STATUS_TABLE.items())]
+    out += ["#define NVME_STATUS_NAMES(X) \\"] + [n + " \\" for n in names[:-1]]
+    out += [names[-1], ""]
+
+    out.append("/* Identify Controller ONCS bits; Dataset Management CDW11 attributes */")
+    for name in ("COMPARE", "WRITE_UNCORRECTABLE", "DSM", "WRITE_ZEROES", "SAVE_SELECT",
+                 "RESERVATIONS", "TIMESTAMP", "VERIFY"):
+        define("NVME_ONCS_" + name, f"0x{globals()['ONCS_' + name]:02x}u")
+    for name in ("IDR", "IDW", "AD"):
+        define("NVME_DSM_" + name, f"0x{globals()['DSM_' + name]:x}u")
+    out.append("")
+
+    for title, prefix, table in (
+            ("Submission queue entry", "NVME_SQE_", _offsets(SQE_FIELDS)),
+            ("Completion queue entry", "NVME_CQE_", _offsets(CQE_FIELDS)),
+            ("Identify Controller (figure 247)", "NVME_ID_CTRL_", ID_CTRL_FIELDS),
+            ("Identify Namespace (figure 245)", "NVME_ID_NS_", ID_NS_FIELDS),
+            ("SMART / Health Information log page (figure 194)", "NVME_SMART_",
+             SMART_FIELDS)):
+        out.append(f"/* {title}: byte offsets of the fields */")
+        for name, offset, *_ in table:
+            define(f"{prefix}{name.upper()}_OFFSET", f"{offset}u")
+        out.append("")
+    out += ["#endif /* SSDLAB_NVME_SPEC_H */", ""]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m spec.nvme", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--c-header", type=Path, metavar="PATH", required=True,
+                        help="write the C header (ssdlab/nvme_spec.h)")
+    args = parser.parse_args(argv)
+    args.c_header.parent.mkdir(parents=True, exist_ok=True)
+    args.c_header.write_text(c_header())
+
+
+if __name__ == "__main__":
+    main()

@@ -29,23 +29,13 @@ from litex.soc.interconnect import stream
 from migen import Cat, If, Mux, Signal
 
 from rtl.nvme.nvme_common import check_param
-from rtl.nvme.nvme_prp_walk import DNR, LEN_BITS, SC_INVALID_FIELD, STATUS_BITS
+from rtl.nvme.nvme_prp_walk import LEN_BITS, STATUS_BITS
 from rtl.nvme.nvme_sq_fetch import QID_BITS, QSIZE_BITS, sqe_layout
+from spec.nvme import SC, NvmOpcode
 
-__all__ = ["NvmeCmdDecode", "fast_cmd_layout", "err_cpl_layout", "OP_FLUSH", "OP_WRITE",
-           "OP_READ", "SC_ABORT_REQUESTED", "SC_ABORTED_SQ_DELETION", "SC_INVALID_NAMESPACE",
-           "SC_LBA_OUT_OF_RANGE"]
+__all__ = ["NvmeCmdDecode", "fast_cmd_layout", "err_cpl_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
-
-OP_FLUSH = 0x00
-OP_WRITE = 0x01
-OP_READ  = 0x02
-
-SC_ABORT_REQUESTED     = 0x07
-SC_ABORTED_SQ_DELETION = 0x08
-SC_INVALID_NAMESPACE   = 0x0B | DNR
-SC_LBA_OUT_OF_RANGE    = 0x80 | DNR
 
 
 def fast_cmd_layout():
@@ -145,8 +135,8 @@ class NvmeCmdDecode(LiteXModule):
         flags  = sqe_dw(sqe, 12)[16:32]
 
         # Classification.
-        is_flush = opcode == OP_FLUSH
-        is_rw    = (opcode == OP_WRITE) | (opcode == OP_READ)
+        is_flush = opcode == NvmOpcode.FLUSH
+        is_rw    = (opcode == NvmOpcode.WRITE) | (opcode == NvmOpcode.READ)
         fast     = Signal()
         self.comb += fast.eq((src.sqid != 0) & (is_flush | is_rw))
 
@@ -179,15 +169,15 @@ class NvmeCmdDecode(LiteXModule):
         is_err = Signal()
         self.comb += [
             If(sq_aborted,
-                status.eq(SC_ABORTED_SQ_DELETION)
+                status.eq(SC.ABORT_SQ_DELETION)
             ).Elif(slot_hit,
-                status.eq(SC_ABORT_REQUESTED)
+                status.eq(SC.ABORT_REQUESTED)
             ).Elif(fast & bad_field,
-                status.eq(SC_INVALID_FIELD)
+                status.eq(SC.INVALID_FIELD)
             ).Elif(fast & bad_ns,
-                status.eq(SC_INVALID_NAMESPACE)
+                status.eq(SC.INVALID_NAMESPACE)
             ).Elif(fast & bad_lba,
-                status.eq(SC_LBA_OUT_OF_RANGE)
+                status.eq(SC.LBA_OUT_OF_RANGE)
             ),
             is_err.eq(status != 0),
         ]

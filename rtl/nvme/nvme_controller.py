@@ -51,15 +51,11 @@ from rtl.nvme.nvme_msix import NvmeMsix
 from rtl.nvme.nvme_prp_walk import NvmePrpWalk
 from rtl.nvme.nvme_regs import NvmeRegs
 from rtl.nvme.nvme_sq_fetch import NvmeSqFetch, sq_cfg_layout, sqe_layout
+from spec.nvme import AerErrorInfo
 
-__all__ = ["NvmeController", "fw_sq_cfg_layout", "fw_aer_layout", "AER_INVALID_DOORBELL",
-           "AER_INVALID_DOORBELL_VALUE"]
+__all__ = ["NvmeController", "fw_sq_cfg_layout", "fw_aer_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
-
-# Asynchronous event information, event type 0 (error status), log page 01h.
-AER_INVALID_DOORBELL       = 0x00   # Write to Invalid Doorbell Register.
-AER_INVALID_DOORBELL_VALUE = 0x01   # Invalid Doorbell Write Value.
 
 
 def fw_sq_cfg_layout():
@@ -277,7 +273,8 @@ class NvmeController(LiteXModule):
             ev_reg.eq(regs.db_invalid | sq.bad_sqid | cq.bad_cqid),
             ev_val.eq(sq.bad_tail | cq.bad_head),
             aer.sink.valid.eq((ev_reg | ev_val) & self.ctrl_enabled),
-            aer.sink.info.eq(Mux(ev_reg, AER_INVALID_DOORBELL, AER_INVALID_DOORBELL_VALUE)),
+            aer.sink.info.eq(Mux(ev_reg, AerErrorInfo.INVALID_DOORBELL_REGISTER,
+                                 AerErrorInfo.INVALID_DOORBELL_VALUE)),
             aer.source.connect(self.m_fw_aer),
         ]
 

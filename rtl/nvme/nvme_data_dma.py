@@ -29,7 +29,8 @@ from migen import FSM, Cat, Constant, If, Mux, NextState, NextValue, Replicate, 
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
-from rtl.nvme.nvme_prp_walk import COUNT_BITS, SC_DATA_TRANSFER_ERROR, STATUS_BITS, prp_seg_layout
+from rtl.nvme.nvme_prp_walk import COUNT_BITS, STATUS_BITS, prp_seg_layout
+from spec.nvme import SC
 
 __all__ = ["NvmeDataDma", "dma_cpl_layout", "buf_wr_layout", "buf_rd_layout",
            "buf_rdata_layout"]
@@ -365,7 +366,7 @@ class NvmeDataDma(LiteXModule):
             rd_cpl.sink.valid.eq(1),
             rd_cpl.sink.tag.eq(hd.tag),
             rd_cpl.sink.status.eq(Mux(hd.null, hd.status,
-                                      Mux(cmd_err, SC_DATA_TRANSFER_ERROR, 0))),
+                                      Mux(cmd_err, SC.DATA_TRANSFER_ERROR, 0))),
             If(rd_cpl.sink.ready,
                 hd.ready.eq(1),
                 NextValue(cmd_err, 0),

@@ -29,12 +29,13 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from migen import Cat, If, Memory, Mux, Record, Signal
 
-from rtl.nvme.nvme_cmd_decode import OP_READ, OP_WRITE, err_cpl_layout, fast_cmd_layout
+from rtl.nvme.nvme_cmd_decode import err_cpl_layout, fast_cmd_layout
 from rtl.nvme.nvme_common import check_param
 from rtl.nvme.nvme_cq_post import cq_cpl_layout
 from rtl.nvme.nvme_data_dma import dma_cpl_layout
 from rtl.nvme.nvme_prp_walk import LEN_BITS, STATUS_BITS, prp_req_layout
 from rtl.nvme.nvme_sq_fetch import QID_BITS
+from spec.nvme import NvmOpcode
 
 __all__ = ["NvmeIoEngine", "be_req_layout", "be_cpl_layout", "fw_xfer_layout",
            "fw_xfer_cpl_layout", "sq_map_layout"]
@@ -250,8 +251,8 @@ class NvmeIoEngine(LiteXModule):
         dma_write_ok = Signal()
         free         = Signal()
         self.comb += [
-            be_read_ok.eq((e.opcode == OP_READ) & (s_be.status == 0)),
-            dma_write_ok.eq((e.opcode == OP_WRITE) & (s_dma.status == 0)),
+            be_read_ok.eq((e.opcode == NvmOpcode.READ) & (s_be.status == 0)),
+            dma_write_ok.eq((e.opcode == NvmOpcode.WRITE) & (s_dma.status == 0)),
             free.eq((ev_be & ~be_read_ok) | (ev_dma & ~dma_fw & ~dma_write_ok)),
         ]
 
@@ -300,7 +301,7 @@ class NvmeIoEngine(LiteXModule):
                            s_fwx.to_host)
             ),
             If(ev_cmd,
-                If(s_cmd.opcode == OP_WRITE,
+                If(s_cmd.opcode == NvmOpcode.WRITE,
                     *walk_push(free_tag, free_tag, s_cmd.prp1, s_cmd.prp2, s_cmd.length, 0)
                 ).Else(
                     *be_push(free_tag, s_cmd)

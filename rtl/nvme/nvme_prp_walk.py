@@ -28,9 +28,9 @@ from migen import FSM, Cat, Constant, If, Memory, Mux, NextState, NextValue, Sig
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
+from spec.nvme import SC
 
-__all__ = ["NvmePrpWalk", "prp_req_layout", "prp_seg_layout", "PAGE_BYTES",
-           "SC_INVALID_FIELD", "SC_DATA_TRANSFER_ERROR", "SC_PRP_OFFSET_INVALID", "DNR"]
+__all__ = ["NvmePrpWalk", "prp_req_layout", "prp_seg_layout", "PAGE_BYTES"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
@@ -39,12 +39,6 @@ PAGE_SHIFT = 12
 LEN_BITS   = 32         # Transfer length in bytes.
 COUNT_BITS = 13         # Segment byte count, 4..4096.
 STATUS_BITS = 15        # NVMe status field (CQE DW3 31:17): DNR 14, M 13, CRD 12:11, SCT 10:8, SC.
-
-# Generic command status codes (SCT 0) this core reports, as status field values.
-DNR = 1 << 14
-SC_INVALID_FIELD       = 0x02 | DNR
-SC_DATA_TRANSFER_ERROR = 0x04
-SC_PRP_OFFSET_INVALID  = 0x13 | DNR
 
 
 def prp_req_layout(tag_width, buf_width):
@@ -207,10 +201,10 @@ class NvmePrpWalk(LiteXModule):
             NextValue(err_cpl, 0),
             NextValue(widx, 0),
             If((length == 0) | (length[:2] != 0) | (length > max_transfer),
-                NextValue(status, SC_INVALID_FIELD),
+                NextValue(status, SC.INVALID_FIELD),
                 NextState("ERROR")
             ).Elif(prp1[:2] != 0,
-                NextValue(status, SC_PRP_OFFSET_INVALID),
+                NextValue(status, SC.PRP_OFFSET_INVALID),
                 NextState("ERROR")
             ).Else(
                 NextState("ROUTE")
@@ -227,7 +221,7 @@ class NvmePrpWalk(LiteXModule):
             ).Elif(rem <= PAGE_BYTES,
                 NextValue(mode, 1),
                 If(prp2[:PAGE_SHIFT] != 0,
-                    NextValue(status, SC_PRP_OFFSET_INVALID),
+                    NextValue(status, SC.PRP_OFFSET_INVALID),
                     NextState("ERROR")
                 ).Else(
                     NextState("EMIT")
@@ -235,7 +229,7 @@ class NvmePrpWalk(LiteXModule):
             ).Else(
                 NextValue(mode, 2),
                 If(prp2[:3] != 0,
-                    NextValue(status, SC_PRP_OFFSET_INVALID),
+                    NextValue(status, SC.PRP_OFFSET_INVALID),
                     NextState("ERROR")
                 ).Else(
                     NextState("PAGE")
@@ -311,10 +305,10 @@ class NvmePrpWalk(LiteXModule):
         )
         fsm.act("NEXT",
             If(err_cpl,
-                NextValue(status, SC_DATA_TRANSFER_ERROR),
+                NextValue(status, SC.DATA_TRANSFER_ERROR),
                 NextState("ERROR")
             ).Elif(err_off,
-                NextValue(status, SC_PRP_OFFSET_INVALID),
+                NextValue(status, SC.PRP_OFFSET_INVALID),
                 NextState("ERROR")
             ).Elif(page_rem != 0,
                 NextState("REQUEST")

@@ -574,9 +574,9 @@ static enum fio_q_status ssdlab_queue(struct thread_data *td, struct io_u *io_u)
         r->cattr = 0;
         r->nlb = (uint32_t)nlb;
         r->slba = slba;
-        sqe.opc = NVME_CMD_DSM;
+        sqe.opc = NVME_CMD_DATASET_MANAGEMENT;
         sqe.cdw10 = 0;                      /* NR: one range (0's based) */
-        sqe.cdw11 = NVME_DSMGMT_AD;
+        sqe.cdw11 = NVME_DSM_AD;
         buf = &d->dsm;
         off = io_u->index * sizeof *r;
         len = sizeof *r;

@@ -26,7 +26,7 @@ void admin_reset(void)
 
 void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0)
 {
-    if (status && status != SC_ABORT_REQUESTED)
+    if (status && status != NVME_SC_ABORT_REQUESTED)
         log_error(c->sqid, (uint16_t)(c->dw[0] >> 16), status, c->dw[1]);
     hal_cpl_push(queue_cqid_of(c->sqid), c->sqid, c->sq_head, (uint16_t)(c->dw[0] >> 16),
                  status, dw0);
@@ -34,7 +34,7 @@ void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0)
 
 /* --- Identify -------------------------------------------------------------------------- */
 
-static uint8_t page[4096];
+static uint8_t page[NVME_IDENTIFY_BYTES];
 
 static uint32_t log2u(uint32_t v)
 {
@@ -77,7 +77,7 @@ static void id_controller(void)
     put_str(p + 64, 8, fw_revision());
     p[77] = (uint8_t)log2u(G.id.max_transfer / 4096);     /* MDTS */
     put_le(p + 78, 2, 1);                      /* CNTLID */
-    put_le(p + 80, 4, 0x00010400);             /* VER 1.4 */
+    put_le(p + 80, 4, NVME_VERSION);           /* VER 1.4 */
     p[111] = 1;                                /* CNTRLTYPE: I/O controller */
     put_le(p + 256, 2, 0x0002);                /* OACS: Format NVM */
     p[258] = ACL;
@@ -91,7 +91,7 @@ static void id_controller(void)
     p[512] = 0x66;                             /* SQES */
     p[513] = 0x44;                             /* CQES */
     put_le(p + 516, 4, 1);                     /* NN */
-    put_le(p + 520, 2, 0x000C);                /* ONCS: DSM, Write Zeroes */
+    put_le(p + 520, 2, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
     p[524] = 0x04;                             /* FNA: crypto erase supported */
     p[525] = 1;                                /* VWC present */
     p[530] = 1;                                /* NVSCC */
@@ -115,29 +115,29 @@ static uint16_t identify_cmd(const struct hal_cmd *c)
     uint32_t cns = c->dw[10] & 0xFF, nsid = c->dw[1];
     memset(page, 0, sizeof(page));
     switch (cns) {
-    case 0x00:
+    case NVME_ID_CNS_NAMESPACE:
         if (nsid != 1)
-            return SC_INVALID_NS;
+            return NVME_SC_INVALID_NAMESPACE;
         id_namespace();
         break;
-    case 0x01:
+    case NVME_ID_CNS_CONTROLLER:
         id_controller();
         break;
-    case 0x02:
+    case NVME_ID_CNS_ACTIVE_NS_LIST:
         if (nsid >= 0xFFFFFFFEu)
-            return SC_INVALID_NS;
+            return NVME_SC_INVALID_NAMESPACE;
         if (nsid < 1)
             put_le(page, 4, 1);
         break;
-    case 0x03:
+    case NVME_ID_CNS_NS_DESCRIPTOR_LIST:
         if (nsid != 1)
-            return SC_INVALID_NS;
+            return NVME_SC_INVALID_NAMESPACE;
         page[0] = 1;                           /* NIDT: IEEE EUI-64 */
         page[1] = 8;                           /* NIDL */
         eui64(page + 4);
         break;
     default:
-        return SC_INVALID_FIELD;
+        return NVME_SC_INVALID_FIELD;
     }
     buf_write(G.xfer_addr, page, sizeof(page));
     return hal_xfer(0, prp1_of(c), prp2_of(c), sizeof(page), true);
@@ -175,13 +175,13 @@ static uint32_t abort_cmd(const struct hal_cmd *c)
 uint16_t admin_format(const struct hal_cmd *c)
 {
     uint32_t v = c->dw[10], nsid = c->dw[1];
-    if (nsid != 1 && nsid != NSID_ALL)
-        return SC_INVALID_NS;
+    if (nsid != 1 && nsid != NVME_NSID_ALL)
+        return NVME_SC_INVALID_NAMESPACE;
     uint32_t lbaf = v & 0xF, mset = v >> 4 & 1, pi = v >> 5 & 7, ses = v >> 9 & 7;
     if (lbaf != 0 || mset || pi)
-        return SC_INVALID_FORMAT;
+        return NVME_SC_INVALID_FORMAT;
     if (ses > 2)
-        return SC_INVALID_FIELD;
+        return NVME_SC_INVALID_FIELD;
     /* SES 0 and 1 both erase every block (deallocated data must read as zeroes anyway);
      * 2 (crypto erase) has no key to drop here: a user data erase is what it can do. */
     ftl_format(true);
@@ -194,34 +194,34 @@ uint16_t admin_format(const struct hal_cmd *c)
 void admin_dispatch(const struct hal_cmd *c)
 {
     uint8_t opc = (uint8_t)c->dw[0];
-    uint16_t st = SC_INVALID_OPCODE;
+    uint16_t st = NVME_SC_INVALID_OPCODE;
     uint32_t dw0 = 0;
     if (c->sqid != 0) {
         switch (opc) {
-        case 0x08: st = io_write_zeroes(c); break;
-        case 0x09: st = io_dsm(c); break;
+        case NVME_CMD_WRITE_ZEROES: st = io_write_zeroes(c); break;
+        case NVME_CMD_DATASET_MANAGEMENT: st = io_dsm(c); break;
         default: break;
         }
         admin_complete(c, st, 0);
         return;
     }
     switch (opc) {
-    case 0x00: st = queues_delete_sq(c); break;
-    case 0x01: st = queues_create_sq(c); break;
-    case 0x02: st = log_get_page(c); break;
-    case 0x04: st = queues_delete_cq(c); break;
-    case 0x05: st = queues_create_cq(c); break;
-    case 0x06: st = identify(c); break;
-    case 0x08: st = 0; dw0 = abort_cmd(c); break;
-    case 0x09: st = features_set(c, &dw0); break;
-    case 0x0A: st = features_get(c, &dw0); break;
-    case 0x0C:
+    case NVME_ADMIN_DELETE_IO_SQ: st = queues_delete_sq(c); break;
+    case NVME_ADMIN_CREATE_IO_SQ: st = queues_create_sq(c); break;
+    case NVME_ADMIN_GET_LOG_PAGE: st = log_get_page(c); break;
+    case NVME_ADMIN_DELETE_IO_CQ: st = queues_delete_cq(c); break;
+    case NVME_ADMIN_CREATE_IO_CQ: st = queues_create_cq(c); break;
+    case NVME_ADMIN_IDENTIFY: st = identify(c); break;
+    case NVME_ADMIN_ABORT: st = NVME_SC_SUCCESS; dw0 = abort_cmd(c); break;
+    case NVME_ADMIN_SET_FEATURES: st = features_set(c, &dw0); break;
+    case NVME_ADMIN_GET_FEATURES: st = features_get(c, &dw0); break;
+    case NVME_ADMIN_ASYNC_EVENT_REQUEST:
         st = log_aer_request(c);
         if (st == AER_HELD)
             return;
         break;
-    case 0x18: st = 0; break;                  /* Keep Alive (KAS 0: no timer to reset) */
-    case 0x80: st = admin_format(c); break;
+    case NVME_ADMIN_KEEP_ALIVE: st = NVME_SC_SUCCESS; break;   /* KAS 0: no timer to reset */
+    case NVME_ADMIN_FORMAT_NVM: st = admin_format(c); break;
     default: break;
     }
     admin_complete(c, st, dw0);

@@ -41,7 +41,10 @@ bool features_vwc(void)
 static bool known(uint32_t fid)
 {
     switch (fid) {
-    case 0x01: case 0x02: case 0x04: case 0x06: case 0x07: case 0x08: case 0x09: case 0x0B:
+    case NVME_FEAT_ARBITRATION: case NVME_FEAT_POWER_MANAGEMENT:
+    case NVME_FEAT_TEMPERATURE_THRESHOLD: case NVME_FEAT_VOLATILE_WRITE_CACHE:
+    case NVME_FEAT_NUMBER_OF_QUEUES: case NVME_FEAT_INTERRUPT_COALESCING:
+    case NVME_FEAT_INTERRUPT_VECTOR_CONFIG: case NVME_FEAT_ASYNC_EVENT_CONFIG:
         return true;
     default:
         return false;
@@ -52,7 +55,7 @@ uint16_t features_get(const struct hal_cmd *c, uint32_t *dw0)
 {
     uint32_t fid = c->dw[10] & 0xFF, sel = c->dw[10] >> 8 & 7, v11 = c->dw[11];
     if (!known(fid) || sel > 3)
-        return SC_INVALID_FIELD;
+        return NVME_SC_INVALID_FIELD;
     if (sel == 3) {
         *dw0 = 0x4;             /* changeable; not saveable, not namespace specific */
         return 0;
@@ -63,26 +66,26 @@ uint16_t features_get(const struct hal_cmd *c, uint32_t *dw0)
         f = &def;
     }
     switch (fid) {
-    case 0x01: *dw0 = f->arb; break;
-    case 0x02: *dw0 = f->pm; break;
-    case 0x04: {
+    case NVME_FEAT_ARBITRATION: *dw0 = f->arb; break;
+    case NVME_FEAT_POWER_MANAGEMENT: *dw0 = f->pm; break;
+    case NVME_FEAT_TEMPERATURE_THRESHOLD: {
         uint32_t tmpsel = v11 >> 16 & 0xF, thsel = v11 >> 20 & 3;
         if (tmpsel != 0 || thsel > 1)
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         *dw0 = f->temp[thsel] | tmpsel << 16 | thsel << 20;
         break;
     }
-    case 0x06: *dw0 = f->vwc; break;
-    case 0x07: *dw0 = f->nq; break;
-    case 0x08: *dw0 = f->coal; break;
-    case 0x09: {
+    case NVME_FEAT_VOLATILE_WRITE_CACHE: *dw0 = f->vwc; break;
+    case NVME_FEAT_NUMBER_OF_QUEUES: *dw0 = f->nq; break;
+    case NVME_FEAT_INTERRUPT_COALESCING: *dw0 = f->coal; break;
+    case NVME_FEAT_INTERRUPT_VECTOR_CONFIG: {
         uint32_t iv = v11 & 0xFFFF;
         if (iv > G.id.n_io_queues)
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         *dw0 = iv | (uint32_t)f->ivc_cd[iv] << 16;
         break;
     }
-    case 0x0B: *dw0 = f->aec; break;
+    case NVME_FEAT_ASYNC_EVENT_CONFIG: *dw0 = f->aec; break;
     }
     return 0;
 }
@@ -91,55 +94,55 @@ uint16_t features_set(const struct hal_cmd *c, uint32_t *dw0)
 {
     uint32_t fid = c->dw[10] & 0xFF, v = c->dw[11], nsid = c->dw[1];
     if (!known(fid))
-        return SC_INVALID_FIELD;
+        return NVME_SC_INVALID_FIELD;
     if (c->dw[10] >> 31)
-        return SC_NOT_SAVEABLE;
-    if (nsid != 0 && nsid != NSID_ALL)
-        return SC_NOT_NS_SPECIFIC;
+        return NVME_SC_FEATURE_NOT_SAVEABLE;
+    if (nsid != 0 && nsid != NVME_NSID_ALL)
+        return NVME_SC_FEATURE_NOT_NS_SPECIFIC;
     switch (fid) {
-    case 0x01:
+    case NVME_FEAT_ARBITRATION:
         cur.arb = v & 0xFFFFFF07;
         break;
-    case 0x02:
+    case NVME_FEAT_POWER_MANAGEMENT:
         if ((v & 0x1F) > 0)     /* NPSS 0: power state 0 only */
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         cur.pm = v & 0xFF;
         break;
-    case 0x04: {
+    case NVME_FEAT_TEMPERATURE_THRESHOLD: {
         uint32_t tmpsel = v >> 16 & 0xF, thsel = v >> 20 & 3;
         if (thsel > 1 || (tmpsel != 0 && tmpsel != 0xF))
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         cur.temp[thsel] = v & 0xFFFF;
         break;
     }
-    case 0x06:
+    case NVME_FEAT_VOLATILE_WRITE_CACHE:
         if ((cur.vwc & 1) && !(v & 1))
             ftl_flush_sync();   /* write-through from now on: nothing left cached */
         cur.vwc = v & 1;
         break;
-    case 0x07: {
+    case NVME_FEAT_NUMBER_OF_QUEUES: {
         uint32_t nsqr = v & 0xFFFF, ncqr = v >> 16, cap = G.id.n_io_queues - 1;
         if (nsqr == 0xFFFF || ncqr == 0xFFFF)
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         if (queues_any_io())
-            return SC_CMD_SEQ_ERROR;
+            return NVME_SC_COMMAND_SEQUENCE_ERROR;
         cur.nq = (nsqr < cap ? nsqr : cap) | (ncqr < cap ? ncqr : cap) << 16;
         *dw0 = cur.nq;
         break;
     }
-    case 0x08:
+    case NVME_FEAT_INTERRUPT_COALESCING:
         cur.coal = v & 0xFFFF;
         hal_aggregation((uint8_t)v, (uint8_t)(v >> 8));
         break;
-    case 0x09: {
+    case NVME_FEAT_INTERRUPT_VECTOR_CONFIG: {
         uint32_t iv = v & 0xFFFF, cd = v >> 16 & 1;
         if (iv > G.id.n_io_queues)
-            return SC_INVALID_FIELD;
+            return NVME_SC_INVALID_FIELD;
         cur.ivc_cd[iv] = (uint8_t)cd;
         hal_ivc((uint16_t)iv, cd);
         break;
     }
-    case 0x0B:
+    case NVME_FEAT_ASYNC_EVENT_CONFIG:
         cur.aec = v & 0x3FF;
         break;
     }

@@ -378,7 +378,7 @@ static uint32_t n_active;
 void req_flash_done(uint32_t tag, bool fail)
 {
     if (fail) {
-        reqs[tag].status = SC_UNRECOVERED_READ;
+        reqs[tag].status = NVME_SC_UNRECOVERED_READ_ERROR;
         C.media_errors++;
     }
     reqs[tag].pending--;
@@ -465,7 +465,7 @@ static void do_read(const struct hal_be_req *r, struct req *q)
             /* unaligned part: through a scratch slot */
             copy_wait();
             if (!read_unit_sync(v, F.scratch)) {
-                q->status = SC_UNRECOVERED_READ;
+                q->status = NVME_SC_UNRECOVERED_READ_ERROR;
                 C.media_errors++;
             }
             copy_start(dst, slot_addr(F.scratch) + off, bytes);
@@ -480,16 +480,16 @@ void ftl_be_request(const struct hal_be_req *r)
 {
     struct req *q = &reqs[r->tag];
     *q = (struct req){ .active = 1, .pending = 1 };
-    if (r->opcode != 0 && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
-        q->status = r->nsid != 1 ? SC_INVALID_NS : SC_LBA_RANGE;
-    } else if (r->opcode == 0x01) {
+    if (r->opcode != NVME_CMD_FLUSH && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
+        q->status = r->nsid != 1 ? NVME_SC_INVALID_NAMESPACE : NVME_SC_LBA_OUT_OF_RANGE;
+    } else if (r->opcode == NVME_CMD_WRITE) {
         F.quiesced = false;
         do_write(r, q);
-    } else if (r->opcode == 0x02) {
+    } else if (r->opcode == NVME_CMD_READ) {
         do_read(r, q);
-    } else if (r->opcode == 0x00) {
-        if (r->nsid != 1 && r->nsid != NSID_ALL) {
-            q->status = SC_INVALID_NS;
+    } else if (r->opcode == NVME_CMD_FLUSH) {
+        if (r->nsid != 1 && r->nsid != NVME_NSID_ALL) {
+            q->status = NVME_SC_INVALID_NAMESPACE;
         } else {
             wb_pad_submit();
             q->durable = 1;
@@ -497,7 +497,7 @@ void ftl_be_request(const struct hal_be_req *r)
             q->seq = F.seq_next;
         }
     } else {
-        q->status = SC_INVALID_OPCODE;
+        q->status = NVME_SC_INVALID_OPCODE;
     }
     q->copy_target = copy_issued();
     q->pending--;

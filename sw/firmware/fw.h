@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * fw.h - the firmware's internal interfaces: NVMe constants, the shared state of the admin
- * side and the FTL, and the small freestanding helpers (no libc on the target).
+ * fw.h - the firmware's internal interfaces: NVMe constants (generated from spec/nvme.py), the
+ * shared state of the admin side and the FTL, and the small freestanding helpers (no libc on
+ * the target).
  */
 #ifndef SSDLAB_FW_H
 #define SSDLAB_FW_H
@@ -11,6 +12,9 @@
 #include <stdbool.h>
 
 #include "hal.h"
+/* NVMe opcodes, identifiers and status field values (NVME_SC_*, DNR included where the
+ * error is permanent), generated from spec/nvme.py into $(BUILD)/include. */
+#include "ssdlab/nvme_spec.h"
 
 /* --- freestanding helpers (util.c) ------------------------------------------------------- */
 void *memset(void *d, int c, size_t n);
@@ -40,35 +44,6 @@ void *fw_alloc(uint32_t bytes);
 void fw_alloc_reset(void);
 uint32_t fw_alloc_used_ram(void);
 uint32_t fw_alloc_used_buf(void);
-
-/* --- NVMe status field values (DNR included where the spec's errors are permanent) -------- */
-#define DNR                  0x4000u
-#define ST(sct, sc)          ((uint16_t)((sc) | (sct) << 8))
-#define SC_SUCCESS           0
-#define SC_INVALID_OPCODE    (ST(0, 0x01) | DNR)
-#define SC_INVALID_FIELD     (ST(0, 0x02) | DNR)
-#define SC_DATA_XFER_ERROR   ST(0, 0x04)
-#define SC_INTERNAL_ERROR    ST(0, 0x06)
-#define SC_ABORT_REQUESTED   ST(0, 0x07)
-#define SC_INVALID_NS        (ST(0, 0x0B) | DNR)
-#define SC_CMD_SEQ_ERROR     (ST(0, 0x0C) | DNR)
-#define SC_PRP_OFFSET        (ST(0, 0x13) | DNR)
-#define SC_LBA_RANGE         (ST(0, 0x80) | DNR)
-#define SC_CQ_INVALID        (ST(1, 0x00) | DNR)
-#define SC_INVALID_QID       (ST(1, 0x01) | DNR)
-#define SC_INVALID_QSIZE     (ST(1, 0x02) | DNR)
-#define SC_ABORT_LIMIT       (ST(1, 0x03) | DNR)
-#define SC_AER_LIMIT         (ST(1, 0x05) | DNR)
-#define SC_INVALID_IV        (ST(1, 0x08) | DNR)
-#define SC_INVALID_LOG_PAGE  (ST(1, 0x09) | DNR)
-#define SC_INVALID_FORMAT    (ST(1, 0x0A) | DNR)
-#define SC_INVALID_Q_DELETE  (ST(1, 0x0C) | DNR)
-#define SC_NOT_SAVEABLE      (ST(1, 0x0D) | DNR)
-#define SC_NOT_NS_SPECIFIC   (ST(1, 0x0F) | DNR)
-#define SC_WRITE_FAULT       ST(2, 0x80)
-#define SC_UNRECOVERED_READ  ST(2, 0x81)
-
-#define NSID_ALL             0xFFFFFFFFu
 
 /* --- controller-wide state (main.c) -------------------------------------------------------- */
 struct fw_geom {

@@ -6,7 +6,7 @@
 uint16_t io_dsm(const struct hal_cmd *c)
 {
     if (c->dw[1] != 1)
-        return SC_INVALID_NS;
+        return NVME_SC_INVALID_NAMESPACE;
     uint32_t nr = (c->dw[10] & 0xFF) + 1;
     uint16_t st = hal_xfer(0, c->dw[6] | (uint64_t)c->dw[7] << 32,
                            c->dw[8] | (uint64_t)c->dw[9] << 32, 16 * nr, false);
@@ -18,7 +18,7 @@ uint16_t io_dsm(const struct hal_cmd *c)
         uint64_t nlb = buf_read32(a + 4);
         uint64_t slba = buf_read32(a + 8) | (uint64_t)buf_read32(a + 12) << 32;
         if (slba + nlb > F.ns_lbas || slba + nlb < slba)
-            return SC_LBA_RANGE;
+            return NVME_SC_LBA_OUT_OF_RANGE;
     }
     if (!(c->dw[11] & 0x4))     /* AD clear: attributes are hints only */
         return 0;
@@ -35,11 +35,11 @@ uint16_t io_dsm(const struct hal_cmd *c)
 uint16_t io_write_zeroes(const struct hal_cmd *c)
 {
     if (c->dw[1] != 1)
-        return SC_INVALID_NS;
+        return NVME_SC_INVALID_NAMESPACE;
     uint64_t slba = c->dw[10] | (uint64_t)c->dw[11] << 32;
     uint64_t nlb = (c->dw[12] & 0xFFFF) + 1u;
     if (slba + nlb > F.ns_lbas || slba + nlb < slba)
-        return SC_LBA_RANGE;
+        return NVME_SC_LBA_OUT_OF_RANGE;
     F.quiesced = false;
     ftl_zero_range(slba, nlb);
     if (c->dw[12] >> 30 & 1)    /* FUA: the zeroed partial units reach the flash */

@@ -46,7 +46,7 @@ void log_aer_event(uint8_t type, uint8_t info, uint8_t lid)
 uint16_t log_aer_request(const struct hal_cmd *c)
 {
     if (n_aers > AERL)
-        return SC_AER_LIMIT;
+        return NVME_SC_AER_LIMIT_EXCEEDED;
     aers[n_aers++] = (struct aer){ c->sqid, c->sq_head, (uint16_t)(c->dw[0] >> 16) };
     return AER_HELD;
 }
@@ -167,21 +167,24 @@ uint16_t log_get_page(const struct hal_cmd *c)
     uint32_t lid = c->dw[10] & 0xFF, rae = c->dw[10] >> 15 & 1, nsid = c->dw[1];
     uint64_t numd = ((uint64_t)(c->dw[11] & 0xFFFF) << 16 | c->dw[10] >> 16) + 1;
     uint64_t offset = c->dw[12] | (uint64_t)c->dw[13] << 32, length = 4 * numd;
-    if (nsid != 0 && nsid != 1 && nsid != NSID_ALL)
-        return SC_INVALID_NS;
+    if (nsid != 0 && nsid != 1 && nsid != NVME_NSID_ALL)
+        return NVME_SC_INVALID_NAMESPACE;
     memset(page, 0, sizeof(page));
     uint32_t len;
     switch (lid) {
-    case 0x01: len = build_error(); break;
-    case 0x02: len = build_smart(); break;
-    case 0x03: len = build_fw_slot(); break;
-    case 0xC0: len = build_vendor(); break;
-    default: return SC_INVALID_LOG_PAGE;
+    case NVME_LOG_ERROR_INFORMATION: len = build_error(); break;
+    case NVME_LOG_SMART_HEALTH: len = build_smart(); break;
+    case NVME_LOG_FIRMWARE_SLOT: len = build_fw_slot(); break;
+    case NVME_LOG_FTL_COUNTERS: len = build_vendor(); break;
+    default: return NVME_SC_INVALID_LOG_PAGE;
     }
     if (offset % 4 || offset >= len || length > G.id.max_transfer)
-        return SC_INVALID_FIELD;
-    if (!rae && (lid == 0x01 || lid == 0x02))
-        masked &= ~(1u << (lid == 0x01 ? 0 : 1));
+        return NVME_SC_INVALID_FIELD;
+    /* reading the page unmasks its event type (unless Retain Asynchronous Event) */
+    if (!rae && lid == NVME_LOG_ERROR_INFORMATION)
+        masked &= ~(1u << NVME_AER_TYPE_ERROR);
+    if (!rae && lid == NVME_LOG_SMART_HEALTH)
+        masked &= ~(1u << NVME_AER_TYPE_SMART_HEALTH);
     uint32_t n = (uint32_t)(len - offset < length ? len - offset : length);
     if (length > n) {
         fill_start(G.xfer_addr, 0, ((uint32_t)length + 7) & ~7u);

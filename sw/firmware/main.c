@@ -91,7 +91,7 @@ void fw_poll(void)
     gc_idle(busy || !ftl_requests_idle() || hal_io_busy());
     uint8_t info;
     while (hal_aer_pop(&info))
-        log_aer_event(0, info, 0x01);
+        log_aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);
     log_aer_poll();
 }
 

@@ -49,7 +49,7 @@ static uint16_t queue_pages(bool sq, uint16_t qid, uint32_t qsize, uint32_t esiz
         uint64_t a = buf_read32(G.xfer_addr + 8 * i) |
                      (uint64_t)buf_read32(G.xfer_addr + 8 * i + 4) << 32;
         if (a % 4096)
-            return SC_PRP_OFFSET;
+            return NVME_SC_PRP_OFFSET_INVALID;
     }
     for (uint32_t i = 0; i < n; i++) {
         uint64_t a = buf_read32(G.xfer_addr + 8 * i) |
@@ -70,13 +70,13 @@ uint16_t queues_create_cq(const struct hal_cmd *c)
     uint16_t iv = (uint16_t)(c->dw[11] >> 16);
     uint32_t ncqa = (features_nq() >> 16) + 1;
     if (qid == 0 || qid > ncqa || qid >= MAXQ || cq_on[qid])
-        return SC_INVALID_QID;
+        return NVME_SC_INVALID_QID;
     if (qsize == 0 || qsize > G.mqes)
-        return SC_INVALID_QSIZE;
+        return NVME_SC_INVALID_QUEUE_SIZE;
     if (iv > G.id.n_io_queues)
-        return SC_INVALID_IV;
+        return NVME_SC_INVALID_INTERRUPT_VECTOR;
     if (prp1_of(c) % 4096)
-        return SC_PRP_OFFSET;
+        return NVME_SC_PRP_OFFSET_INVALID;
     if (!pc) {
         uint16_t st = queue_pages(false, qid, qsize, 16, prp1_of(c));
         if (st)
@@ -95,13 +95,13 @@ uint16_t queues_create_sq(const struct hal_cmd *c)
     uint16_t cqid = (uint16_t)(c->dw[11] >> 16);
     uint32_t nsqa = (features_nq() & 0xFFFF) + 1;
     if (qid == 0 || qid > nsqa || qid >= MAXQ || sq_cq[qid] != NONE)
-        return SC_INVALID_QID;
+        return NVME_SC_INVALID_QID;
     if (qsize == 0 || qsize > G.mqes)
-        return SC_INVALID_QSIZE;
+        return NVME_SC_INVALID_QUEUE_SIZE;
     if (cqid == 0 || cqid >= MAXQ || !cq_on[cqid])
-        return SC_CQ_INVALID;
+        return NVME_SC_CQ_INVALID;
     if (prp1_of(c) % 4096)
-        return SC_PRP_OFFSET;
+        return NVME_SC_PRP_OFFSET_INVALID;
     if (!pc) {
         uint16_t st = queue_pages(true, qid, qsize, 64, prp1_of(c));
         if (st)
@@ -116,7 +116,7 @@ uint16_t queues_delete_sq(const struct hal_cmd *c)
 {
     uint16_t qid = (uint16_t)c->dw[10];
     if (qid == 0 || qid >= MAXQ || sq_cq[qid] == NONE)
-        return SC_INVALID_QID;
+        return NVME_SC_INVALID_QID;
     /* the front end aborts the SQ's unfetched entries and drains its commands in flight */
     hal_sq_config(qid, 0, 0, false, false, sq_cq[qid]);
     sq_cq[qid] = NONE;
@@ -127,10 +127,10 @@ uint16_t queues_delete_cq(const struct hal_cmd *c)
 {
     uint16_t qid = (uint16_t)c->dw[10];
     if (qid == 0 || qid >= MAXQ || !cq_on[qid])
-        return SC_INVALID_QID;
+        return NVME_SC_INVALID_QID;
     for (int i = 1; i < MAXQ; i++)
         if (sq_cq[i] == qid)
-            return SC_INVALID_Q_DELETE;
+            return NVME_SC_INVALID_QUEUE_DELETION;
     hal_cq_config(qid, 0, 0, 0, false, false, false);
     cq_on[qid] = false;
     return 0;

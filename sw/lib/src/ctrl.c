@@ -155,7 +155,7 @@ int sl_identify_ns1(struct sl_ctrl *c)
         c->lba_bytes = 0;
         return 0;
     }
-    int rc = sl_identify(c, NVME_ID_CNS_NS, 1, &c->ns);
+    int rc = sl_identify(c, NVME_ID_CNS_NAMESPACE, 1, &c->ns);
     if (rc != 0)
         return rc;
     unsigned lbaf = c->ns.flbas & 0xfu;
@@ -175,7 +175,7 @@ static int setup_io_queues(struct sl_ctrl *c)
     if (n > SL_MAX_QUEUES)
         n = SL_MAX_QUEUES;
     uint32_t dw0 = 0;
-    int rc = sl_set_features(c, NVME_FEAT_NUM_QUEUES, (n - 1) | ((n - 1) << 16), &dw0);
+    int rc = sl_set_features(c, NVME_FEAT_NUMBER_OF_QUEUES, (n - 1) | ((n - 1) << 16), &dw0);
     if (rc != 0)
         return rc;
     unsigned nsq = (dw0 & 0xffffu) + 1, ncq = (dw0 >> 16) + 1;
@@ -227,7 +227,7 @@ int sl_ctrl_open(struct sl_transport *t, const struct sl_ctrl_opts *o, struct sl
     rc = configure_admin_queue(c);
     if (rc != 0)
         return rc;
-    rc = sl_identify(c, NVME_ID_CNS_CTRL, 0, &c->id);
+    rc = sl_identify(c, NVME_ID_CNS_CONTROLLER, 0, &c->id);
     if (rc != 0)
         return rc;
     uint64_t mdts = c->id.mdts ? (uint64_t)SL_PAGE << c->id.mdts : SL_MAX_TRANSFER;

@@ -77,7 +77,7 @@ int sl_queue_create(struct sl_ctrl *c, unsigned qid)
     struct sl_queue *q = &c->q[qid];
     uint32_t qsize = (uint32_t)(q->ring.depth - 1u) << 16;
     struct nvme_sqe cmd = {0};
-    cmd.opc = NVME_ADMIN_CREATE_CQ;
+    cmd.opc = NVME_ADMIN_CREATE_IO_CQ;
     cmd.cdw10 = qsize | qid;
     cmd.cdw11 = NVME_QUEUE_PHYS_CONTIG | ((uint32_t)q->vector << 16) |
                 (c->opts.use_irq ? NVME_CQ_IRQ_ENABLED : 0);
@@ -88,7 +88,7 @@ int sl_queue_create(struct sl_ctrl *c, unsigned qid)
         return rc;
     q->created = 2;
     memset(&cmd, 0, sizeof(cmd));
-    cmd.opc = NVME_ADMIN_CREATE_SQ;
+    cmd.opc = NVME_ADMIN_CREATE_IO_SQ;
     cmd.cdw10 = qsize | qid;
     cmd.cdw11 = NVME_QUEUE_PHYS_CONTIG | ((uint32_t)qid << 16);
     cmd.prp1 = q->sq_mem.bus;
@@ -110,7 +110,7 @@ int sl_queue_delete(struct sl_ctrl *c, unsigned qid, int cq)
     struct sl_queue *q = &c->q[qid];
     if (!(q->created & (cq ? 2 : 1)))
         return 0;
-    struct nvme_sqe cmd = {.opc = cq ? NVME_ADMIN_DELETE_CQ : NVME_ADMIN_DELETE_SQ,
+    struct nvme_sqe cmd = {.opc = cq ? NVME_ADMIN_DELETE_IO_CQ : NVME_ADMIN_DELETE_IO_SQ,
                            .cdw10 = qid};
     q->created &= cq ? ~2 : ~1;
     return sl_exec(c, 0, &cmd, 0, 0, NULL, c->opts.admin_timeout_ns);

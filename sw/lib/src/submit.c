@@ -248,16 +248,16 @@ const char *sl_opc_name(unsigned qid, unsigned opc)
 {
     if (qid == 0) {
         switch (opc) {
-        case NVME_ADMIN_DELETE_SQ: return "Delete I/O SQ";
-        case NVME_ADMIN_CREATE_SQ: return "Create I/O SQ";
+        case NVME_ADMIN_DELETE_IO_SQ: return "Delete I/O SQ";
+        case NVME_ADMIN_CREATE_IO_SQ: return "Create I/O SQ";
         case NVME_ADMIN_GET_LOG_PAGE: return "Get Log Page";
-        case NVME_ADMIN_DELETE_CQ: return "Delete I/O CQ";
-        case NVME_ADMIN_CREATE_CQ: return "Create I/O CQ";
+        case NVME_ADMIN_DELETE_IO_CQ: return "Delete I/O CQ";
+        case NVME_ADMIN_CREATE_IO_CQ: return "Create I/O CQ";
         case NVME_ADMIN_IDENTIFY: return "Identify";
         case NVME_ADMIN_ABORT: return "Abort";
         case NVME_ADMIN_SET_FEATURES: return "Set Features";
         case NVME_ADMIN_GET_FEATURES: return "Get Features";
-        case NVME_ADMIN_ASYNC_EVENT: return "Asynchronous Event Request";
+        case NVME_ADMIN_ASYNC_EVENT_REQUEST: return "Asynchronous Event Request";
         case NVME_ADMIN_FORMAT_NVM: return "Format NVM";
         default: return "admin command";
         }
@@ -268,7 +268,7 @@ const char *sl_opc_name(unsigned qid, unsigned opc)
     case NVME_CMD_READ: return "Read";
     case NVME_CMD_COMPARE: return "Compare";
     case NVME_CMD_WRITE_ZEROES: return "Write Zeroes";
-    case NVME_CMD_DSM: return "Dataset Management";
+    case NVME_CMD_DATASET_MANAGEMENT: return "Dataset Management";
     default: return "I/O command";
     }
 }

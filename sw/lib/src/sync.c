@@ -99,7 +99,8 @@ int sl_dsm(struct sl_ctrl *c, unsigned qid, const struct nvme_dsm_range *ranges,
 {
     if (nr == 0 || nr > 256)
         return sl_err(c, -EINVAL, "Dataset Management: %u ranges (1..256)", nr);
-    struct nvme_sqe cmd = {.opc = NVME_CMD_DSM, .nsid = 1, .cdw10 = nr - 1u, .cdw11 = attr};
+    struct nvme_sqe cmd = {.opc = NVME_CMD_DATASET_MANAGEMENT, .nsid = 1, .cdw10 = nr - 1u,
+                           .cdw11 = attr};
     return sl_io(c, qid, &cmd, (void *)(uintptr_t)ranges, nr * sizeof(*ranges), NULL);
 }
 
@@ -114,7 +115,7 @@ int sl_trim(struct sl_ctrl *c, unsigned qid, uint64_t slba, uint64_t nlb)
             slba += n;
             nlb -= n;
         }
-        int rc = sl_dsm(c, qid, r, nr, NVME_DSMGMT_AD);
+        int rc = sl_dsm(c, qid, r, nr, NVME_DSM_AD);
         if (rc != 0)
             return rc;
     }

@@ -21,7 +21,7 @@ from cocotbext.pcie.core.tlp import TlpType
 from pcie_tb import PcieSystemTB
 from ssdlab_harness import LiteXCore, core_params, run
 
-from rtl.nvme.nvme_prp_walk import SC_DATA_TRANSFER_ERROR, SC_INVALID_FIELD, SC_PRP_OFFSET_INVALID
+from spec.nvme import SC
 
 CORE = LiteXCore("tests.nvme.nvme_data_dma.nvme_data_path_top:NvmeDataPathTop",
                  toplevel="nvme_data_path_top")
@@ -462,30 +462,30 @@ async def test_prp_errors(dut):
             mutate(t)
         cases.append((name, t, status))
 
-    bad("prp1 bits 1:0", tb.build(1, 1, 4096, 0, offset=0x10), SC_PRP_OFFSET_INVALID,
+    bad("prp1 bits 1:0", tb.build(1, 1, 4096, 0, offset=0x10), SC.PRP_OFFSET_INVALID,
         lambda t: setattr(t, "prp1", t.prp1 + 2))
-    bad("prp2 data offset", tb.build(2, 2, 8192, 1), SC_PRP_OFFSET_INVALID,
+    bad("prp2 data offset", tb.build(2, 2, 8192, 1), SC.PRP_OFFSET_INVALID,
         lambda t: setattr(t, "prp2", t.prp2 + 0x200))
 
     def entry_off(t, i, off):
         a = t.prp2 + 8 * i
         e = int.from_bytes(tb.host_read(a, 8), "little")
         tb.host_write(a, (e + off).to_bytes(8, "little"))
-    bad("list entry offset", tb.build(3, 3, 16384, 0), SC_PRP_OFFSET_INVALID,
+    bad("list entry offset", tb.build(3, 3, 16384, 0), SC.PRP_OFFSET_INVALID,
         lambda t: entry_off(t, 2, 0x40))
-    bad("list entry bit 1", tb.build(4, 4, 16384, 1), SC_PRP_OFFSET_INVALID,
+    bad("list entry bit 1", tb.build(4, 4, 16384, 1), SC.PRP_OFFSET_INVALID,
         lambda t: entry_off(t, 0, 2))
     bad("chain offset", tb.build(5, 5, 8 * PAGE, 0, list_offset=PAGE - 4 * 8),
-        SC_PRP_OFFSET_INVALID, lambda t: entry_off(t, 3, 0x100))
+        SC.PRP_OFFSET_INVALID, lambda t: entry_off(t, 3, 0x100))
     bad("list pointer bit 2", tb.build(6, 6, 16384, 0, list_offset=0x40),
-        SC_PRP_OFFSET_INVALID, lambda t: setattr(t, "prp2", t.prp2 + 4))
-    bad("length 0", tb.build(7, 7, 512, 0), SC_INVALID_FIELD,
+        SC.PRP_OFFSET_INVALID, lambda t: setattr(t, "prp2", t.prp2 + 4))
+    bad("length 0", tb.build(7, 7, 512, 0), SC.INVALID_FIELD,
         lambda t: setattr(t, "length", 0))
-    bad("length not dwords", tb.build(8, 0, 512, 1), SC_INVALID_FIELD,
+    bad("length not dwords", tb.build(8, 0, 512, 1), SC.INVALID_FIELD,
         lambda t: setattr(t, "length", 510))
-    bad("length > max", tb.build(9, 1, 512, 0), SC_INVALID_FIELD,
+    bad("length > max", tb.build(9, 1, 512, 0), SC.INVALID_FIELD,
         lambda t: setattr(t, "length", tb.p["max_transfer"] + 4096))
-    bad("list unmapped", tb.build(10, 2, 16384, 0), SC_DATA_TRANSFER_ERROR,
+    bad("list unmapped", tb.build(10, 2, 16384, 0), SC.DATA_TRANSFER_ERROR,
         lambda t: setattr(t, "prp2", UNMAPPED))
     for name, t, status in cases:
         tb.fill(t)
@@ -511,7 +511,7 @@ async def test_prp_errors(dut):
     t.pages[1] = (UNMAPPED, PAGE)
     tb.host_write(t.prp2 + 0, UNMAPPED.to_bytes(8, "little"))
     await tb.transfer([t])
-    assert t.status == SC_DATA_TRANSFER_ERROR, f"unmapped data: status 0x{t.status:x}"
+    assert t.status == SC.DATA_TRANSFER_ERROR, f"unmapped data: status 0x{t.status:x}"
     good = tb.build(101, 4, 3 * PAGE, 0)
     tb.fill(good)
     await tb.transfer([good])

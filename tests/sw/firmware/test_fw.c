@@ -125,7 +125,7 @@ static struct mock_cpl get_log(uint32_t lid, uint32_t bytes, uint64_t offset, bo
 {
     uint32_t numd = bytes / 4 - 1;
     memset(mock_host + HOST_DATA, 0xEE, bytes + 64);
-    uint32_t *d = SQE(0x02, NSID_ALL);
+    uint32_t *d = SQE(0x02, NVME_NSID_ALL);
     d[6] = HOST_DATA;
     d[8] = HOST_DATA + 4096;
     d[10] = lid | (uint32_t)rae << 15 | (numd & 0xFFFF) << 16;
@@ -324,13 +324,13 @@ static void t_identify(void)
     CHECK(c.status == 0 && le(p, 4) == 1 && le(p + 4, 4) == 0, "active ns list");
     c = id_cmd(2, 1);
     CHECK(c.status == 0 && le(p, 4) == 0, "active ns list after 1");
-    CHECK(id_cmd(2, 0xFFFFFFFF).status == SC_INVALID_NS, "ns list nsid FFFFFFFF");
+    CHECK(id_cmd(2, 0xFFFFFFFF).status == NVME_SC_INVALID_NAMESPACE, "ns list nsid FFFFFFFF");
     c = id_cmd(3, 1);
     CHECK(c.status == 0 && p[0] == 1 && p[1] == 8, "ns descriptor list");
-    CHECK(id_cmd(0, 2).status == SC_INVALID_NS, "identify ns 2");
-    CHECK(id_cmd(0x10, 0).status == SC_INVALID_FIELD, "cns 10h");
+    CHECK(id_cmd(0, 2).status == NVME_SC_INVALID_NAMESPACE, "identify ns 2");
+    CHECK(id_cmd(0x10, 0).status == NVME_SC_INVALID_FIELD, "cns 10h");
     uint32_t *d = SQE(0x7F);
-    CHECK(admin(d).status == SC_INVALID_OPCODE, "admin opcode 7Fh");
+    CHECK(admin(d).status == NVME_SC_INVALID_OPCODE, "admin opcode 7Fh");
     d = SQE(0x18);
     CHECK(admin(d).status == 0, "keep alive");
 }
@@ -385,7 +385,7 @@ static void t_bringup_fail(void)
     hs = cfg.max_transfer / SLOT_BYTES;
     lba_bytes = 512;
     CHECK(id_cmd(1, 0).status == 0, "identify controller without flash");
-    CHECK(raw_io(0x02, 0, 1, 1) == SC_LBA_RANGE, "read without flash");
+    CHECK(raw_io(0x02, 0, 1, 1) == NVME_SC_LBA_OUT_OF_RANGE, "read without flash");
     uint64_t p0 = mock_stats.programs + mock_stats.erases;
     mock_set_shutdown(1);
     fw_poll();
@@ -400,24 +400,24 @@ static void t_queues(void)
     d[6] = 0x100000;
     d[10] = 0 | 15u << 16;
     d[11] = 1;
-    CHECK(admin(d).status == SC_INVALID_QID, "CQ id 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "CQ id 0");
     d[10] = 9 | 15u << 16;
-    CHECK(admin(d).status == SC_INVALID_QID, "CQ id beyond Number of Queues");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "CQ id beyond Number of Queues");
     d[10] = 1;
-    CHECK(admin(d).status == SC_INVALID_QSIZE, "CQ qsize 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_SIZE, "CQ qsize 0");
     d[10] = 1 | 4096u << 16;
-    CHECK(admin(d).status == SC_INVALID_QSIZE, "CQ qsize > MQES");
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_SIZE, "CQ qsize > MQES");
     d[10] = 1 | 15u << 16;
     d[11] = 1 | 9u << 16;
-    CHECK(admin(d).status == SC_INVALID_IV, "CQ vector 9");
+    CHECK(admin(d).status == NVME_SC_INVALID_INTERRUPT_VECTOR, "CQ vector 9");
     d[11] = 1 | 2 | 1u << 16;
     d[6] = 0x100010;
-    CHECK(admin(d).status == SC_PRP_OFFSET, "CQ base offset");
+    CHECK(admin(d).status == NVME_SC_PRP_OFFSET_INVALID, "CQ base offset");
     d[6] = 0x100000;
     CHECK(admin(d).status == 0, "CQ 1");
     CHECK(mock_cq[1].enabled && mock_cq[1].base == 0x100000 && mock_cq[1].qsize == 15 &&
           mock_cq[1].iv == 1 && mock_cq[1].ien && !mock_cq[1].nc, "hal_cq_config");
-    CHECK(admin(d).status == SC_INVALID_QID, "CQ 1 again");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "CQ 1 again");
     /* PC=0: PRP list of 2 pages (256 entries x 16 B = 4 KiB -> 1 page; use 300 entries) */
     uint64_t list[2] = { 0x300000, 0x305000 };
     memcpy(mock_host + 0x108000, list, 16);
@@ -431,49 +431,49 @@ static void t_queues(void)
     list[1] = 0x305008;
     memcpy(mock_host + 0x108000, list, 16);
     d[10] = 3 | 299u << 16;
-    CHECK(admin(d).status == SC_PRP_OFFSET, "PC=0 list entry with an offset");
+    CHECK(admin(d).status == NVME_SC_PRP_OFFSET_INVALID, "PC=0 list entry with an offset");
     /* SQs */
     d = SQE(0x01);
     d[6] = 0x200000;
     d[10] = 1 | 15u << 16;
     d[11] = 1 | 5u << 16;
-    CHECK(admin(d).status == SC_CQ_INVALID, "SQ on CQ 5");
+    CHECK(admin(d).status == NVME_SC_CQ_INVALID, "SQ on CQ 5");
     d[11] = 1;
-    CHECK(admin(d).status == SC_CQ_INVALID, "SQ on CQ 0");
+    CHECK(admin(d).status == NVME_SC_CQ_INVALID, "SQ on CQ 0");
     d[11] = 1 | 1u << 16;
     d[10] = 0 | 15u << 16;
-    CHECK(admin(d).status == SC_INVALID_QID, "SQ id 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "SQ id 0");
     d[10] = 1;
-    CHECK(admin(d).status == SC_INVALID_QSIZE, "SQ qsize 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_SIZE, "SQ qsize 0");
     d[10] = 1 | 15u << 16;
     CHECK(admin(d).status == 0, "SQ 1");
     CHECK(mock_sq[1].enabled && mock_sq[1].cqid == 1 && mock_sq[1].base == 0x200000, "sq cfg");
-    CHECK(admin(d).status == SC_INVALID_QID, "SQ 1 again");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "SQ 1 again");
     /* an I/O command the firmware serves completes on the SQ's CQ */
     uint32_t *io = SQE(0x7E, 1);
     struct mock_cpl c = admin_on(1, io);
-    CHECK(c.status == SC_INVALID_OPCODE && c.cqid == 1 && c.sqid == 1, "I/O opcode 7Eh");
+    CHECK(c.status == NVME_SC_INVALID_OPCODE && c.cqid == 1 && c.sqid == 1, "I/O opcode 7Eh");
     /* Number of Queues once queues exist */
     d = SQE(0x09, 0);
     d[10] = 0x07;
     d[11] = 3 | 3u << 16;
-    CHECK(admin(d).status == SC_CMD_SEQ_ERROR, "Number of Queues after creates");
+    CHECK(admin(d).status == NVME_SC_COMMAND_SEQUENCE_ERROR, "Number of Queues after creates");
     /* deletes */
     d = SQE(0x04);
     d[10] = 1;
-    CHECK(admin(d).status == SC_INVALID_Q_DELETE, "delete CQ with an SQ on it");
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_DELETION, "delete CQ with an SQ on it");
     d = SQE(0x00);
     d[10] = 0;
-    CHECK(admin(d).status == SC_INVALID_QID, "delete SQ 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "delete SQ 0");
     d[10] = 1;
     CHECK(admin(d).status == 0 && !mock_sq[1].enabled, "delete SQ 1");
-    CHECK(admin(d).status == SC_INVALID_QID, "delete SQ 1 again");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "delete SQ 1 again");
     d = SQE(0x04);
     d[10] = 1;
     CHECK(admin(d).status == 0 && !mock_cq[1].enabled, "delete CQ 1");
-    CHECK(admin(d).status == SC_INVALID_QID, "delete CQ 1 again");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "delete CQ 1 again");
     d[10] = 0;
-    CHECK(admin(d).status == SC_INVALID_QID, "delete CQ 0");
+    CHECK(admin(d).status == NVME_SC_INVALID_QID, "delete CQ 0");
 }
 
 static struct mock_cpl getf(uint32_t fid, uint32_t sel, uint32_t cdw11)
@@ -498,22 +498,22 @@ static void t_features(void)
     CHECK(getf(0x07, 0, 0).dw0 == (7 | 7u << 16), "default number of queues");
     struct mock_cpl c = setf(0x07, 20 | 2u << 16, false);
     CHECK(c.status == 0 && c.dw0 == (7 | 2u << 16), "NQ capped: %x", c.dw0);
-    CHECK(setf(0x07, 0xFFFF, false).status == SC_INVALID_FIELD, "NQ FFFFh");
+    CHECK(setf(0x07, 0xFFFF, false).status == NVME_SC_INVALID_FIELD, "NQ FFFFh");
     CHECK(getf(0x07, 0, 0).dw0 == (7 | 2u << 16), "NQ current");
     CHECK(getf(0x07, 1, 0).dw0 == (7 | 7u << 16), "NQ default");
     CHECK(getf(0x07, 2, 0).dw0 == (7 | 7u << 16), "NQ saved = default");
     CHECK(getf(0x07, 3, 0).dw0 == 0x4, "NQ supported capabilities");
-    CHECK(getf(0x07, 4, 0).status == SC_INVALID_FIELD, "SEL 4");
+    CHECK(getf(0x07, 4, 0).status == NVME_SC_INVALID_FIELD, "SEL 4");
     CHECK(setf(0x01, 0x01020303, false).status == 0 && getf(0x01, 0, 0).dw0 == 0x01020303,
           "arbitration");
-    CHECK(setf(0x02, 1, false).status == SC_INVALID_FIELD, "power state 1");
+    CHECK(setf(0x02, 1, false).status == NVME_SC_INVALID_FIELD, "power state 1");
     CHECK(setf(0x02, 0, false).status == 0, "power state 0");
     CHECK(getf(0x04, 0, 0).dw0 == 343, "over temperature default");
     CHECK(setf(0x04, 350, false).status == 0 && getf(0x04, 0, 0).dw0 == 350, "temp set");
     CHECK(setf(0x04, 260 | 1u << 20, false).status == 0 &&
           getf(0x04, 0, 1u << 20).dw0 == (260 | 1u << 20), "under temperature");
-    CHECK(setf(0x04, 2u << 20, false).status == SC_INVALID_FIELD, "THSEL 2");
-    CHECK(getf(0x04, 0, 1u << 16).status == SC_INVALID_FIELD, "TMPSEL 1");
+    CHECK(setf(0x04, 2u << 20, false).status == NVME_SC_INVALID_FIELD, "THSEL 2");
+    CHECK(getf(0x04, 0, 1u << 16).status == NVME_SC_INVALID_FIELD, "TMPSEL 1");
     CHECK(getf(0x06, 0, 0).dw0 == 1, "VWC on by default");
     CHECK(setf(0x06, 0, false).status == 0 && getf(0x06, 0, 0).dw0 == 0, "VWC off");
     CHECK(setf(0x08, 0x0A05, false).status == 0 && mock_agg_thr == 5 && mock_agg_time == 10,
@@ -521,15 +521,15 @@ static void t_features(void)
     CHECK(getf(0x08, 0, 0).dw0 == 0x0A05, "coalescing readback");
     CHECK(setf(0x09, 3 | 1u << 16, false).status == 0 && mock_ivc_cd[3], "IV config -> hal_ivc");
     CHECK(getf(0x09, 0, 3).dw0 == (3 | 1u << 16), "IV config readback");
-    CHECK(setf(0x09, 9, false).status == SC_INVALID_FIELD, "IV 9 of 8 queues");
-    CHECK(getf(0x09, 0, 9).status == SC_INVALID_FIELD, "get IV 9");
+    CHECK(setf(0x09, 9, false).status == NVME_SC_INVALID_FIELD, "IV 9 of 8 queues");
+    CHECK(getf(0x09, 0, 9).status == NVME_SC_INVALID_FIELD, "get IV 9");
     CHECK(setf(0x0B, 0xFFFF, false).status == 0 && getf(0x0B, 0, 0).dw0 == 0x3FF, "AEC");
-    CHECK(setf(0x01, 0, true).status == SC_NOT_SAVEABLE, "save bit");
-    CHECK(setf(0x03, 0, false).status == SC_INVALID_FIELD, "LBA range type unsupported");
-    CHECK(getf(0x0C, 0, 0).status == SC_INVALID_FIELD, "APST unsupported");
+    CHECK(setf(0x01, 0, true).status == NVME_SC_FEATURE_NOT_SAVEABLE, "save bit");
+    CHECK(setf(0x03, 0, false).status == NVME_SC_INVALID_FIELD, "LBA range type unsupported");
+    CHECK(getf(0x0C, 0, 0).status == NVME_SC_INVALID_FIELD, "APST unsupported");
     uint32_t *d = SQE(0x09, 1);
     d[10] = 0x01;
-    CHECK(admin(d).status == SC_NOT_NS_SPECIFIC, "arbitration with nsid 1");
+    CHECK(admin(d).status == NVME_SC_FEATURE_NOT_NS_SPECIFIC, "arbitration with nsid 1");
     /* controller reset: features back to their defaults */
     mock_set_enabled(false);
     fw_poll();
@@ -569,10 +569,10 @@ static void t_logs(void)
     /* offset / NUMD: the second half of the SMART page */
     c = get_log(0x02, 256, 256, false);
     CHECK(c.status == 0 && le(p, 4) == 0 && p[256] == 0xEE, "offset 256 length 256");
-    CHECK(get_log(0x02, 512, 2, false).status == SC_INVALID_FIELD, "offset not dword aligned");
-    CHECK(get_log(0x02, 512, 512, false).status == SC_INVALID_FIELD, "offset past the page");
-    CHECK(get_log(0x02, 65536, 0, false).status == SC_INVALID_FIELD, "length > MDTS");
-    CHECK(get_log(0x07, 512, 0, false).status == SC_INVALID_LOG_PAGE, "log 07h");
+    CHECK(get_log(0x02, 512, 2, false).status == NVME_SC_INVALID_FIELD, "offset not dword aligned");
+    CHECK(get_log(0x02, 512, 512, false).status == NVME_SC_INVALID_FIELD, "offset past the page");
+    CHECK(get_log(0x02, 65536, 0, false).status == NVME_SC_INVALID_FIELD, "length > MDTS");
+    CHECK(get_log(0x07, 512, 0, false).status == NVME_SC_INVALID_LOG_PAGE, "log 07h");
     /* longer than the page: zero padded */
     c = get_log(0x03, 1024, 0, false);
     CHECK(c.status == 0 && p[0] == 1 && !memcmp(p + 8, "1234abcd", 8) && p[1000] == 0,
@@ -582,7 +582,7 @@ static void t_logs(void)
     uint64_t n_err = le(p, 8);
     CHECK(c.status == 0 && n_err >= 4 && le(p + 64, 8) == n_err - 1, "error log %llu",
           (unsigned long long)n_err);
-    CHECK(le(p + 12, 2) >> 1 == (SC_INVALID_LOG_PAGE & 0x7FFF) || n_err, "status in entry");
+    CHECK(le(p + 12, 2) >> 1 == (NVME_SC_INVALID_LOG_PAGE & 0x7FFF) || n_err, "status in entry");
     c = get_log(0x02, 512, 0, false);
     CHECK(le(p + 176, 8) >= n_err, "SMART error entries");
     /* AER: an event completes a held AER with type | info << 8 | log page << 16 */
@@ -615,7 +615,7 @@ static void t_logs(void)
         fw_poll();
     CHECK(!mock_pop_cpl(&c), "4 AERs held");
     d[0] = 0x0C;
-    CHECK(admin(d).status == SC_AER_LIMIT, "fifth AER");
+    CHECK(admin(d).status == NVME_SC_AER_LIMIT_EXCEEDED, "fifth AER");
     /* Abort: caught before fetch -> dw0 0; not caught -> dw0 1 */
     mock_set_sq_pending(1u << 1, 3);
     mock_set_abort_hit(true);
@@ -692,17 +692,17 @@ static void t_integrity(void)
     CHECK(mock_stats.max_die_queue <= 4, "%u ops queued to one die",
           mock_stats.max_die_queue);
     /* bad input: LBA range, namespace, DSM range past the end */
-    CHECK(raw_io(0x02, n - 1, 2, 1) == SC_LBA_RANGE, "read past the end");
-    CHECK(raw_io(0x01, n, 1, 1) == SC_LBA_RANGE, "write past the end");
-    CHECK(raw_io(0x02, 0, 1, 2) == SC_INVALID_NS, "nsid 2");
+    CHECK(raw_io(0x02, n - 1, 2, 1) == NVME_SC_LBA_OUT_OF_RANGE, "read past the end");
+    CHECK(raw_io(0x01, n, 1, 1) == NVME_SC_LBA_OUT_OF_RANGE, "write past the end");
+    CHECK(raw_io(0x02, 0, 1, 2) == NVME_SC_INVALID_NAMESPACE, "nsid 2");
     uint32_t range[4] = { 0, 10, (uint32_t)(n - 5), 0 };
     memcpy(mock_host + HOST_DATA, range, 16);
     uint32_t *d = SQE(0x09, 1);
     d[6] = HOST_DATA;
     d[11] = 4;
-    CHECK(admin_on(1, d).status == SC_LBA_RANGE, "DSM range past the end");
+    CHECK(admin_on(1, d).status == NVME_SC_LBA_OUT_OF_RANGE, "DSM range past the end");
     d[1] = 3;
-    CHECK(admin_on(1, d).status == SC_INVALID_NS, "DSM nsid 3");
+    CHECK(admin_on(1, d).status == NVME_SC_INVALID_NAMESPACE, "DSM nsid 3");
     verify_all(big, 8);
 }
 
@@ -890,14 +890,14 @@ static void t_format(void)
     drain();
     uint32_t *d = SQE(0x80, 1);
     d[10] = 1;
-    CHECK(admin(d).status == SC_INVALID_FORMAT, "LBAF 1");
+    CHECK(admin(d).status == NVME_SC_INVALID_FORMAT, "LBAF 1");
     d[10] = 1u << 5;
-    CHECK(admin(d).status == SC_INVALID_FORMAT, "PI 1");
+    CHECK(admin(d).status == NVME_SC_INVALID_FORMAT, "PI 1");
     d[10] = 3u << 9;
-    CHECK(admin(d).status == SC_INVALID_FIELD, "SES 3");
+    CHECK(admin(d).status == NVME_SC_INVALID_FIELD, "SES 3");
     d[1] = 2;
     d[10] = 0;
-    CHECK(admin(d).status == SC_INVALID_NS, "nsid 2");
+    CHECK(admin(d).status == NVME_SC_INVALID_NAMESPACE, "nsid 2");
     uint64_t erases = vendor(24);
     d[1] = 1;
     d[10] = 1u << 9;
@@ -909,7 +909,7 @@ static void t_format(void)
     for (int i = 0; i < 500; i++)
         wr(rnd() % (n - 8), 1 + (uint32_t)(rnd() % 8), rnd(), 4, 0);
     drain();
-    d[1] = NSID_ALL;
+    d[1] = NVME_NSID_ALL;
     d[10] = 2u << 9;
     CHECK(admin(d).status == 0, "format SES 2 (crypto -> user data erase)");
     memset(shadow, 0, ns_bytes);

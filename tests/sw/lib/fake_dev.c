@@ -153,37 +153,37 @@ static uint16_t prp_xfer(struct fake_dev *d, uint64_t prp1, uint64_t prp2, uint8
     if (first > len)
         first = len;
     if (prp1 & 3u)
-        return NVME_STATUS(0, NVME_SC_INVALID_PRP_OFFSET);
+        return NVME_SC_PRP_OFFSET_INVALID;
     if (dma(d, prp1, buf, first, to_host))
-        return NVME_STATUS(0, NVME_SC_DATA_XFER_ERROR);
+        return NVME_SC_DATA_TRANSFER_ERROR;
     size_t done = first;
     if (done == len)
         return 0;
     if (len - done <= PAGE) {
         if (prp2 & (PAGE - 1))
-            return NVME_STATUS(0, NVME_SC_INVALID_PRP_OFFSET);
-        return dma(d, prp2, buf + done, len - done, to_host) ? NVME_STATUS(0, 4) : 0;
+            return NVME_SC_PRP_OFFSET_INVALID;
+        return dma(d, prp2, buf + done, len - done, to_host) ? NVME_SC_DATA_TRANSFER_ERROR : 0;
     }
     if (prp2 & 7u)
-        return NVME_STATUS(0, NVME_SC_INVALID_PRP_OFFSET);
+        return NVME_SC_PRP_OFFSET_INVALID;
     uint64_t list = prp2 & ~(uint64_t)(PAGE - 1);
     unsigned idx = (unsigned)((prp2 & (PAGE - 1)) / 8);
     while (done < len) {
         uint64_t entry;
         if (dma(d, list + idx * 8u, &entry, 8, 0))
-            return NVME_STATUS(0, NVME_SC_DATA_XFER_ERROR);
+            return NVME_SC_DATA_TRANSFER_ERROR;
         if (idx == PAGE / 8 - 1 && len - done > PAGE) {
             if (entry & (PAGE - 1))
-                return NVME_STATUS(0, NVME_SC_INVALID_PRP_OFFSET);
+                return NVME_SC_PRP_OFFSET_INVALID;
             list = entry;
             idx = 0;
             continue;
         }
         if (entry & (PAGE - 1))
-            return NVME_STATUS(0, NVME_SC_INVALID_PRP_OFFSET);
+            return NVME_SC_PRP_OFFSET_INVALID;
         size_t n = len - done < PAGE ? len - done : PAGE;
         if (dma(d, entry, buf + done, n, to_host))
-            return NVME_STATUS(0, NVME_SC_DATA_XFER_ERROR);
+            return NVME_SC_DATA_TRANSFER_ERROR;
         done += n;
         idx++;
     }
@@ -204,7 +204,7 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
     switch (c->opc) {
     case NVME_ADMIN_IDENTIFY: {
         unsigned cns = c->cdw10 & 0xffu;
-        if (cns == NVME_ID_CNS_CTRL) {
+        if (cns == NVME_ID_CNS_CONTROLLER) {
             struct nvme_id_ctrl *id = (void *)page;
             id->vid = 0x1d1d;
             str_field(id->sn, sizeof(id->sn), "FAKE0001");
@@ -216,34 +216,34 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
             id->oncs = NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES;
             id->sqes = 0x66;
             id->cqes = 0x44;
-        } else if (cns == NVME_ID_CNS_NS) {
+        } else if (cns == NVME_ID_CNS_NAMESPACE) {
             if (c->nsid != 1)
-                return NVME_STATUS(0, NVME_SC_INVALID_NS);
+                return NVME_SC_INVALID_NAMESPACE;
             struct nvme_id_ns *ns = (void *)page;
             ns->nsze = ns->ncap = ns->nuse = d->nsze;
             ns->lbaf[0].lbads = d->lbads;
         } else {
-            return NVME_STATUS(0, NVME_SC_INVALID_FIELD);
+            return NVME_SC_INVALID_FIELD;
         }
         return prp_xfer(d, c->prp1, c->prp2, page, PAGE, 1);
     }
     case NVME_ADMIN_SET_FEATURES:
-        if ((c->cdw10 & 0xffu) == NVME_FEAT_NUM_QUEUES)
+        if ((c->cdw10 & 0xffu) == NVME_FEAT_NUMBER_OF_QUEUES)
             *dw0 = d->nsqa | ((uint32_t)d->nsqa << 16);
         return 0;
     case NVME_ADMIN_GET_FEATURES:
         return 0;
-    case NVME_ADMIN_CREATE_CQ: {
+    case NVME_ADMIN_CREATE_IO_CQ: {
         unsigned qid = c->cdw10 & 0xffffu, size = (c->cdw10 >> 16) + 1;
         unsigned iv = c->cdw11 >> 16;
         if (qid == 0 || qid > 64 || d->cq[qid].on)
-            return NVME_STATUS(1, 0x01);
+            return NVME_SC_INVALID_QID;
         if (size < 2 || size > (d->cap & 0xffffu) + 1)
-            return NVME_STATUS(1, 0x02);
+            return NVME_SC_INVALID_QUEUE_SIZE;
         if (!(c->cdw11 & NVME_QUEUE_PHYS_CONTIG))
-            return NVME_STATUS(0, NVME_SC_INVALID_FIELD);
+            return NVME_SC_INVALID_FIELD;
         if (iv >= d->n_vectors)
-            return NVME_STATUS(1, 0x08);
+            return NVME_SC_INVALID_INTERRUPT_VECTOR;
         d->cq[qid].on = 1;
         d->cq[qid].base = c->prp1;
         d->cq[qid].size = (uint16_t)size;
@@ -253,13 +253,13 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
         d->cq[qid].tail = d->cq[qid].head = 0;
         return 0;
     }
-    case NVME_ADMIN_CREATE_SQ: {
+    case NVME_ADMIN_CREATE_IO_SQ: {
         unsigned qid = c->cdw10 & 0xffffu, size = (c->cdw10 >> 16) + 1;
         unsigned cqid = c->cdw11 >> 16;
         if (qid == 0 || qid > 64 || d->sq[qid].on)
-            return NVME_STATUS(1, 0x01);
+            return NVME_SC_INVALID_QID;
         if (cqid == 0 || cqid > 64 || !d->cq[cqid].on)
-            return NVME_STATUS(1, 0x00);
+            return NVME_SC_CQ_INVALID;
         d->sq[qid].on = 1;
         d->sq[qid].base = c->prp1;
         d->sq[qid].size = (uint16_t)size;
@@ -267,28 +267,28 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
         d->sq[qid].head = d->sq[qid].tail = 0;
         return 0;
     }
-    case NVME_ADMIN_DELETE_SQ: {
+    case NVME_ADMIN_DELETE_IO_SQ: {
         unsigned qid = c->cdw10 & 0xffffu;
         if (qid == 0 || qid > 64 || !d->sq[qid].on)
-            return NVME_STATUS(1, 0x01);
+            return NVME_SC_INVALID_QID;
         d->sq[qid].on = 0;
         return 0;
     }
-    case NVME_ADMIN_DELETE_CQ: {
+    case NVME_ADMIN_DELETE_IO_CQ: {
         unsigned qid = c->cdw10 & 0xffffu;
         if (qid == 0 || qid > 64 || !d->cq[qid].on)
-            return NVME_STATUS(1, 0x01);
+            return NVME_SC_INVALID_QID;
         for (unsigned i = 1; i <= 64; i++)
             if (d->sq[i].on && d->sq[i].cqid == qid)
-                return NVME_STATUS(1, 0x0c);
+                return NVME_SC_INVALID_QUEUE_DELETION;
         d->cq[qid].on = 0;
         return 0;
     }
     case NVME_ADMIN_GET_LOG_PAGE: {
         unsigned lid = c->cdw10 & 0xffu;
         size_t len = (((c->cdw10 >> 16) | ((size_t)(c->cdw11 & 0xffffu) << 16)) + 1) * 4;
-        if (lid != NVME_LOG_SMART || len > PAGE)
-            return NVME_STATUS(1, 0x09);
+        if (lid != NVME_LOG_SMART_HEALTH || len > PAGE)
+            return NVME_SC_INVALID_LOG_PAGE;
         struct nvme_smart_log *s = (void *)page;
         s->temperature[0] = 0x3b;
         s->temperature[1] = 0x01;       /* 315 K */
@@ -300,13 +300,13 @@ static uint16_t admin(struct fake_dev *d, const struct nvme_sqe *c, uint32_t *dw
     }
     case NVME_ADMIN_FORMAT_NVM:
         if (c->nsid != 1 && c->nsid != 0xffffffffu)
-            return NVME_STATUS(0, NVME_SC_INVALID_NS);
+            return NVME_SC_INVALID_NAMESPACE;
         if ((c->cdw10 & 0xfu) != 0)
-            return NVME_STATUS(1, 0x0a);
+            return NVME_SC_INVALID_FORMAT;
         memset(media(d), 0, d->nsze << d->lbads);
         return 0;
     default:
-        return NVME_STATUS(0, NVME_SC_INVALID_OPCODE);
+        return NVME_SC_INVALID_OPCODE;
     }
 }
 
@@ -318,9 +318,9 @@ static uint16_t io(struct fake_dev *d, const struct nvme_sqe *c)
         return s;
     }
     if (c->opc == NVME_CMD_FLUSH)
-        return (c->nsid == 1 || c->nsid == 0xffffffffu) ? 0 : NVME_STATUS(0, NVME_SC_INVALID_NS);
+        return (c->nsid == 1 || c->nsid == 0xffffffffu) ? 0 : NVME_SC_INVALID_NAMESPACE;
     if (c->nsid != 1)
-        return NVME_STATUS(0, NVME_SC_INVALID_NS);
+        return NVME_SC_INVALID_NAMESPACE;
     uint64_t slba = c->cdw10 | ((uint64_t)c->cdw11 << 32);
     uint32_t nlb = (c->cdw12 & 0xffffu) + 1;
     size_t bs = 1u << d->lbads;
@@ -328,7 +328,7 @@ static uint16_t io(struct fake_dev *d, const struct nvme_sqe *c)
     case NVME_CMD_READ:
     case NVME_CMD_WRITE: {
         if (slba >= d->nsze || nlb > d->nsze - slba)
-            return NVME_STATUS(0, NVME_SC_LBA_RANGE);
+            return NVME_SC_LBA_OUT_OF_RANGE;
         uint8_t *p = media(d) + slba * bs;
         if (c->opc == NVME_CMD_READ)
             d->host_reads++;
@@ -338,10 +338,10 @@ static uint16_t io(struct fake_dev *d, const struct nvme_sqe *c)
     }
     case NVME_CMD_WRITE_ZEROES:
         if (slba >= d->nsze || nlb > d->nsze - slba)
-            return NVME_STATUS(0, NVME_SC_LBA_RANGE);
+            return NVME_SC_LBA_OUT_OF_RANGE;
         memset(media(d) + slba * bs, 0, nlb * bs);
         return 0;
-    case NVME_CMD_DSM: {
+    case NVME_CMD_DATASET_MANAGEMENT: {
         unsigned nr = (c->cdw10 & 0xffu) + 1;
         struct nvme_dsm_range r[256];
         uint16_t s = prp_xfer(d, c->prp1, c->prp2, (uint8_t *)r, nr * sizeof(r[0]), 0);
@@ -349,14 +349,14 @@ static uint16_t io(struct fake_dev *d, const struct nvme_sqe *c)
             return s;
         for (unsigned i = 0; i < nr; i++)
             if (r[i].slba >= d->nsze || r[i].nlb > d->nsze - r[i].slba)
-                return NVME_STATUS(0, NVME_SC_LBA_RANGE);
-        if (c->cdw11 & NVME_DSMGMT_AD)
+                return NVME_SC_LBA_OUT_OF_RANGE;
+        if (c->cdw11 & NVME_DSM_AD)
             for (unsigned i = 0; i < nr; i++)
                 memset(media(d) + r[i].slba * bs, 0, (size_t)r[i].nlb * bs);
         return 0;
     }
     default:
-        return NVME_STATUS(0, NVME_SC_INVALID_OPCODE);
+        return NVME_SC_INVALID_OPCODE;
     }
 }
 

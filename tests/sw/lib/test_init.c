@@ -63,17 +63,17 @@ static void init_register_order(void)
      * Namespace 1 */
     CHECK_EQ(dev.ncmds, 5);
     CHECK_EQ(dev.cmds[0].opc, NVME_ADMIN_IDENTIFY);
-    CHECK_EQ(dev.cmds[0].cdw10, NVME_ID_CNS_CTRL);
+    CHECK_EQ(dev.cmds[0].cdw10, NVME_ID_CNS_CONTROLLER);
     CHECK_EQ(dev.cmds[1].opc, NVME_ADMIN_SET_FEATURES);
-    CHECK_EQ(dev.cmds[1].cdw10, NVME_FEAT_NUM_QUEUES);
+    CHECK_EQ(dev.cmds[1].cdw10, NVME_FEAT_NUMBER_OF_QUEUES);
     CHECK_EQ(dev.cmds[1].cdw11, 0);                     /* one queue, 0's based */
-    CHECK_EQ(dev.cmds[2].opc, NVME_ADMIN_CREATE_CQ);
+    CHECK_EQ(dev.cmds[2].opc, NVME_ADMIN_CREATE_IO_CQ);
     CHECK_EQ(dev.cmds[2].cdw10, (63u << 16) | 1);       /* 64 entries, qid 1 */
     CHECK_EQ(dev.cmds[2].cdw11, NVME_QUEUE_PHYS_CONTIG); /* polled: no IEN */
-    CHECK_EQ(dev.cmds[3].opc, NVME_ADMIN_CREATE_SQ);
+    CHECK_EQ(dev.cmds[3].opc, NVME_ADMIN_CREATE_IO_SQ);
     CHECK_EQ(dev.cmds[3].cdw11, (1u << 16) | NVME_QUEUE_PHYS_CONTIG);
     CHECK_EQ(dev.cmds[4].opc, NVME_ADMIN_IDENTIFY);
-    CHECK_EQ(dev.cmds[4].cdw10, NVME_ID_CNS_NS);
+    CHECK_EQ(dev.cmds[4].cdw10, NVME_ID_CNS_NAMESPACE);
     struct sl_info info;
     sl_ctrl_info(c, &info);
     CHECK_STR(info.model, "ssdlab fake controller");
@@ -152,10 +152,10 @@ static void shutdown_order(void)
     CHECK_EQ(sl_ctrl_close(c), 0);
     /* every SQ is deleted before any CQ, then CC.SHN = 01b and CSTS.SHST = 10b is awaited */
     CHECK_EQ(dev.ncmds - n0, 4);
-    CHECK_EQ(dev.cmds[n0 + 0].opc, NVME_ADMIN_DELETE_SQ);
-    CHECK_EQ(dev.cmds[n0 + 1].opc, NVME_ADMIN_DELETE_SQ);
-    CHECK_EQ(dev.cmds[n0 + 2].opc, NVME_ADMIN_DELETE_CQ);
-    CHECK_EQ(dev.cmds[n0 + 3].opc, NVME_ADMIN_DELETE_CQ);
+    CHECK_EQ(dev.cmds[n0 + 0].opc, NVME_ADMIN_DELETE_IO_SQ);
+    CHECK_EQ(dev.cmds[n0 + 1].opc, NVME_ADMIN_DELETE_IO_SQ);
+    CHECK_EQ(dev.cmds[n0 + 2].opc, NVME_ADMIN_DELETE_IO_CQ);
+    CHECK_EQ(dev.cmds[n0 + 3].opc, NVME_ADMIN_DELETE_IO_CQ);
     int at = l0;
     CHECK(fake_log_find(&dev, "W32 0x14 = 0x464001", &at));
     CHECK(fake_log_find(&dev, "R32 0x1c = 0x9", &at));
@@ -173,8 +173,8 @@ static void detach_disables(void)
     int n0 = dev.ncmds, l0 = dev.nlog;
     CHECK_EQ(sl_ctrl_detach(c), 0);
     CHECK_EQ(dev.ncmds - n0, 4);
-    CHECK_EQ(dev.cmds[n0 + 0].opc, NVME_ADMIN_DELETE_SQ);
-    CHECK_EQ(dev.cmds[n0 + 3].opc, NVME_ADMIN_DELETE_CQ);
+    CHECK_EQ(dev.cmds[n0 + 0].opc, NVME_ADMIN_DELETE_IO_SQ);
+    CHECK_EQ(dev.cmds[n0 + 3].opc, NVME_ADMIN_DELETE_IO_CQ);
     int at = l0;
     CHECK(fake_log_find(&dev, "W32 0x14 = 0x460000", &at));
     CHECK(fake_log_find(&dev, "R32 0x1c = 0x0", &at));
@@ -257,7 +257,7 @@ static void rw_roundtrip(void)
     CHECK_EQ(sl_pattern_check(3, 17, dev.media + 17 * bs, bs), (unsigned long long)-1);
     /* admin: SMART log, format */
     struct nvme_smart_log smart;
-    CHECK_EQ(sl_get_log_page(c, 0xffffffffu, NVME_LOG_SMART, &smart, sizeof(smart)), 0);
+    CHECK_EQ(sl_get_log_page(c, 0xffffffffu, NVME_LOG_SMART_HEALTH, &smart, sizeof(smart)), 0);
     CHECK_EQ(smart.temperature[0] | (smart.temperature[1] << 8), 315);
     CHECK(smart.host_writes[0] >= 4);
     CHECK_EQ(sl_format(c, 1, 0, 1), 0);
@@ -374,14 +374,14 @@ static void nvme_errors(void)
     struct sl_ctrl *c = open_ctrl(NULL, 0);
     uint8_t buf[8192];
     int rc = sl_read(c, 1, 2047, 2, buf);
-    CHECK_EQ(rc, NVME_STATUS(0, NVME_SC_LBA_RANGE));
+    CHECK_EQ(rc, NVME_SC_LBA_OUT_OF_RANGE);
     CHECK_STR(sl_errmsg(c), "Read (queue 1): LBA Out of Range (SCT 0 SC 80h)");
     dev.force_status = NVME_STATUS(2, 0x81) | NVME_STATUS_DNR;
     rc = sl_read(c, 1, 0, 1, buf);
     CHECK_EQ(rc, NVME_STATUS(2, 0x81) | NVME_STATUS_DNR);
     CHECK_STR(sl_errmsg(c), "Unrecovered Read Error (SCT 2 SC 81h) DNR");
-    struct nvme_sqe cmd = {.opc = NVME_ADMIN_IDENTIFY, .nsid = 5, .cdw10 = NVME_ID_CNS_NS};
-    CHECK_EQ(sl_admin(c, &cmd, buf, 4096, NULL), NVME_STATUS(0, NVME_SC_INVALID_NS));
+    struct nvme_sqe cmd = {.opc = NVME_ADMIN_IDENTIFY, .nsid = 5, .cdw10 = NVME_ID_CNS_NAMESPACE};
+    CHECK_EQ(sl_admin(c, &cmd, buf, 4096, NULL), NVME_SC_INVALID_NAMESPACE);
     CHECK_STR(sl_errmsg(c), "Identify (queue 0): Invalid Namespace or Format");
     CHECK_EQ(sl_read(c, 7, 0, 1, buf), -EINVAL);
     CHECK_STR(sl_errmsg(c), "no I/O queue 7");

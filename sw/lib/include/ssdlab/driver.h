@@ -92,7 +92,7 @@ int sl_read(struct sl_ctrl *c, unsigned qid, uint64_t slba, uint32_t nlb, void *
 int sl_write(struct sl_ctrl *c, unsigned qid, uint64_t slba, uint32_t nlb, const void *buf);
 int sl_flush(struct sl_ctrl *c, unsigned qid);
 int sl_write_zeroes(struct sl_ctrl *c, unsigned qid, uint64_t slba, uint32_t nlb);
-/* Dataset Management with nr (1..256) ranges; attr: NVME_DSMGMT_AD to deallocate. */
+/* Dataset Management with nr (1..256) ranges; attr: NVME_DSM_AD to deallocate. */
 int sl_dsm(struct sl_ctrl *c, unsigned qid, const struct nvme_dsm_range *ranges, unsigned nr,
            uint32_t attr);
 /* Deallocate slba..slba+nlb-1 (split in ranges of at most 2^32-1 blocks). */

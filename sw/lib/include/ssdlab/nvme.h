@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * nvme.h - NVMe 1.4 data structures, opcodes and status codes the host library uses.
- * BAR0 register offsets and fields are not here: they come from nvme_regs.h, generated from
- * the one register description (spec/nvme_regmap.py) into $(BUILD)/include/ssdlab/.
+ * nvme.h - NVMe 1.4 data structures the host library uses. The opcodes, identifiers, status
+ * field values (NVME_SC_*, as the controller reports them, DNR included) and field offsets
+ * come from nvme_spec.h, generated from spec/nvme.py; BAR0 register offsets and fields from
+ * nvme_regs.h, generated from spec/nvme_regmap.py. Both go to $(BUILD)/include/ssdlab/.
+ * The structures below are checked against the generated offsets.
  */
 #ifndef SSDLAB_NVME_H
 #define SSDLAB_NVME_H
 
 #include <assert.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "ssdlab/nvme_spec.h"
 
 /* Submission queue entry (64 bytes). */
 struct nvme_sqe {
@@ -21,7 +26,13 @@ struct nvme_sqe {
     uint64_t prp1, prp2;
     uint32_t cdw10, cdw11, cdw12, cdw13, cdw14, cdw15;
 };
-static_assert(sizeof(struct nvme_sqe) == 64, "SQE is 64 bytes");
+static_assert(sizeof(struct nvme_sqe) == NVME_SQE_BYTES, "SQE is 64 bytes");
+static_assert(offsetof(struct nvme_sqe, nsid) == NVME_SQE_NSID_OFFSET &&
+              offsetof(struct nvme_sqe, mptr) == NVME_SQE_MPTR_OFFSET &&
+              offsetof(struct nvme_sqe, prp1) == NVME_SQE_PRP1_OFFSET &&
+              offsetof(struct nvme_sqe, prp2) == NVME_SQE_PRP2_OFFSET &&
+              offsetof(struct nvme_sqe, cdw10) == NVME_SQE_CDW10_OFFSET &&
+              offsetof(struct nvme_sqe, cdw15) == NVME_SQE_CDW15_OFFSET, "SQE layout");
 
 /* Completion queue entry (16 bytes). status: bit 0 phase tag, 15:1 status field. */
 struct nvme_cqe {
@@ -32,58 +43,15 @@ struct nvme_cqe {
     uint16_t cid;
     uint16_t status;
 };
-static_assert(sizeof(struct nvme_cqe) == 16, "CQE is 16 bytes");
-
-/* The status field (CQE DW3 31:17) as the library passes it around: SC 7:0, SCT 10:8,
- * CRD 12:11, M 13, DNR 14. 0 is success. */
-#define NVME_STATUS_SC(s)       ((s) & 0xffu)
-#define NVME_STATUS_SCT(s)      (((s) >> 8) & 0x7u)
-#define NVME_STATUS_CRD(s)      (((s) >> 11) & 0x3u)
-#define NVME_STATUS_MORE        (1u << 13)
-#define NVME_STATUS_DNR         (1u << 14)
-#define NVME_STATUS(sct, sc)    ((uint16_t)(((sct) << 8) | (sc)))
-
-enum nvme_sct {
-    NVME_SCT_GENERIC = 0, NVME_SCT_CMD_SPECIFIC = 1, NVME_SCT_MEDIA = 2, NVME_SCT_PATH = 3,
-    NVME_SCT_VENDOR = 7,
-};
-
-/* Generic command status (SCT 0) the library names itself (see status.c for the table). */
-enum nvme_sc_generic {
-    NVME_SC_SUCCESS = 0x00, NVME_SC_INVALID_OPCODE = 0x01, NVME_SC_INVALID_FIELD = 0x02,
-    NVME_SC_CMDID_CONFLICT = 0x03, NVME_SC_DATA_XFER_ERROR = 0x04, NVME_SC_POWER_LOSS = 0x05,
-    NVME_SC_INTERNAL = 0x06, NVME_SC_ABORT_REQ = 0x07, NVME_SC_ABORT_QUEUE = 0x08,
-    NVME_SC_INVALID_NS = 0x0b, NVME_SC_INVALID_PRP_OFFSET = 0x13,
-    NVME_SC_LBA_RANGE = 0x80, NVME_SC_CAP_EXCEEDED = 0x81, NVME_SC_NS_NOT_READY = 0x82,
-};
-
-/* Admin opcodes. */
-enum nvme_admin_opc {
-    NVME_ADMIN_DELETE_SQ = 0x00, NVME_ADMIN_CREATE_SQ = 0x01, NVME_ADMIN_GET_LOG_PAGE = 0x02,
-    NVME_ADMIN_DELETE_CQ = 0x04, NVME_ADMIN_CREATE_CQ = 0x05, NVME_ADMIN_IDENTIFY = 0x06,
-    NVME_ADMIN_ABORT = 0x08, NVME_ADMIN_SET_FEATURES = 0x09, NVME_ADMIN_GET_FEATURES = 0x0a,
-    NVME_ADMIN_ASYNC_EVENT = 0x0c, NVME_ADMIN_FORMAT_NVM = 0x80,
-};
-
-/* NVM command set opcodes. */
-enum nvme_io_opc {
-    NVME_CMD_FLUSH = 0x00, NVME_CMD_WRITE = 0x01, NVME_CMD_READ = 0x02,
-    NVME_CMD_COMPARE = 0x05, NVME_CMD_WRITE_ZEROES = 0x08, NVME_CMD_DSM = 0x09,
-};
-
-/* Identify CNS values, feature ids, log page ids. */
-enum { NVME_ID_CNS_NS = 0x00, NVME_ID_CNS_CTRL = 0x01, NVME_ID_CNS_NS_ACTIVE_LIST = 0x02 };
-enum {
-    NVME_FEAT_ARBITRATION = 0x01, NVME_FEAT_VOLATILE_WC = 0x06, NVME_FEAT_NUM_QUEUES = 0x07,
-    NVME_FEAT_IRQ_COALESCE = 0x08,
-};
-enum { NVME_LOG_ERROR = 0x01, NVME_LOG_SMART = 0x02, NVME_LOG_FW_SLOT = 0x03 };
+static_assert(sizeof(struct nvme_cqe) == NVME_CQE_BYTES, "CQE is 16 bytes");
+static_assert(offsetof(struct nvme_cqe, sq_head) == NVME_CQE_SQHD_OFFSET &&
+              offsetof(struct nvme_cqe, sq_id) == NVME_CQE_SQID_OFFSET &&
+              offsetof(struct nvme_cqe, cid) == NVME_CQE_CID_OFFSET &&
+              offsetof(struct nvme_cqe, status) == NVME_CQE_STATUS_OFFSET, "CQE layout");
 
 /* Create I/O queue CDW11 bits. */
 #define NVME_QUEUE_PHYS_CONTIG  (1u << 0)
 #define NVME_CQ_IRQ_ENABLED     (1u << 1)
-/* Dataset Management CDW11: deallocate. */
-#define NVME_DSMGMT_AD          (1u << 2)
 
 /* Identify Controller (4096 bytes): the fields the library reads, the rest reserved. */
 struct nvme_id_ctrl {
@@ -118,12 +86,19 @@ struct nvme_id_ctrl {
     uint32_t sgls;              /* 536 */
     uint8_t  rsvd540[3556];
 };
-static_assert(sizeof(struct nvme_id_ctrl) == 4096, "Identify Controller is 4096 bytes");
-
-/* ONCS bits. */
-#define NVME_ONCS_COMPARE       (1u << 0)
-#define NVME_ONCS_DSM           (1u << 2)
-#define NVME_ONCS_WRITE_ZEROES  (1u << 3)
+static_assert(sizeof(struct nvme_id_ctrl) == NVME_IDENTIFY_BYTES,
+              "Identify Controller is 4096 bytes");
+static_assert(offsetof(struct nvme_id_ctrl, mdts) == NVME_ID_CTRL_MDTS_OFFSET &&
+              offsetof(struct nvme_id_ctrl, rtd3e) == NVME_ID_CTRL_RTD3E_OFFSET &&
+              offsetof(struct nvme_id_ctrl, oacs) == NVME_ID_CTRL_OACS_OFFSET &&
+              offsetof(struct nvme_id_ctrl, npss) == NVME_ID_CTRL_NPSS_OFFSET &&
+              offsetof(struct nvme_id_ctrl, sqes) == NVME_ID_CTRL_SQES_OFFSET &&
+              offsetof(struct nvme_id_ctrl, nn) == NVME_ID_CTRL_NN_OFFSET &&
+              offsetof(struct nvme_id_ctrl, oncs) == NVME_ID_CTRL_ONCS_OFFSET &&
+              offsetof(struct nvme_id_ctrl, vwc) == NVME_ID_CTRL_VWC_OFFSET &&
+              offsetof(struct nvme_id_ctrl, acwu) == NVME_ID_CTRL_ACWU_OFFSET &&
+              offsetof(struct nvme_id_ctrl, sgls) == NVME_ID_CTRL_SGLS_OFFSET,
+              "Identify Controller layout");
 
 struct nvme_lbaf {
     uint16_t ms;
@@ -141,7 +116,16 @@ struct nvme_id_ns {
     struct nvme_lbaf lbaf[16];  /* 128 */
     uint8_t  rsvd192[3904];
 };
-static_assert(sizeof(struct nvme_id_ns) == 4096, "Identify Namespace is 4096 bytes");
+static_assert(sizeof(struct nvme_id_ns) == NVME_IDENTIFY_BYTES,
+              "Identify Namespace is 4096 bytes");
+static_assert(offsetof(struct nvme_id_ns, ncap) == NVME_ID_NS_NCAP_OFFSET &&
+              offsetof(struct nvme_id_ns, flbas) == NVME_ID_NS_FLBAS_OFFSET &&
+              offsetof(struct nvme_id_ns, dlfeat) == NVME_ID_NS_DLFEAT_OFFSET &&
+              offsetof(struct nvme_id_ns, noiob) == NVME_ID_NS_NOIOB_OFFSET &&
+              offsetof(struct nvme_id_ns, nvmcap) == NVME_ID_NS_NVMCAP_OFFSET &&
+              offsetof(struct nvme_id_ns, lbaf[0].ms) == NVME_ID_NS_LBAF0_MS_OFFSET &&
+              offsetof(struct nvme_id_ns, lbaf[0].lbads) == NVME_ID_NS_LBAF0_LBADS_OFFSET,
+              "Identify Namespace layout");
 
 /* SMART / Health Information log page (512 bytes). 128-bit counters as two 64-bit halves. */
 struct nvme_smart_log {
@@ -161,7 +145,15 @@ struct nvme_smart_log {
     uint64_t num_err_log_entries[2];
     uint8_t  rsvd192[320];
 };
-static_assert(sizeof(struct nvme_smart_log) == 512, "SMART log is 512 bytes");
+static_assert(sizeof(struct nvme_smart_log) == NVME_SMART_LOG_BYTES, "SMART log is 512 bytes");
+static_assert(offsetof(struct nvme_smart_log, temperature) ==
+                  NVME_SMART_COMPOSITE_TEMPERATURE_OFFSET &&
+              offsetof(struct nvme_smart_log, endu_grp_crit_warn) ==
+                  NVME_SMART_ENDURANCE_GROUP_CRITICAL_WARNING_OFFSET &&
+              offsetof(struct nvme_smart_log, data_units_read) ==
+                  NVME_SMART_DATA_UNITS_READ_OFFSET &&
+              offsetof(struct nvme_smart_log, num_err_log_entries) ==
+                  NVME_SMART_NUM_ERR_LOG_ENTRIES_OFFSET, "SMART log layout");
 
 /* Dataset Management range (16 bytes). */
 struct nvme_dsm_range {
