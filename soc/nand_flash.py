@@ -2,12 +2,13 @@
 """NandFlash: the thin LiteX wrapper of the Amaranth flash subsystem (rtl/nand/nand_subsystem).
 
 The Amaranth core is elaborated to Verilog (module `nand_subsystem`, written to the build
-directory and added to the platform's sources) and instantiated here. Its packed struct
-ports become LiteX stream endpoints whose field order follows the Amaranth layouts' offsets,
-so the firmware's CSRs (soc/fw_ports) see named fields. The ONFI pins of every channel are
-plain signals (`pins[c][name]`) for the top level, where the die models attach; built
-`with_nvddr2`, `pins[c]` are the members of the channel's PHY interface instead
-(OnfiPhySignature: two-phase outputs and DQS-captured bytes), for a board's ONFI PHY.
+directory and added to the platform's sources) and instantiated here. Its flash op and
+completion struct ports become LiteX stream endpoints with spec/fw_streams.py's fields (the
+lists the Amaranth structs are built from), so the firmware's CSRs (soc/fw_ports) see named
+fields. The ONFI pins of every channel are plain signals (`pins[c][name]`) for the top level,
+where the die models attach; built `with_nvddr2`, `pins[c]` are the members of the channel's
+PHY interface instead (OnfiPhySignature: two-phase outputs and DQS-captured bytes), for a
+board's ONFI PHY.
 """
 
 from pathlib import Path
@@ -18,10 +19,10 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from migen import Cat, Instance, Signal
 
-from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout
 from rtl.nand.nand_subsystem import NandSubsystem
 from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
+from spec.fw_streams import flash_cpl_layout, flash_op_layout
 
 __all__ = ["NandFlash", "struct_fields"]
 
@@ -56,8 +57,10 @@ class NandFlash(LiteXModule):
         self.verilog_path = path
 
         ch_bits = max(1, (core.n_channels - 1).bit_length())
-        self.op_fields = struct_fields(flash_op_layout(params.get("max_len", 18432), ch_bits))
-        self.cpl_fields = struct_fields(FlashCompletion)
+        # The op and completion payloads: spec/fw_streams.py, the layouts the Amaranth core's
+        # structs are built from (same fields, low bits first).
+        self.op_fields = flash_op_layout(params.get("max_len", 18432), ch_bits)
+        self.cpl_fields = flash_cpl_layout()
         self.timing_fields = struct_fields(timing_layout(params.get("timer_width", 8)))
         self.s_op = s_op = stream.Endpoint(self.op_fields)
         self.m_cpl = m_cpl = stream.Endpoint(self.cpl_fields)

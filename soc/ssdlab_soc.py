@@ -31,6 +31,7 @@ from soc.buffer_copy import BufferCopy
 from soc.buffer_memory import BufferMemory
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
 from soc.nand_flash import NandFlash
+from spec.fw_streams import port_layouts
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
 __all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "NVME_PCIE"]
@@ -224,6 +225,12 @@ class FirmwarePorts(LiteXModule):
                       ("xfercpl", self.xfercpl), ("ivc", self.ivc), ("aer", self.aer),
                       ("bereq", self.bereq), ("becpl", self.becpl), ("fop", self.fop),
                       ("fcpl", self.fcpl)]
+        # They are spec/fw_streams.py's ports (the firmware's C is generated from it).
+        ch_bits = max(1, (cfg.n_channels - 1).bit_length())
+        want = port_layouts(cfg.tag_width, cfg.page_bytes + cfg.spare_bytes, ch_bits)
+        have = [(name, a.direction, [(f, w) for f, w, _, _ in a.placed]) for name, a in self.ports]
+        if have != want:
+            raise ValueError(f"FirmwarePorts: ports {have} differ from spec/fw_streams {want}")
 
         # Plain registers.
         self._agg_thr    = CSRStorage(8)

@@ -8,5 +8,7 @@
   C header and the README table);
 - `spec.nand_geometry`, `spec.onfi_timing`, `spec.onfi_param_page`: the NAND parts, the ONFI
   timing modes and parameter pages;
+- `spec.fw_streams`: the streams between the hardware and the firmware (payload layouts,
+  the CSR word packing the firmware's generated C follows);
 - `spec.persona`: drive personas (`personas/*.yaml`): schema, loader, derived figures.
 """

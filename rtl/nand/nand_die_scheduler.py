@@ -13,6 +13,17 @@ from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from spec.fw_streams import (
+    FLASH_BLOCK_BITS,
+    FLASH_BUFFER_BITS,
+    FLASH_MAX_PLANES,
+    FLASH_OP_BITS,
+    FLASH_PAGE_BITS,
+    FLASH_TAG_BITS,
+    flash_cpl_layout,
+)
+from spec.fw_streams import flash_op_layout as spec_flash_op_layout
+
 from .nand_common import bad_int
 from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel, bus_members
 from .onfi_dqs_calibration import OnfiDqsCalibration
@@ -21,14 +32,15 @@ __all__ = ["NandDieScheduler", "FlashOp", "flash_op_layout", "FlashCompletion",
            "geometry_layout", "wreq_layout", "rdata_layout", "TAG_BITS", "BUFFER_BITS",
            "BLOCK_BITS", "PAGE_BITS", "MAX_PLANES"]
 
-TAG_BITS = 8
-BUFFER_BITS = 16
-BLOCK_BITS = 16         # block number within a LUN (plane in its low bits)
-PAGE_BITS = 12          # page number within a block
-MAX_PLANES = 4
+# The op and completion layouts are the firmware's ports': spec/fw_streams.py.
+TAG_BITS = FLASH_TAG_BITS
+BUFFER_BITS = FLASH_BUFFER_BITS
+BLOCK_BITS = FLASH_BLOCK_BITS   # block number within a LUN (plane in its low bits)
+PAGE_BITS = FLASH_PAGE_BITS     # page number within a block
+MAX_PLANES = FLASH_MAX_PLANES
 
 
-class FlashOp(enum.Enum, shape=4):
+class FlashOp(enum.Enum, shape=FLASH_OP_BITS):
     """Flash operations of `s_op` (values 9..15 are refused with `error`)."""
     READ = 0            # page read of every plane in plane_mask, `length` bytes each
     PROGRAM = 1         # page program of every plane in plane_mask, `length` bytes each
@@ -42,32 +54,17 @@ class FlashOp(enum.Enum, shape=4):
 
 
 def flash_op_layout(max_len=18432, channel_bits=0):
-    """An `s_op` payload: the FTL's flash operation (ARCHITECTURE.md). A function because the
-    length field follows max_len and the back end adds the channel."""
-    fields = {
-        "tag": unsigned(TAG_BITS),
-        "op": FlashOp,
-        "way": unsigned(3),
-        "lun": unsigned(2),
-        "plane_mask": unsigned(MAX_PLANES),
-        "block": unsigned(BLOCK_BITS),
-        "page": unsigned(PAGE_BITS),
-        "column": unsigned(16),
-        "length": unsigned(max_len.bit_length()),
-        "buffer": unsigned(BUFFER_BITS),
-    }
-    if channel_bits:
-        fields["channel"] = unsigned(channel_bits)
-    return data.StructLayout(fields)
+    """An `s_op` payload: the FTL's flash operation (ARCHITECTURE.md), spec/fw_streams.py's
+    fields with `op` typed as FlashOp. A function because the length field follows max_len
+    (1..65535) and the back end adds the channel (channel_bits 0, or 1..5)."""
+    return data.StructLayout({name: FlashOp if name == "op" else unsigned(width)
+                              for name, width in spec_flash_op_layout(max_len, channel_bits)})
 
 
-class FlashCompletion(data.Struct):
-    """One completion per op (`m_cpl`), after the op's last read byte."""
-    tag: unsigned(TAG_BITS)
-    status: unsigned(8)     # the 70h status byte of a program or erase (last plane's group)
-    fail: unsigned(1)       # status bit 0
-    error: unsigned(1)      # refused: unknown op, way >= n_ways, length > max_len, empty or
-    #                         out-of-range plane mask (no pin was touched, no data moved)
+# One completion per op (`m_cpl`), after the op's last read byte: tag, status (70h status byte
+# of a program or erase), fail (status bit 0), error (refused op); spec/fw_streams.py.
+FlashCompletion = data.StructLayout({name: unsigned(width)
+                                     for name, width in flash_cpl_layout()})
 
 
 class geometry_layout(data.Struct):

@@ -36,35 +36,35 @@ from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_bar0 import NvmeBar0
 from rtl.nvme.nvme_cmd_decode import NvmeCmdDecode
 from rtl.nvme.nvme_common import check_param, stream_port
-from rtl.nvme.nvme_cq_post import NvmeCqPost, cq_cfg_layout, cq_cpl_layout
+from rtl.nvme.nvme_cq_post import NvmeCqPost
 from rtl.nvme.nvme_data_dma import NvmeDataDma
-from rtl.nvme.nvme_io_engine import (
-    NvmeIoEngine,
-    be_cpl_layout,
-    be_req_layout,
-    fw_xfer_cpl_layout,
-    fw_xfer_layout,
-)
-from rtl.nvme.nvme_irq_coalesce import NvmeIrqCoalesce, ivc_layout
+from rtl.nvme.nvme_io_engine import NvmeIoEngine
+from rtl.nvme.nvme_irq_coalesce import NvmeIrqCoalesce
 from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
 from rtl.nvme.nvme_msix import NvmeMsix
 from rtl.nvme.nvme_prp_walk import NvmePrpWalk
 from rtl.nvme.nvme_regs import NvmeRegs
-from rtl.nvme.nvme_sq_fetch import NvmeSqFetch, sq_cfg_layout, sqe_layout
+from rtl.nvme.nvme_sq_fetch import NvmeSqFetch
+from spec.fw_streams import (
+    be_cpl_layout,
+    be_req_layout,
+    cq_cfg_layout,
+    cq_cpl_layout,
+    fw_aer_layout,
+    fw_sq_cfg_layout,
+    fw_xfer_cpl_layout,
+    fw_xfer_layout,
+    ivc_layout,
+    sqe_layout,
+)
 from spec.nvme import AerErrorInfo
 
 __all__ = ["NvmeController", "fw_sq_cfg_layout", "fw_aer_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
-
-def fw_sq_cfg_layout():
-    """Create / delete an I/O SQ; a create also maps it to CQ `cqid`."""
-    return sq_cfg_layout() + [("cqid", 16)]
-
-
-def fw_aer_layout():
-    return [("info", 8)]
+# fw_sq_cfg_layout, fw_aer_layout and the other processor interface layouts:
+# spec/fw_streams.py.
 
 
 # Core --------------------------------------------------------------------------------------------

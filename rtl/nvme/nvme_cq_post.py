@@ -20,39 +20,22 @@ from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextVal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
+from spec.fw_streams import (
+    QID_BITS,
+    QSIZE_BITS,
+    VECTOR_BITS,
+    cq_cfg_layout,
+    cq_cpl_layout,
+    cq_page_layout,
+)
 
 __all__ = ["NvmeCqPost", "cq_cfg_layout", "cq_page_layout", "cq_head_layout", "cq_cpl_layout",
            "cq_irq_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
-QID_BITS    = 16    # NVMe queue identifiers are 16 bits.
-QSIZE_BITS  = 16    # 0's based queue size, head and tail pointers.
-VECTOR_BITS = 11    # MSI-X allows 2048 vectors.
 CQE_BYTES   = 16
-
-
-def cq_cfg_layout():
-    """Create (enable=1) or delete (enable=0) completion queue `cqid`."""
-    return [
-        ("cqid",   QID_BITS),
-        ("base",   64),            # Byte address of entry 0; bits 3:0 must be 0.
-        ("qsize",  QSIZE_BITS),    # Entries - 1 (0's based), >= 1.
-        ("iv",     VECTOR_BITS),   # Interrupt vector.
-        ("ien",    1),             # Interrupts enabled.
-        ("enable", 1),
-        ("nc",     1),             # Non-contiguous: entry pages from the page list, not base.
-    ]
-
-
-def cq_page_layout():
-    """Page `index` of non-contiguous CQ `cqid` (from its PRP list) is at byte address
-    `page` << 12."""
-    return [
-        ("cqid",  QID_BITS),
-        ("index", 4),
-        ("page",  52),
-    ]
+# cq_cfg_layout, cq_page_layout, cq_cpl_layout: spec/fw_streams.py (the firmware's ports).
 
 
 def cq_head_layout():
@@ -60,18 +43,6 @@ def cq_head_layout():
     return [
         ("cqid", QID_BITS),
         ("head", QSIZE_BITS),
-    ]
-
-
-def cq_cpl_layout():
-    """One completion to post."""
-    return [
-        ("cqid",    QID_BITS),
-        ("sqid",    QID_BITS),
-        ("sq_head", QSIZE_BITS),
-        ("cid",     16),
-        ("status",  15),           # Status field: DNR, M, CRD, SCT, SC (CQE DW3 bits 31:17).
-        ("dw0",     32),
     ]
 
 

@@ -31,47 +31,24 @@ from migen import Cat, If, Memory, Mux, Record, Signal
 
 from rtl.nvme.nvme_cmd_decode import err_cpl_layout, fast_cmd_layout
 from rtl.nvme.nvme_common import check_param
-from rtl.nvme.nvme_cq_post import cq_cpl_layout
 from rtl.nvme.nvme_data_dma import dma_cpl_layout
-from rtl.nvme.nvme_prp_walk import LEN_BITS, STATUS_BITS, prp_req_layout
-from rtl.nvme.nvme_sq_fetch import QID_BITS
+from rtl.nvme.nvme_prp_walk import prp_req_layout
+from spec.fw_streams import (
+    LEN_BITS,
+    QID_BITS,
+    be_cpl_layout,
+    be_req_layout,
+    cq_cpl_layout,
+    fw_xfer_cpl_layout,
+    fw_xfer_layout,
+)
 from spec.nvme import NvmOpcode
 
 __all__ = ["NvmeIoEngine", "be_req_layout", "be_cpl_layout", "fw_xfer_layout",
            "fw_xfer_cpl_layout", "sq_map_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
-
-
-def be_req_layout(tag_width):
-    """A tagged block request to the back end (ARCHITECTURE.md); data buffer handle = tag."""
-    return [
-        ("tag",    tag_width),
-        ("opcode", 8),             # NVM opcode: 00h Flush, 01h Write, 02h Read.
-        ("nsid",   32),
-        ("slba",   64),
-        ("nlb",    16),            # 0's based.
-        ("flags",  16),            # CDW12 31:16 (FUA, LR, ...).
-    ]
-
-
-def be_cpl_layout(tag_width):
-    return [("tag", tag_width), ("status", STATUS_BITS)]
-
-
-def fw_xfer_layout(tag_width):
-    """A firmware data transfer between the command's PRPs and firmware buffer `buf`."""
-    return [
-        ("buf",     tag_width),
-        ("prp1",    64),
-        ("prp2",    64),
-        ("length",  LEN_BITS),
-        ("to_host", 1),
-    ]
-
-
-def fw_xfer_cpl_layout():
-    return [("status", STATUS_BITS)]
+# be_req_layout, be_cpl_layout, fw_xfer_layout, fw_xfer_cpl_layout: spec/fw_streams.py.
 
 
 def sq_map_layout():

@@ -14,7 +14,8 @@ from litex.soc.interconnect import stream
 from migen import Array, If, Signal
 
 from rtl.nvme.nvme_common import check_param, stream_port
-from rtl.nvme.nvme_cq_post import VECTOR_BITS, cq_irq_layout
+from rtl.nvme.nvme_cq_post import cq_irq_layout
+from spec.fw_streams import VECTOR_BITS, ivc_layout
 
 __all__ = ["NvmeIrqCoalesce", "irq_layout", "ivc_layout", "cycles_per_100us"]
 
@@ -25,10 +26,7 @@ def irq_layout():
     """One interrupt request (in) or one interrupt to send (out): the vector."""
     return cq_irq_layout()
 
-
-def ivc_layout():
-    """One Interrupt Vector Configuration write (feature 09h): vector and Coalescing Disable."""
-    return [("vector", VECTOR_BITS), ("cd", 1)]
+# ivc_layout: spec/fw_streams.py (the firmware's port).
 
 
 # Helpers -----------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from migen import FSM, Cat, Constant, If, Memory, Mux, NextState, NextValue, Sig
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
+from spec.fw_streams import LEN_BITS, STATUS_BITS
 from spec.nvme import SC
 
 __all__ = ["NvmePrpWalk", "prp_req_layout", "prp_seg_layout", "PAGE_BYTES"]
@@ -36,9 +37,8 @@ __all__ = ["NvmePrpWalk", "prp_req_layout", "prp_seg_layout", "PAGE_BYTES"]
 
 PAGE_BYTES = 4096       # CC.MPS = 0: 4 KiB memory pages.
 PAGE_SHIFT = 12
-LEN_BITS   = 32         # Transfer length in bytes.
 COUNT_BITS = 13         # Segment byte count, 4..4096.
-STATUS_BITS = 15        # NVMe status field (CQE DW3 31:17): DNR 14, M 13, CRD 12:11, SCT 10:8, SC.
+# LEN_BITS (transfer length in bytes), STATUS_BITS (NVMe status field): spec/fw_streams.py.
 
 
 def prp_req_layout(tag_width, buf_width):

@@ -20,36 +20,15 @@ from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextVal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
+from spec.fw_streams import QID_BITS, QSIZE_BITS, sq_cfg_layout, sq_page_layout, sqe_layout
 
 __all__ = ["NvmeSqFetch", "sq_cfg_layout", "sq_page_layout", "sq_tail_layout", "sqe_layout"]
 
 # Layouts -----------------------------------------------------------------------------------------
 
-QID_BITS   = 16     # NVMe queue identifiers are 16 bits.
-QSIZE_BITS = 16     # 0's based queue size, head and tail pointers.
 SQE_BYTES  = 64
 SQE_SHIFT  = 6      # log2(SQE_BYTES)
-
-
-def sq_cfg_layout():
-    """Create (enable=1) or delete (enable=0) submission queue `sqid`."""
-    return [
-        ("sqid",   QID_BITS),
-        ("base",   64),            # Byte address of entry 0; bits 5:0 must be 0.
-        ("qsize",  QSIZE_BITS),    # Entries - 1 (0's based), >= 1.
-        ("enable", 1),
-        ("nc",     1),             # Non-contiguous: entry pages from the page list, not base.
-    ]
-
-
-def sq_page_layout():
-    """Page `index` of non-contiguous SQ `sqid` (from its PRP list) is at byte address
-    `page` << 12."""
-    return [
-        ("sqid",  QID_BITS),
-        ("index", 6),
-        ("page",  52),
-    ]
+# sq_cfg_layout, sq_page_layout, sqe_layout: spec/fw_streams.py (the firmware's ports).
 
 
 def sq_tail_layout():
@@ -57,15 +36,6 @@ def sq_tail_layout():
     return [
         ("sqid", QID_BITS),
         ("tail", QSIZE_BITS),
-    ]
-
-
-def sqe_layout():
-    """One fetched submission queue entry."""
-    return [
-        ("sqid",    QID_BITS),
-        ("sq_head", QSIZE_BITS),   # SQ head once this entry is consumed (for the CQE).
-        ("sqe",     8 * SQE_BYTES),
     ]
 
 

@@ -3,10 +3,12 @@
  * hal_soc.c - hal.h on the SoC (soc/ssdlab_soc.py): LiteX's generated csr.h for the plain
  * registers, soc/fw_ports.py's generated fw_ports.h for the packed stream ports.
  *
- * A stream towards the firmware is read as its status words, then popped; a stream from the
- * firmware is written as storage words, then pushed, and the next push waits until the
- * previous beat was taken (busy = 0). Multi-word LiteX CSRs hold their most significant
- * word first; the stream ports' words are ours, least significant first.
+ * Every stream port is moved through the functions fw_ports.h generates from the layouts in
+ * spec/fw_streams.py: a port towards the firmware is read with fw_<port>_pop (valid? read
+ * the status words, unpack, pop); a port from the firmware is written with fw_<port>_push
+ * (wait until the previous beat was taken, pack, write the storage words, push). No field's
+ * bit position is written here. Multi-word LiteX CSRs hold their most significant word
+ * first; the stream ports' words are ours, least significant first.
  */
 
 #include <stdint.h>
@@ -30,41 +32,9 @@ static inline unsigned long csr_read_simple(unsigned long a)
 #define BUF_WINDOW 0x90000000u
 
 static inline uint32_t rd(unsigned long a) { return *(volatile uint32_t *)a; }
-static inline void wr(unsigned long a, uint32_t v) { *(volatile uint32_t *)a = v; }
-
-/* field (word, shift, width <= 32) of a packed beat */
-#define GET(w, F) ((F##_WIDTH == 32) ? (w)[F##_WORD] : \
-                   (((w)[F##_WORD] >> F##_SHIFT) & ((1u << (F##_WIDTH & 31)) - 1u)))
-#define GET64(w, F) ((uint64_t)(w)[F##_WORD] | ((uint64_t)(w)[F##_WORD + 1] << 32))
-#define PUT(w, F, v) ((w)[F##_WORD] |= ((uint32_t)(v) & ((F##_WIDTH == 32) ? ~0u : \
-                      ((1u << (F##_WIDTH & 31)) - 1u))) << F##_SHIFT)
-#define PUT64(w, F, v) do { (w)[F##_WORD] = (uint32_t)(v); \
-                            (w)[F##_WORD + 1] = (uint32_t)((uint64_t)(v) >> 32); } while (0)
-
-static void read_words(const unsigned long *addrs, uint32_t *w, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++)
-        w[i] = rd(addrs[i]);
-}
-
-static void push_words(const unsigned long *addrs, const uint32_t *w, unsigned n,
-                       unsigned long push, unsigned long busy)
-{
-    while (rd(busy))
-        ;
-    for (unsigned i = 0; i < n; i++)
-        wr(addrs[i], w[i]);
-    wr(push, 1);
-}
 
 /* push, then wait until the front end has taken the beat (config writes take effect then) */
-static void push_sync(const unsigned long *addrs, const uint32_t *w, unsigned n,
-                      unsigned long push, unsigned long busy)
-{
-    push_words(addrs, w, n, push, busy);
-    while (rd(busy))
-        ;
-}
+#define PUSH_SYNC(port, s) do { fw_##port##_push(s); while (fw_##port##_busy()) ; } while (0)
 
 /* a LiteX CSR of n 32-bit words, most significant first */
 static uint64_t csr_wide(unsigned long addr, unsigned n)
@@ -121,119 +91,70 @@ void hal_putc(char c)
 
 /* --- NVMe front end ---------------------------------------------------------------------- */
 
-static const unsigned long cmd_addrs[] = FW_CMD_ADDRS;
-
 bool hal_cmd_pop(struct hal_cmd *cmd)
 {
-    uint32_t w[FW_CMD_WORDS];
-    if (!fw_cmd_valid_read())
+    struct fw_cmd c;
+    if (!fw_cmd_pop(&c))
         return false;
-    read_words(cmd_addrs, w, FW_CMD_WORDS);
-    fw_cmd_pop_write(1);
-    cmd->sqid = (uint16_t)GET(w, FW_CMD_SQID);
-    cmd->sq_head = (uint16_t)GET(w, FW_CMD_SQ_HEAD);
+    cmd->sqid = c.sqid;
+    cmd->sq_head = c.sq_head;
     for (unsigned i = 0; i < 16; i++)
-        cmd->dw[i] = w[FW_CMD_SQE_WORD + i];
+        cmd->dw[i] = c.sqe[i];
     return true;
 }
-
-static const unsigned long cpl_addrs[] = FW_CPL_ADDRS;
 
 void hal_cpl_push(uint16_t cqid, uint16_t sqid, uint16_t sq_head, uint16_t cid,
                   uint16_t status, uint32_t dw0)
 {
-    uint32_t w[FW_CPL_WORDS] = {0};
-    PUT(w, FW_CPL_CQID, cqid);
-    PUT(w, FW_CPL_SQID, sqid);
-    PUT(w, FW_CPL_SQ_HEAD, sq_head);
-    PUT(w, FW_CPL_CID, cid);
-    PUT(w, FW_CPL_STATUS, status);
-    PUT(w, FW_CPL_DW0, dw0);
-    push_sync(cpl_addrs, w, FW_CPL_WORDS, CSR_FW_CPL_PUSH_ADDR, CSR_FW_CPL_BUSY_ADDR);
+    struct fw_cpl c = {.cqid = cqid, .sqid = sqid, .sq_head = sq_head, .cid = cid,
+                       .status = status, .dw0 = dw0};
+    PUSH_SYNC(cpl, &c);
 }
-
-static const unsigned long sqcfg_addrs[] = FW_SQCFG_ADDRS;
-static const unsigned long cqcfg_addrs[] = FW_CQCFG_ADDRS;
-static const unsigned long sqpage_addrs[] = FW_SQPAGE_ADDRS;
-static const unsigned long cqpage_addrs[] = FW_CQPAGE_ADDRS;
 
 void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bool nc,
                    uint16_t cqid)
 {
-    uint32_t w[FW_SQCFG_WORDS] = {0};
-    PUT(w, FW_SQCFG_SQID, sqid);
-    PUT64(w, FW_SQCFG_BASE, base);
-    PUT(w, FW_SQCFG_QSIZE, qsize);
-    PUT(w, FW_SQCFG_ENABLE, enable);
-    PUT(w, FW_SQCFG_NC, nc);
-    PUT(w, FW_SQCFG_CQID, cqid);
-    /* a delete handshakes once the SQ is gone */
-    push_sync(sqcfg_addrs, w, FW_SQCFG_WORDS, CSR_FW_SQCFG_PUSH_ADDR, CSR_FW_SQCFG_BUSY_ADDR);
+    struct fw_sqcfg c = {.sqid = sqid, .base = base, .qsize = qsize, .enable = enable,
+                         .nc = nc, .cqid = cqid};
+    PUSH_SYNC(sqcfg, &c);           /* a delete handshakes once the SQ is gone */
 }
 
 void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
                    bool enable, bool nc)
 {
-    uint32_t w[FW_CQCFG_WORDS] = {0};
-    PUT(w, FW_CQCFG_CQID, cqid);
-    PUT64(w, FW_CQCFG_BASE, base);
-    PUT(w, FW_CQCFG_QSIZE, qsize);
-    PUT(w, FW_CQCFG_IV, iv);
-    PUT(w, FW_CQCFG_IEN, ien);
-    PUT(w, FW_CQCFG_ENABLE, enable);
-    PUT(w, FW_CQCFG_NC, nc);
-    push_sync(cqcfg_addrs, w, FW_CQCFG_WORDS, CSR_FW_CQCFG_PUSH_ADDR, CSR_FW_CQCFG_BUSY_ADDR);
+    struct fw_cqcfg c = {.cqid = cqid, .base = base, .qsize = qsize, .iv = iv, .ien = ien,
+                         .enable = enable, .nc = nc};
+    PUSH_SYNC(cqcfg, &c);
 }
 
 /* page fields hold address >> 12 */
 void hal_sq_page(uint16_t sqid, uint32_t index, uint64_t page_addr)
 {
-    uint32_t w[FW_SQPAGE_WORDS] = {0};
-    PUT(w, FW_SQPAGE_SQID, sqid);
-    PUT(w, FW_SQPAGE_INDEX, index);
-    PUT64(w, FW_SQPAGE_PAGE, page_addr >> 12);
-    push_sync(sqpage_addrs, w, FW_SQPAGE_WORDS, CSR_FW_SQPAGE_PUSH_ADDR,
-               CSR_FW_SQPAGE_BUSY_ADDR);
+    struct fw_sqpage c = {.sqid = sqid, .index = (uint8_t)index, .page = page_addr >> 12};
+    PUSH_SYNC(sqpage, &c);
 }
 
 void hal_cq_page(uint16_t cqid, uint32_t index, uint64_t page_addr)
 {
-    uint32_t w[FW_CQPAGE_WORDS] = {0};
-    PUT(w, FW_CQPAGE_CQID, cqid);
-    PUT(w, FW_CQPAGE_INDEX, index);
-    PUT64(w, FW_CQPAGE_PAGE, page_addr >> 12);
-    push_sync(cqpage_addrs, w, FW_CQPAGE_WORDS, CSR_FW_CQPAGE_PUSH_ADDR,
-               CSR_FW_CQPAGE_BUSY_ADDR);
+    struct fw_cqpage c = {.cqid = cqid, .index = (uint8_t)index, .page = page_addr >> 12};
+    PUSH_SYNC(cqpage, &c);
 }
-
-static const unsigned long xfer_addrs[] = FW_XFER_ADDRS;
-static const unsigned long xfercpl_addrs[] = FW_XFERCPL_ADDRS;
 
 uint16_t hal_xfer(uint32_t buf, uint64_t prp1, uint64_t prp2, uint32_t length, bool to_host)
 {
-    uint32_t w[FW_XFER_WORDS] = {0};
-    uint32_t c[FW_XFERCPL_WORDS];
-    PUT(w, FW_XFER_BUF, buf);
-    PUT64(w, FW_XFER_PRP1, prp1);
-    PUT64(w, FW_XFER_PRP2, prp2);
-    PUT(w, FW_XFER_LENGTH, length);
-    PUT(w, FW_XFER_TO_HOST, to_host);
-    push_words(xfer_addrs, w, FW_XFER_WORDS, CSR_FW_XFER_PUSH_ADDR, CSR_FW_XFER_BUSY_ADDR);
-    while (!fw_xfercpl_valid_read())
+    struct fw_xfer x = {.buf = (uint8_t)buf, .prp1 = prp1, .prp2 = prp2, .length = length,
+                        .to_host = to_host};
+    struct fw_xfercpl c;
+    fw_xfer_push(&x);
+    while (!fw_xfercpl_pop(&c))
         ;
-    read_words(xfercpl_addrs, c, FW_XFERCPL_WORDS);
-    fw_xfercpl_pop_write(1);
-    return (uint16_t)GET(c, FW_XFERCPL_STATUS);
+    return c.status;
 }
-
-static const unsigned long ivc_addrs[] = FW_IVC_ADDRS;
 
 void hal_ivc(uint16_t vector, bool cd)
 {
-    uint32_t w[FW_IVC_WORDS] = {0};
-    PUT(w, FW_IVC_VECTOR, vector);
-    PUT(w, FW_IVC_CD, cd);
-    push_sync(ivc_addrs, w, FW_IVC_WORDS, CSR_FW_IVC_PUSH_ADDR, CSR_FW_IVC_BUSY_ADDR);
+    struct fw_ivc c = {.vector = vector, .cd = cd};
+    PUSH_SYNC(ivc, &c);
 }
 
 void hal_aggregation(uint8_t thr, uint8_t time)
@@ -255,16 +176,12 @@ void hal_abort_disarm(void) { fw_abort_arm_write(0); }
 bool hal_abort_hit(void) { return fw_abort_hit_read() != 0; }
 uint64_t hal_sq_pending(void) { return csr_wide(CSR_FW_SQ_PENDING_ADDR, CSR_FW_SQ_PENDING_SIZE); }
 
-static const unsigned long aer_addrs[] = FW_AER_ADDRS;
-
 bool hal_aer_pop(uint8_t *info)
 {
-    uint32_t w[FW_AER_WORDS];
-    if (!fw_aer_valid_read())
+    struct fw_aer a;
+    if (!fw_aer_pop(&a))
         return false;
-    read_words(aer_addrs, w, FW_AER_WORDS);
-    fw_aer_pop_write(1);
-    *info = (uint8_t)GET(w, FW_AER_INFO);
+    *info = a.info;
     return true;
 }
 
@@ -276,31 +193,24 @@ void hal_shutdown_done(bool done) { fw_shn_done_write(done); }
 
 /* --- fast path --------------------------------------------------------------------------- */
 
-static const unsigned long bereq_addrs[] = FW_BEREQ_ADDRS;
-static const unsigned long becpl_addrs[] = FW_BECPL_ADDRS;
-
 bool hal_be_req_pop(struct hal_be_req *req)
 {
-    uint32_t w[FW_BEREQ_WORDS];
-    if (!fw_bereq_valid_read())
+    struct fw_bereq b;
+    if (!fw_bereq_pop(&b))
         return false;
-    read_words(bereq_addrs, w, FW_BEREQ_WORDS);
-    fw_bereq_pop_write(1);
-    req->tag = (uint8_t)GET(w, FW_BEREQ_TAG);
-    req->opcode = (uint8_t)GET(w, FW_BEREQ_OPCODE);
-    req->nsid = GET(w, FW_BEREQ_NSID);
-    req->slba = GET64(w, FW_BEREQ_SLBA);
-    req->nlb = (uint16_t)GET(w, FW_BEREQ_NLB);
-    req->flags = (uint16_t)GET(w, FW_BEREQ_FLAGS);
+    req->tag = b.tag;
+    req->opcode = b.opcode;
+    req->nsid = b.nsid;
+    req->slba = b.slba;
+    req->nlb = b.nlb;
+    req->flags = b.flags;
     return true;
 }
 
 void hal_be_cpl_push(uint8_t tag, uint16_t status)
 {
-    uint32_t w[FW_BECPL_WORDS] = {0};
-    PUT(w, FW_BECPL_TAG, tag);
-    PUT(w, FW_BECPL_STATUS, status);
-    push_words(becpl_addrs, w, FW_BECPL_WORDS, CSR_FW_BECPL_PUSH_ADDR, CSR_FW_BECPL_BUSY_ADDR);
+    struct fw_becpl c = {.tag = tag, .status = status};
+    fw_becpl_push(&c);
 }
 
 /* --- buffer memory ----------------------------------------------------------------------- */
@@ -334,40 +244,27 @@ uint32_t hal_copy_done(void) { return bufcopy_done_read(); }
 
 /* --- flash ------------------------------------------------------------------------------- */
 
-static const unsigned long fop_addrs[] = FW_FOP_ADDRS;
-static const unsigned long fcpl_addrs[] = FW_FCPL_ADDRS;
-
 bool hal_flash_push(const struct hal_flash_op *op)
 {
-    uint32_t w[FW_FOP_WORDS] = {0};
-    if (rd(CSR_FW_FOP_BUSY_ADDR))
+    struct fw_fop f = {.tag = op->tag, .op = op->op, .way = op->way, .lun = op->lun,
+                       .plane_mask = op->plane_mask, .block = op->block, .page = op->page,
+                       .column = op->column, .length = op->length, .buffer = op->buffer,
+                       .channel = op->channel};
+    if (fw_fop_busy())
         return false;
-    PUT(w, FW_FOP_TAG, op->tag);
-    PUT(w, FW_FOP_OP, op->op);
-    PUT(w, FW_FOP_WAY, op->way);
-    PUT(w, FW_FOP_LUN, op->lun);
-    PUT(w, FW_FOP_PLANE_MASK, op->plane_mask);
-    PUT(w, FW_FOP_BLOCK, op->block);
-    PUT(w, FW_FOP_PAGE, op->page);
-    PUT(w, FW_FOP_COLUMN, op->column);
-    PUT(w, FW_FOP_LENGTH, op->length);
-    PUT(w, FW_FOP_BUFFER, op->buffer);
-    PUT(w, FW_FOP_CHANNEL, op->channel);
-    push_words(fop_addrs, w, FW_FOP_WORDS, CSR_FW_FOP_PUSH_ADDR, CSR_FW_FOP_BUSY_ADDR);
+    fw_fop_push(&f);
     return true;
 }
 
 bool hal_flash_pop(struct hal_flash_cpl *cpl)
 {
-    uint32_t w[FW_FCPL_WORDS];
-    if (!fw_fcpl_valid_read())
+    struct fw_fcpl c;
+    if (!fw_fcpl_pop(&c))
         return false;
-    read_words(fcpl_addrs, w, FW_FCPL_WORDS);
-    fw_fcpl_pop_write(1);
-    cpl->tag = (uint8_t)GET(w, FW_FCPL_TAG);
-    cpl->status = (uint8_t)GET(w, FW_FCPL_STATUS);
-    cpl->fail = GET(w, FW_FCPL_FAIL) != 0;
-    cpl->error = GET(w, FW_FCPL_ERROR) != 0;
+    cpl->tag = c.tag;
+    cpl->status = c.status;
+    cpl->fail = c.fail != 0;
+    cpl->error = c.error != 0;
     return true;
 }
 
