@@ -1,10 +1,20 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* flash.c - the flash back end as the FTL uses it: op tags with their context, the
- * completion dispatcher, synchronous ops (bring-up, checkpoints, GC reads) and bring-up. */
+ * completion dispatcher, synchronous ops (bring-up, checkpoints, GC reads) and bring-up.
+ * A completion runs the function its op's client gave flash_tag_get (flash.h). */
+#include "flash.h"
 #include "ftl.h"
 
 #define N_FTAGS 256
 
+/* One per tag. done_fn NULL: a synchronous op (flash_sync, the batch), whose waiter reads
+ * done / fail / error and frees the tag. */
+struct fop_ctx {
+    flash_done_fn done_fn;
+    uint32_t a, b;              /* the client's context, handed back to done_fn */
+    uint16_t die;               /* for the per-die count of ops in the back end */
+    uint8_t  busy, done, fail, error;
+};
 static struct fop_ctx ctx[N_FTAGS];
 static uint32_t next_tag, n_inflight;
 
@@ -35,7 +45,7 @@ static void queues_init(void)
     n_queued = 0;
     next_tag = n_inflight = 0;
     for (int t = 0; t < N_FTAGS; t++)
-        ctx[t].kind = FOP_FREE;
+        ctx[t].busy = 0;
 }
 
 /* Push what the dies have room for; stop at the first refusal (the stream is busy). */
@@ -67,33 +77,22 @@ static uint32_t log2u(uint32_t v)
     return n;
 }
 
-/* Completion handlers never push ops, so dispatch cannot recurse into the push paths. */
+/* Completion functions never push ops, so dispatch cannot recurse into the push paths. */
 static void dispatch(const struct hal_flash_cpl *c)
 {
     struct fop_ctx *x = &ctx[c->tag];
-    uint8_t kind = x->kind;
-    bool fail = c->fail || c->error;
     if (die_out[x->die])
         die_out[x->die]--;
-    switch (kind) {
-    case FOP_SYNC:
+    if (!x->busy)
+        fw_panic("flash completion for a free tag");
+    if (!x->done_fn) {
         x->done = 1;
         x->fail = c->fail;
         x->error = c->error;
-        return;             /* flash_sync frees the tag */
-    case FOP_HOST_READ:
-        req_flash_done(x->a, fail);
-        break;
-    case FOP_PROGRAM:
-        ftl_grp_done(x->a, fail);
-        break;
-    case FOP_ERASE:
-        blk_erase_done(x->a, x->b, fail);
-        break;
-    default:
-        fw_panic("flash completion for a free tag");
+        return;             /* flash_sync / flash_batch_wait frees the tag */
     }
-    x->kind = FOP_FREE;
+    x->done_fn(x->a, x->b, c->fail || c->error);
+    x->busy = 0;
     n_inflight--;
 }
 
@@ -105,14 +104,14 @@ void flash_poll(void)
     drain();
 }
 
-uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b)
+uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
 {
     for (;;) {
         for (uint32_t i = 0; i < N_FTAGS; i++) {
             uint32_t t = (next_tag + i) % N_FTAGS;
-            if (ctx[t].kind == FOP_FREE) {
+            if (!ctx[t].busy) {
                 next_tag = t + 1;
-                ctx[t] = (struct fop_ctx){ .kind = kind, .a = a, .b = b };
+                ctx[t] = (struct fop_ctx){ .done_fn = done, .a = a, .b = b, .busy = 1 };
                 n_inflight++;
                 return (uint8_t)t;
             }
@@ -150,13 +149,13 @@ uint32_t flash_inflight(void)
 
 struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
 {
-    uint8_t t = flash_tag_get(FOP_SYNC, 0, 0);
+    uint8_t t = flash_tag_get(NULL, 0, 0);
     op->tag = t;
     flash_push(op);
     while (!ctx[t].done)
         flash_poll();
     struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error };
-    ctx[t].kind = FOP_FREE;
+    ctx[t].busy = 0;
     n_inflight--;
     return c;
 }
@@ -168,7 +167,7 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
 void flash_batch_push(struct hal_flash_op *ops, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        ops[i].tag = flash_tag_get(FOP_SYNC, 0, 0);
+        ops[i].tag = flash_tag_get(NULL, 0, 0);
         flash_push(&ops[i]);
     }
 }
@@ -181,7 +180,7 @@ void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl,
             flash_poll();
         cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
                                          .error = x->error };
-        x->kind = FOP_FREE;
+        x->busy = 0;
         n_inflight--;
     }
 }

@@ -178,6 +178,8 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
     return wb;
 }
 
+static void grp_program_done(uint32_t g, uint32_t unused, bool fail);
+
 /* Program group g on the next die of the stripe (channel first, then way). */
 static void grp_submit(uint32_t g)
 {
@@ -215,7 +217,7 @@ static void grp_submit(uint32_t g)
             .buffer = (uint16_t)(F.grp_base + g * F.pu_units),
         };
         flash_op_addr(&op, d);
-        op.tag = flash_tag_get(FOP_PROGRAM, g, 0);
+        op.tag = flash_tag_get(grp_program_done, g, 0);
         C.nand_units_written += F.pu_units;
         flash_push(&op);
         return;
@@ -251,11 +253,12 @@ void ftl_submit_ready(void)
             grp_submit(g);
 }
 
-/* Program of group g done: map its live units to the page; a failed program (grown bad
- * block) or a block found bad meanwhile sends the group elsewhere (its data is still in
- * the buffer). */
-void ftl_grp_done(uint32_t g, bool fail)
+/* Program of group g done (its flash_done_fn): map its live units to the page; a failed
+ * program (grown bad block) or a block found bad meanwhile sends the group elsewhere (its
+ * data is still in the buffer). */
+static void grp_program_done(uint32_t g, uint32_t unused, bool fail)
 {
+    (void)unused;
     struct grp *gr = &F.grp[g];
     struct blk_info *b = &F.blk[bidx(gr->die, gr->blk)];
     b->inflight--;
@@ -375,8 +378,10 @@ static struct req reqs[256];
 static uint8_t active[256];
 static uint32_t n_active;
 
-void req_flash_done(uint32_t tag, bool fail)
+/* A fast-path READ of request `tag` done (its flash_done_fn). */
+static void req_read_done(uint32_t tag, uint32_t unused, bool fail)
 {
+    (void)unused;
     if (fail) {
         reqs[tag].status = NVME_SC_UNRECOVERED_READ_ERROR;
         C.media_errors++;
@@ -457,7 +462,7 @@ static void do_read(const struct hal_be_req *r, struct req *q)
                 .length = (uint16_t)(k * UNIT_BYTES), .buffer = (uint16_t)(slot - plane * F.upp),
             };
             flash_op_addr(&op, b / F.nblk);
-            op.tag = flash_tag_get(FOP_HOST_READ, r->tag, 0);
+            op.tag = flash_tag_get(req_read_done, r->tag, 0);
             q->pending++;
             flash_push(&op);
             lba += (uint64_t)(k - 1) << F.spu_shift;   /* the loop adds the first unit */

@@ -7,6 +7,7 @@
 #ifndef SSDLAB_FTL_H
 #define SSDLAB_FTL_H
 
+#include "flash.h"
 #include "fw.h"
 
 #define UNIT_BYTES      4096u
@@ -108,13 +109,12 @@ void ftl_map_set(uint32_t lpn, uint32_t v);
 uint32_t ftl_wb_alloc(uint32_t lpn);
 void ftl_wb_commit(uint32_t wb);
 void ftl_write_unit_from(uint32_t lpn, uint32_t src_addr);
-void ftl_grp_done(uint32_t g, bool fail);
 void ftl_submit_ready(void);
 
 /* ftl_block.c: allocation, erase, bad blocks */
 int32_t blk_alloc(uint32_t die);                /* erased block for writing, -1 none */
 void blk_invalidate(uint32_t ppn);
-void blk_erase_done(uint32_t die, uint32_t blk, bool fail);
+void blk_erase_done(uint32_t die, uint32_t blk, bool fail);   /* an erase's flash_done_fn */
 void blk_retire(uint32_t die, uint32_t blk);
 void blk_scan_factory_bad(void);
 uint32_t blk_count_state(uint8_t state);
@@ -134,22 +134,5 @@ void ckpt_find_area(void);
 bool ckpt_load(void);
 void ckpt_save(bool clean);
 void ftl_format(bool erase_all);
-
-/* flash.c: op tags, synchronous ops, completion dispatch */
-enum fop_kind { FOP_FREE, FOP_SYNC, FOP_HOST_READ, FOP_PROGRAM, FOP_ERASE };
-struct fop_ctx { uint8_t kind, done, fail, error; uint16_t die; uint32_t a, b; };
-uint8_t flash_tag_get(uint8_t kind, uint32_t a, uint32_t b);
-void flash_push(struct hal_flash_op *op);
-void flash_poll(void);                          /* dispatch every waiting completion */
-struct hal_flash_cpl flash_sync(struct hal_flash_op *op);
-void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
-void flash_batch_push(struct hal_flash_op *ops, uint32_t n);     /* n <= 128 */
-void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
-void flash_op_addr(struct hal_flash_op *op, uint32_t die);
-bool flash_bringup(void);
-uint32_t flash_inflight(void);
-
-/* request side (ftl.c) */
-void req_flash_done(uint32_t tag, bool fail);
 
 #endif /* SSDLAB_FTL_H */

@@ -48,7 +48,7 @@ int32_t blk_alloc(uint32_t die)
     struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
                                .block = (uint16_t)((uint32_t)best << F.plane_bits) };
     flash_op_addr(&op, die);
-    op.tag = flash_tag_get(FOP_ERASE, die, (uint32_t)best);
+    op.tag = flash_tag_get(blk_erase_done, die, (uint32_t)best);
     flash_push(&op);
     return best;
 }

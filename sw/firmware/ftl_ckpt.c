@@ -347,7 +347,7 @@ void ftl_format(bool erase_all)
                     .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
                     .block = (uint16_t)(k << F.plane_bits) };
                 flash_op_addr(&op, d);
-                op.tag = flash_tag_get(FOP_ERASE, d, k);
+                op.tag = flash_tag_get(blk_erase_done, d, k);
                 flash_push(&op);
             }
         while (flash_inflight())

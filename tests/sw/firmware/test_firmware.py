@@ -3,12 +3,13 @@
 firmware sources with the mock HAL (tests/sw/firmware/mock_hal.c) and the test program
 (test_fw.c) under AddressSanitizer and UBSan; each test here runs one of its tests.
 
-Identify, queues, features, log pages (SMART, error, firmware slot, vendor C0h), AER and
-Abort; FTL integrity on a scaled drive (whole drive three times, random overwrites,
-deallocate and Write Zeroes, read back everything against a shadow copy), read-modify-write
-of 512-byte LBAs, GC and write amplification, factory and grown bad blocks, restart from a
-checkpoint, Format NVM, FUA / write-through. A failure prints the seed and the command that
-replays it; SEED=<n> picks the seed."""
+Identify, flash op completions through their clients' functions, queues, features, log
+pages (SMART, error, firmware slot, vendor C0h), AER and Abort; FTL integrity on a scaled
+drive (whole drive three times, random overwrites, deallocate and Write Zeroes, read back
+everything against a shadow copy), read-modify-write of 512-byte LBAs, GC and write
+amplification, factory and grown bad blocks, restart from a checkpoint, Format NVM, FUA /
+write-through. A failure prints the seed and the command that replays it; SEED=<n> picks
+the seed."""
 
 import os
 import subprocess
@@ -22,7 +23,7 @@ BUILD = ROOT / "build" / "firmware"
 BINARY = BUILD / "host" / "test_fw"
 SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not given
 
-TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "queues", "features", "logs",
+TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "features", "logs",
          "integrity", "rmw", "gc", "badblocks", "restart", "format", "fua", "tight",
          "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "perf"]
 
