@@ -110,6 +110,7 @@ class NandEmulatorDecoder:
                         self._data_input()
 
     def _command(self):
+        """A command cycle: a confirm, a sequence opened or one that acts at once."""
         m, e, ncol, nrow = self.m, self.engine, self.geo.ncol, self.geo.nrow
         col_w, row_w = self.geo.col_w, self.geo.row_w
         cur_byte, st, w = self.cur_byte, self.st, self.w
@@ -210,6 +211,8 @@ class NandEmulatorDecoder:
                     violate("command-sequence")
 
     def _address(self, lun_c, blk_c, ok_c):
+        """An address cycle of the open command (as many as it takes, else a rule);
+        lun_c, blk_c, ok_c: the row the cycles so far give (`unpack` of row_of)."""
         m, e, ncol, nrow = self.m, self.engine, self.geo.ncol, self.geo.nrow
         cmd, cmd_open, addr_n, addr_buf, chunks = (self.cmd, self.cmd_open, self.addr_n,
                                                    self.addr_buf, self.chunks)
@@ -257,27 +260,21 @@ class NandEmulatorDecoder:
         with m.Switch(cmd):
             with m.Case(0x90):
                 clear_seq()
-                m.d.sync += [out_src.eq(OUT_ID), out_idx.eq(0),
-                             out_len.eq(0)]
+                m.d.sync += [out_src.eq(OUT_ID), out_idx.eq(0), out_len.eq(0)]
                 with m.If(~powered()):
                     violate("reset-after-power-on")
                 with m.Elif(~target_ready(w)):
                     violate("busy")
                 with m.Elif(cur_byte == 0x00):
-                    ident = int.from_bytes(
-                        emu.part.id_bytes[:8], "little")
-                    m.d.sync += [out_bytes.eq(ident),
-                                 out_len.eq(min(
-                                     8, len(emu.part.id_bytes)))]
+                    ident = int.from_bytes(emu.part.id_bytes[:8], "little")
+                    m.d.sync += [out_bytes.eq(ident), out_len.eq(min(8, len(emu.part.id_bytes)))]
                 with m.Elif(cur_byte == 0x20):
-                    m.d.sync += [out_bytes.eq(int.from_bytes(
-                        b"ONFI", "little")), out_len.eq(4)]
+                    m.d.sync += [out_bytes.eq(int.from_bytes(b"ONFI", "little")), out_len.eq(4)]
                 with m.Else():
                     violate("address-range")
             with m.Case(0xEC):
                 clear_seq()
-                m.d.sync += [out_src.eq(OUT_PARAM), out_idx.eq(0),
-                             out_len.eq(0)]
+                m.d.sync += [out_src.eq(OUT_PARAM), out_idx.eq(0), out_len.eq(0)]
                 with m.If(~powered()):
                     violate("reset-after-power-on")
                 with m.Elif(~target_ready(w)):
@@ -285,13 +282,11 @@ class NandEmulatorDecoder:
                 with m.Elif(cur_byte != 0x00):
                     violate("address-range")
                 with m.Else():
-                    m.d.sync += [out_len.eq(len(emu.param)),
-                                 out_status[w].eq(0)]
+                    m.d.sync += [out_len.eq(len(emu.param)), out_status[w].eq(0)]
                     busy_target(w, t.t_r_ns, st)
             with m.Case(0xEE):
                 clear_seq()
-                m.d.sync += [out_src.eq(OUT_FEAT), out_idx.eq(0),
-                             out_len.eq(0)]
+                m.d.sync += [out_src.eq(OUT_FEAT), out_idx.eq(0), out_len.eq(0)]
                 with m.If(~powered()):
                     violate("reset-after-power-on")
                 with m.Elif(~target_ready(w)):
@@ -311,22 +306,20 @@ class NandEmulatorDecoder:
                 with m.If(lun78 >= L):
                     violate("address-range")
                 with m.Else():
-                    m.d.sync += [sel_lun[w].eq(lun78[:lb]),
-                                 out_status[w].eq(1)]
+                    m.d.sync += [sel_lun[w].eq(lun78[:lb]), out_status[w].eq(1)]
             with m.Case(0x80):
-                m.d.sync += [chunks.eq(1), p_row.eq(row_of),
-                             p_col.eq(col_of), p_ok.eq(0),
-                             p_range.eq(0), p_lun.eq(lun_c),
-                             walk_way.eq(w)]
+                m.d.sync += [chunks.eq(1), p_row.eq(row_of), p_col.eq(col_of), p_ok.eq(0),
+                             p_range.eq(0), p_lun.eq(lun_c), walk_way.eq(w)]
                 with m.If(ok_c):
-                    m.d.comb += tb_rd.addr.eq(
-                        tb_index(w, lun_c, blk_c))
+                    m.d.comb += tb_rd.addr.eq(tb_index(w, lun_c, blk_c))
                     m.next = "PROG_OPEN"
             with m.Case(0x85):
                 # column (and row) of the next chunk
                 m.d.sync += [p_col.eq(col_of), cmd.eq(0x80)]
 
     def _data_input(self):
+        """A data input cycle: a program's byte (to DRAM when the page is allowed) or a SET
+        FEATURES parameter; anything else breaks the sequence."""
         emu, m, e, ncol = self.emu, self.m, self.engine, self.geo.ncol
         cur_byte, st, w = self.cur_byte, self.st, self.w
         cmd, cmd_open, addr_n, chunks = self.cmd, self.cmd_open, self.addr_n, self.chunks

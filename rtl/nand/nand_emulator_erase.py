@@ -48,6 +48,7 @@ class NandEmulatorErase:
         plane_walk, queue_plane, walk_conf = eng.plane_walk, eng.queue_plane, eng.walk_conf
         walk_fail, walk_mask = eng.walk_fail, eng.walk_mask
         walk_plane, walk_stamp, walk_way = eng.walk_plane, eng.walk_stamp, eng.walk_way
+
         # ---- erase confirm: D0h (the group) or D1h (queue a plane) ----
         with m.State("ERASE_CONFIRM"):
             lun_c, blk_c, _, ok_c = unpack(c_row)

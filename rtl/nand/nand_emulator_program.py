@@ -58,6 +58,7 @@ class NandEmulatorProgram:
         walk_pass, walk_plane = eng.walk_pass, eng.walk_plane
         walk_rule, walk_ruled = eng.walk_rule, eng.walk_ruled
         walk_stamp, walk_way = eng.walk_stamp, eng.walk_way
+
         # ---- 80h: the row is known; may its data go to DRAM? ----
         with m.State("PROG_OPEN"):
             e = tb_entry

@@ -55,6 +55,7 @@ class NandEmulatorRead:
         page_cycles, plane_walk, queue_plane = eng.page_cycles, eng.plane_walk, eng.queue_plane
         walk_conf, walk_mask, walk_page = eng.walk_conf, eng.walk_mask, eng.walk_page
         walk_plane, walk_stamp, walk_way = eng.walk_plane, eng.walk_stamp, eng.walk_way
+
         # ---- read confirm: 30h (the group) or 32h (queue a plane) ----
         with m.State("READ_CONFIRM"):
             lun_c, blk_c, page_c, ok_c = unpack(c_row)
@@ -113,6 +114,7 @@ class NandEmulatorRead:
         violate = eng.counters.violate
         c_row = dec.c_row
         idx, walk_col, walk_way = eng.idx, eng.walk_col, eng.walk_way
+
         # ---- 05h-E0h / 06h-E0h: a new column (and LUN, plane) for data output ----
         with m.State("CHCOL"):
             lw = walk_way
@@ -172,6 +174,7 @@ class NandEmulatorRead:
         c_row, p_lun = dec.c_row, dec.p_lun
         idx, page_cycles, walk_conf = eng.idx, eng.page_cycles, eng.walk_conf
         walk_pass, walk_stamp, walk_way = eng.walk_pass, eng.walk_stamp, eng.walk_way
+
         # ---- 31h (sequential; walk_pass=1: 00h-row-31h random) and 3Fh ----
         with m.State("CACHE_READ"):
             cw = walk_way
@@ -257,6 +260,7 @@ class NandEmulatorRead:
         column, out_plane = luns.column, luns.out_plane
         restart_at = eng.dram.restart_at
         idx, walk_way = eng.idx, eng.walk_way
+
         # the prefetch follows the selected register from its column
         with m.State("RESTART"):
             li = idx

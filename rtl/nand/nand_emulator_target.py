@@ -37,6 +37,7 @@ class NandEmulatorTarget:
         out_bytes = eng.dataout.out_bytes
         feat_addr, feat_buf = dec.feat_addr, dec.feat_buf
         walk_stamp, walk_way = eng.walk_stamp, eng.walk_way
+
         with m.State("GETFEAT"):
             m.d.sync += out_bytes.eq(ft_rd.data)
             m.next = "IDLE"
@@ -82,6 +83,7 @@ class NandEmulatorTarget:
         idx, plane_walk, walk_lun, walk_mask = eng.idx, eng.plane_walk, eng.walk_lun, eng.walk_mask
         walk_pass, walk_plane = eng.walk_pass, eng.walk_plane
         walk_stamp, walk_way = eng.walk_stamp, eng.walk_way
+
         with m.State("RESET"):
             rw = walk_way
             first = ~reset_seen[rw]
