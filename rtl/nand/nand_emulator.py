@@ -40,6 +40,10 @@ Not emulated (the golden models them): raw bit errors, the seeded random content
 leaves in an aborted program's page (it keeps the data sent), NV-DDR2 data transfer (SET
 FEATURES accepts the interface, the pins stay SDR), interface timing checks (a real die does
 not report them), 85h with a new row. See rtl/nand/README.md ("nand_emulator").
+
+The parts above live in nand_emulator_<part>.py (pins, luns, tables, counters, dram, dataout,
+engine with decoder, target, program, erase, read; names in nand_emulator_defs.py); each adds
+its logic to this component's one Module, in the order elaborate() builds them.
 """
 
 from amaranth.hdl import Module, Signal
