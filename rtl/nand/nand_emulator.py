@@ -74,7 +74,7 @@ def factory_bad_table(part, seeds, rate):
 
 class NandEmulator(wiring.Component):
     """Parameters:
-    - part: a sim.nand NandPart (identity, geometry, array timing), or a PARTS key.
+    - part: a spec.nand_geometry NandPart (identity, geometry, array timing), or a PARTS key.
     - n_ways: targets (CE#) on the channel, 1..8.
     - clk_freq: the clock, Hz (the busy times are counted in its cycles).
     - dram_data_width: LiteDRAM native port data width, 32..1024 bits, a power of two.
