@@ -5,7 +5,9 @@
 // naming the first mismatch: file, line, expected, got.
 //
 //   g++ -std=c++17 -O2 -o build/nand_vectors sim/nand/cpp/nand_vectors_main.cpp
-//       sim/nand/cpp/nand_die_fast.cpp && build/nand_vectors sim/nand/vectors/*.vec
+//       sim/nand/cpp/nand_{random,part,die_core,die_fast}.cpp sim/nand/cpp/onfi_timing_check.cpp
+//       && build/nand_vectors sim/nand/vectors/*.vec
+// (the model's sources: MODEL_SOURCES in sim/nand/fast_sources.py)
 #include <chrono>
 #include <cmath>
 #include <cstdio>

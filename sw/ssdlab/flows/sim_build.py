@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from sim.nand.fast_sources import DPI_SOURCES
+
 ROOT = Path(__file__).resolve().parents[3]
 HARNESS = ROOT / "sim" / "harness"
 NAND_CPP = ROOT / "sim" / "nand" / "cpp"
@@ -70,8 +72,7 @@ def build_model(out, trace=False, jobs=2):
     absolute_memory_inits(out)
     sources = [gw / "ssdlab_sim_top.sv", gw / "ssdlab_soc.v"]
     sources += [Path(p) for p in (out / "sources.txt").read_text().split()]
-    sources += [NAND_CPP / "nand_die_fast.sv", NAND_CPP / "nand_die_fast.cpp",
-                NAND_CPP / "nand_die_fast_dpi.cpp", HARNESS / "ssdlab_sim.cpp"]
+    sources += [*DPI_SOURCES, HARNESS / "ssdlab_sim.cpp"]
     obj = out / "obj"
     cmd = [verilator(), "--cc", "--exe", "--build", "-j", str(jobs),
            "--top-module", "ssdlab_sim_top", "--prefix", "Vssdlab_sim_top",

@@ -26,7 +26,6 @@ from cocotb.triggers import ClockCycles, Event, RisingEdge, SimTimeoutError, wit
 from cocotb.utils import get_sim_time
 from ssdlab_harness import (
     BUILD_ROOT,
-    REPO,
     AmaranthCore,
     core_params,
     run,
@@ -38,6 +37,7 @@ from ssdlab_streams import StreamSink, StreamSource
 from rtl.nand.nand_bist import FIXED_BUFFER
 from rtl.nand.nand_die_scheduler import FlashCompletion, FlashOp, flash_op_layout, geometry_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
+from sim.nand.fast_sources import DPI_SOURCES
 from spec.nand_geometry import PARTS
 from spec.onfi_timing import engine_registers
 from spec.persona import analytic_limits as persona_analytic_limits
@@ -49,7 +49,6 @@ PERIOD_NS = 1000 // CLK_MHZ
 MODE = 5
 PAGE = GEO.register_bytes                   # page + spare: spare bytes travel with the data
 OP = FlashOp
-CPP = REPO / "sim" / "nand" / "cpp"
 DEFAULT = {"n_channels": 18, "n_ways": 4, "max_len": PAGE, "row_cycles": GEO.row_cycles,
            "queue_depth": 4, "max_planes": 2}
 
@@ -381,8 +380,7 @@ def run_array(params, **kw):
     c = core(**params)
     name = f"nand_backend_array_tb-{params_slug(c.params)}.sv"
     tb = write_tb(c.params, BUILD_ROOT / "gen" / name)
-    sources = [tb, CPP / "nand_die_fast.sv", CPP / "nand_die_fast.cpp",
-               CPP / "nand_die_fast_dpi.cpp"]
+    sources = [tb, *DPI_SOURCES]
     run(c, __file__, sources=sources, toplevel="nand_backend_array_tb", **kw)
 
 

@@ -26,6 +26,7 @@ from cocotb.utils import get_sim_time
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_fields
 from ssdlab_streams import StreamSink, StreamSource
 
+from sim.nand.fast_sources import CPP, DPI_SOURCES, HEADERS, MODEL_SOURCES, VECTOR_MAIN
 from sim.nand.python.nand_die import SR_ARDY, SR_RDY, SR_WP_N, NandDie
 from sim.nand.python.nand_vectors import VECTOR_DIR, run_file
 from spec.nand_geometry import PARTS, NandGeometry
@@ -33,12 +34,10 @@ from spec.onfi_param_page import crc16_onfi, parse_parameter_page
 from spec.onfi_timing import engine_registers
 
 REPO = Path(__file__).resolve().parents[4]
-CPP = REPO / "sim" / "nand" / "cpp"
 HERE = Path(__file__).resolve().parent
 VECTORS = sorted(VECTOR_DIR.glob("*.vec"))
 BUILD = REPO / "build" / "nand_die_fast"
-SOURCES = [CPP / "nand_die_fast.sv", CPP / "nand_die_fast.cpp", CPP / "nand_die_fast_dpi.cpp",
-           HERE / "nand_die_fast_tb.sv"]
+SOURCES = [*DPI_SOURCES, HERE / "nand_die_fast_tb.sv"]
 PARAMS = {"n_ways": 2, "row_cycles": 2, "col_cycles": 2, "max_len": 2112}
 CORE = AmaranthCore("rtl.nand.onfi_channel:OnfiChannel", "onfi_channel", params=PARAMS)
 TOP = "nand_die_fast_tb"
@@ -88,15 +87,26 @@ def test_vectors_cover_rules():
     assert set(range(6)) <= modes, modes
 
 
+@pytest.mark.smoke
+def test_source_list_complete():
+    """sim/nand/fast_sources.py names every file of the model in sim/nand/cpp (the builds
+    compile what it lists: a file left out would be missing from all of them)."""
+    mains = {VECTOR_MAIN, CPP / "nand_die_fast_dpi.cpp"}
+    assert set(CPP.glob("*.cpp")) - mains == set(MODEL_SOURCES)
+    assert set(CPP.glob("*.h")) == set(HEADERS)
+    assert all(p.is_file() for p in [*DPI_SOURCES, VECTOR_MAIN])
+
+
 @pytest.fixture(scope="module")
 def vector_runner():
     """g++ builds the C++ runner into build/nand_die_fast/ (rebuilt when a source changed)."""
     BUILD.mkdir(parents=True, exist_ok=True)
     exe = BUILD / "nand_vectors"
-    srcs = [CPP / "nand_vectors_main.cpp", CPP / "nand_die_fast.cpp", CPP / "nand_die_fast.h"]
-    if not exe.exists() or any(s.stat().st_mtime > exe.stat().st_mtime for s in srcs):
+    srcs = [VECTOR_MAIN, *MODEL_SOURCES]
+    if not exe.exists() or any(s.stat().st_mtime > exe.stat().st_mtime
+                               for s in [*srcs, *HEADERS]):
         subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror",
-                        f"-I{CPP}", "-o", str(exe), str(srcs[0]), str(srcs[1])], check=True)
+                        f"-I{CPP}", "-o", str(exe), *map(str, srcs)], check=True)
     return exe
 
 

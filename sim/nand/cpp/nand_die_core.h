@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// NandDieCore, the array/command model of the fast NAND die (the golden NandDie, method for
+// method): LUNs, sparse block and page storage, busy times, status, rules, faults.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <queue>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nand_part.h"
+#include "nand_random.h"
+
+namespace nandfast {
+
+// Status register bits (ONFI).
+constexpr int SR_FAIL = 0x01, SR_FAILC = 0x02, SR_ARDY = 0x20, SR_RDY = 0x40, SR_WP_N = 0x80;
+
+struct Violation {
+    double time_ns;
+    std::string rule;
+    int lun;            // -1: none
+    std::string message;
+    std::string str() const;
+};
+
+struct RuleError {      // thrown by a strict die, caught by the front end (as the golden)
+    Violation v;
+};
+
+struct Block {
+    int64_t erase_count = 0;
+    int next_page = 0;
+    bool erased = true;
+    std::string bad;                        // "" or why the block went bad
+    std::unordered_map<int, Bytes> pages;   // page -> register image (data + spare)
+};
+
+struct Event {
+    double time;
+    uint64_t seq;
+    std::function<void()> fn;
+    bool operator>(const Event &o) const {
+        return time != o.time ? time > o.time : seq > o.seq;
+    }
+};
+
+enum CacheMode { CACHE_NONE = 0, CACHE_READ = 1, CACHE_PROGRAM = 2 };
+
+struct Inflight {
+    double end;
+    bool program;                                   // else erase
+    std::vector<std::pair<int, int>> items;         // (block, page) / (block, -1)
+};
+
+struct MpEntry {
+    int kind;           // 0 read, 1 program, 2 erase
+    uint64_t row;
+    Bytes image;        // program
+    int column;         // read
+};
+
+struct Lun {
+    int index = 0;
+    double busy_until = 0, array_busy_until = 0;
+    bool fail = false, failc = false;
+    std::unordered_map<int, Block> blocks;
+    std::map<int, Bytes> registers;                 // plane -> image
+    bool data_reg_valid = false;
+    int data_reg_plane = 0;
+    Bytes data_reg;
+    int column = 0, out_plane = 0;
+    CacheMode cache_mode = CACHE_NONE;
+    int64_t last_read_row = -1;
+    std::vector<MpEntry> mp_queue;
+    std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+    std::vector<Inflight> inflight;
+    bool factory_erased = true;
+
+    bool rdy(double now) const { return now >= busy_until; }
+    bool ardy(double now) const { return now >= array_busy_until; }
+    int status(double now, bool wp_n) const;
+    Block &block(int b);
+};
+
+struct OpResult {
+    bool valid = false;     // false: None (refused)
+    double ready = 0, array_ready = 0;
+    bool ok = true;
+};
+
+// The golden NandDie, method for method.
+class NandDieCore {
+  public:
+    explicit NandDieCore(const DieConfig &cfg);
+    DieConfig cfg;
+    const Geometry &g;
+    const ArrayTiming &t;
+    std::vector<Lun> luns;
+    bool wp_n = true;
+    double now = 0;
+    std::vector<Violation> violations;
+    std::map<std::string, int64_t> stats;
+    std::map<int, Bytes> features;
+    int selected_lun = 0;
+    bool output_status = false;     // output_mode == "status"
+    bool reset_seen = false;
+    PyRandom rng;
+    uint64_t seq = 0, bad_key = 0;
+    Bytes param_page;
+
+    void advance(double now);
+    double ready_ns() const;
+    int rb_n(double now);
+    int timing_mode() const;
+    int data_interface() const;     // 0 SDR, 2 NV-DDR2 (SET FEATURES 01h P1 bits 5:4)
+    bool is_factory_bad(int lun, int block) const;
+    void inject_bad_block(int lun, int block, const std::string &reason = "injected");
+    int status(double now, int lun);
+
+    double reset(double now);
+    bool read_id(double now, int address, Bytes &out);
+    bool read_parameter_page(double now, int address, Bytes &out);
+    bool set_features(double now, int address, const Bytes &params);
+    bool get_features(double now, int address, Bytes &out);
+    void set_wp_n(double now, bool value);
+    int read_status(double now);
+    int read_status_enhanced(double now, uint64_t row);
+    void read_mode(double now);
+    OpResult read_page(double now, uint64_t row, int column, int confirm);
+    OpResult read_cache(double now, int64_t row);       // row -1: sequential
+    OpResult read_cache_end(double now);
+    bool change_read_column(double now, int column, int64_t row);
+    bool read_data(double now, int n, Bytes &out);
+    OpResult program_page(double now, uint64_t row,
+                          const std::vector<std::pair<int, Bytes>> &chunks, int confirm);
+    OpResult erase_block(double now, uint64_t row, int confirm);
+
+  private:
+    bool violate(const std::string &rule, int lun, const std::string &message);
+    void fail_event(const std::string &op);
+    bool powered(const char *what);
+    bool ready(Lun &lun, const std::string &what, CacheMode cache = CACHE_NONE);
+    bool target_ready(const char *what);
+    bool decode(uint64_t row, const char *what, int64_t &lun, int64_t &block, int64_t &page);
+    void busy(Lun &lun, double ready, double array_ready = -1);
+    void set_fail(Lun &lun, double time, bool failed, bool cache);
+    void at(Lun &lun, double time, std::function<void()> fn);
+    bool check_column(Lun &lun, int64_t column, int64_t nbytes);
+    bool multi_plane(Lun &lun, int kind, MpEntry entry, bool queue,
+                     std::vector<MpEntry> &group);
+    std::string program_allowed(Lun &lun, int block, int page);
+    std::vector<uint64_t> flip_positions(uint64_t n_bits, double p);
+    Bytes array_read(int lun, int block, int page, size_t &nflips);
+};
+
+}  // namespace nandfast

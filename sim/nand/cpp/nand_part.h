@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: BSD-2-Clause
+// The part and die options of the fast NAND die model: geometry (NandGeometry), array
+// timing (NandArrayTiming), the ONFI identity and NandDie's options, with the golden
+// model's range checks, and the ONFI parameter page built from them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace nandfast {
+
+using Bytes = std::vector<uint8_t>;
+
+struct Geometry {
+    int page_bytes = 8192, spare_bytes = 512, pages_per_block = 256, blocks_per_plane = 2048;
+    int planes = 2, luns = 1, bits_per_cell = 2;
+    // derived (call derive() after setting the fields)
+    int page_bits = 0, block_bits = 0, lun_bits = 0, row_cycles = 1, column_cycles = 1;
+    int register_bytes = 0, blocks_per_lun = 0, plane_bits = 0;
+    std::string derive();   // "" or the error naming the field
+    int plane_of(int block) const { return block % planes; }
+    int page_type(int page) const { return page % bits_per_cell; }  // 0 lower, 1 upper...
+    uint64_t pack_row(int lun, int block, int page) const {
+        return ((((uint64_t)lun << block_bits) | (uint64_t)block) << page_bits) | page;
+    }
+    void unpack_row(uint64_t row, int64_t &lun, int64_t &block, int64_t &page) const;
+    std::string check_row(uint64_t row) const;
+};
+
+struct ArrayTiming {
+    int64_t t_r_ns = 100000, t_prog_ns = 1300000, t_bers_ns = 3000000;
+    int64_t t_r_lower_ns = -1, t_r_upper_ns = -1, t_prog_lower_ns = -1, t_prog_upper_ns = -1;
+    int64_t t_cbsy_ns = 3000, t_rcbsy_ns = 3000, t_dbsy_ns = 500, t_feat_ns = 1000;
+    int64_t t_rst_ns = 5000, t_rst_prog_ns = 10000, t_rst_erase_ns = 500000;
+    int64_t t_rst_first_ns = 1000000;
+    int64_t t_r(int page_type) const;
+    int64_t t_prog(int page_type) const;
+    int64_t t_r_max() const;
+    int64_t t_prog_max() const;
+};
+
+// The part (NandPart) plus the die options of NandDie.
+struct DieConfig {
+    Geometry geometry;
+    ArrayTiming timing;
+    Bytes id_bytes = {0x2c, 0x64, 0x44, 0x4b, 0xa9};
+    std::string manufacturer = "MICRON", model = "SSDLAB-IMFT20-64G";
+    int jedec_id = 0x2C, pe_cycles = 3000, ecc_bits = 40, sdr_modes = 0x3F;
+    int max_bad_blocks = -1;                // -1: 2 % of the blocks of a LUN
+    int64_t seed = 0;
+    bool strict = true;
+    double factory_bad_block_rate = 0.0;
+    int64_t pe_limit = 0;                   // 0: no wear-out (None)
+    double rber_base = 0.0, rber_per_kcycle = 0.0, rber_exponent = 1.0;
+    bool factory_erased = true, require_reset = true;
+    int param_page_copies = 3;
+    std::string validate();                 // "" or the error naming the field
+    int bad_blocks_limit() const;
+};
+
+Bytes onfi_parameter_page(const DieConfig &cfg);
+
+}  // namespace nandfast
