@@ -148,6 +148,9 @@ struct ssdlab_data {
     /* What the driver measured (transport time), printed at cleanup: fio's clat at QD1 is
      * exactly doorbell-to-CQE of the same commands when fio's clock is simulated time. */
     uint64_t n_cpl, lat_sum_ns, lat_min_ns, lat_max_ns, t_init_ns;
+    /* $SSDLAB_IOLOG: one line per completed command, in transport (simulated) nanoseconds,
+     * so figures need not come from fio's millisecond runtime (sw/fio/README.md). */
+    FILE *iolog;
     struct io_u **ring;         /* completed io_us, oldest first */
     struct ssdlab_ctx *ctx;     /* per io_u index: the callback's argument */
     unsigned n_ctx;
@@ -368,6 +371,8 @@ static void ssdlab_cleanup(struct thread_data *td)
             log_err("ssdlab: disabling the controller: %s\n", sl_errmsg(NULL));
         }
     }
+    if (d->iolog)
+        fclose(d->iolog);
     if (d->lock_fd >= 0)
         close(d->lock_fd);
     free(d->ring);
@@ -473,6 +478,11 @@ static int ssdlab_init(struct thread_data *td)
     }
     d->clock = d->sim;
     d->t_init_ns = sl_time_ns(d->c);
+    const char *iolog = getenv("SSDLAB_IOLOG");
+    if (iolog && *iolog && !(d->iolog = fopen(iolog, "a"))) {
+        log_err("ssdlab: SSDLAB_IOLOG=%s: %s\n", iolog, strerror(errno));
+        goto fail;
+    }
     return 0;
 fail:
     ssdlab_cleanup(td);
@@ -504,6 +514,21 @@ static void ssdlab_iomem_free(struct thread_data *td)
 
 /* --- I/O ------------------------------------------------------------------------------------ */
 
+/* The I/O log's command kind: r(ead), w(rite), t(rim), f(lush). */
+static char iolog_kind(enum fio_ddir ddir)
+{
+    switch (ddir) {
+    case DDIR_READ:
+        return 'r';
+    case DDIR_WRITE:
+        return 'w';
+    case DDIR_TRIM:
+        return 't';
+    default:
+        return 'f';
+    }
+}
+
 static void ssdlab_done(const struct sl_cpl *cpl, void *user)
 {
     struct ssdlab_ctx *x = user;
@@ -523,6 +548,10 @@ static void ssdlab_done(const struct sl_cpl *cpl, void *user)
         d->lat_max_ns = lat;
     d->lat_sum_ns += lat;
     d->n_cpl++;
+    if (d->iolog)
+        fprintf(d->iolog, "%c %llu %llu %llu %u\n", iolog_kind(io_u->ddir),
+                (unsigned long long)io_u->xfer_buflen, (unsigned long long)cpl->submit_ns,
+                (unsigned long long)cpl->complete_ns, (unsigned)cpl->status);
     d->ring[(d->head + d->count) % d->ring_len] = io_u;
     d->count++;
 }

@@ -13,15 +13,18 @@ result.json (schema_version 1):
     tests: [{name, title, chart, metric, x_label, points: [{name, series, x, label, rw, bs,
              iodepth, rwmixread, iops, mb_s, read {...}, write {...}, lat_mean_us,
              lat_p50_us, lat_p99_us, lat_p999_us, runtime_ms, ios, bytes, wall_s,
-             samples [[t_ms, iops], ...], sample_mean_iops, notes}]}]
+             samples [[t_ms, iops], ...], sample_mean_iops, time_basis ("ns": from the
+             ioengine's per-command log, span_ns from the first submission to the last
+             completion, fio's own figures under fio {...}; "fio": fio's), notes}],
+             ftl {FTL counter deltas, write_amplification} where the drive has them}]
 """
 
 import csv
 import json
 from pathlib import Path
 
-__all__ = ["SCHEMA_VERSION", "point_figures", "read_iops_log", "write_result", "load_result",
-           "ResultError", "CSV_FIELDS"]
+__all__ = ["SCHEMA_VERSION", "point_figures", "iolog_figures", "read_iops_log", "write_result",
+           "load_result", "ResultError", "CSV_FIELDS"]
 
 SCHEMA_VERSION = 1
 
@@ -66,6 +69,51 @@ def point_figures(job, decimal):
     return out
 
 
+def _rank(sorted_values, per_mille):
+    """The nearest-rank quantile of a sorted list: the smallest value with at least
+    per_mille / 1000 of the values at or below it (integer arithmetic: no float rounding)."""
+    n = len(sorted_values)
+    return sorted_values[max(0, (n * per_mille + 999) // 1000 - 1)]
+
+
+def iolog_figures(path, decimal):
+    """The figures of one job from the ssdlab ioengine's I/O log ($SSDLAB_IOLOG: a line per
+    command, `kind bytes submit_ns complete_ns status`, transport time): IOPS and MB/s over
+    the interval from the first submission to the last completion, latency mean and
+    percentiles (nearest rank) of each command's doorbell-to-completion time. Nanoseconds
+    throughout, so no figure is a count over a whole number of milliseconds. Read and write
+    commands count; trims and flushes do not. None when the log has no read or write."""
+    sides = {"r": [], "w": []}
+    for line in Path(path).read_text().splitlines():
+        f = line.split()
+        if len(f) == 5 and f[0] in sides:
+            sides[f[0]].append((int(f[1]), int(f[2]), int(f[3])))
+    every = sides["r"] + sides["w"]
+    if not every:
+        return None
+    t0 = min(s for _, s, _ in every)
+    span = max(c for _, _, c in every) - t0
+    unit = 1e6 if decimal else float(1 << 20)
+
+    def side(ios):
+        lat = sorted(c - s for _, s, c in ios)
+        n = len(ios)
+        nbytes = sum(b for b, _, _ in ios)
+        return {"ios": n, "io_bytes": nbytes,
+                "iops": round(n * 1e9 / span, 1) if span else None,
+                "bw_bytes": round(nbytes * 1e9 / span) if span else None,
+                "lat_mean_us": round(sum(lat) / n / 1e3, 2) if n else None,
+                "lat_p50_us": round(_rank(lat, 500) / 1e3, 2) if n else None,
+                "lat_p99_us": round(_rank(lat, 990) / 1e3, 2) if n else None,
+                "lat_p999_us": round(_rank(lat, 999) / 1e3, 2) if n else None}
+    r, w, a = side(sides["r"]), side(sides["w"]), side(every)
+    return {"iops": a["iops"], "mb_s": round(a["bw_bytes"] / unit, 2) if span else None,
+            "lat_mean_us": a["lat_mean_us"], "lat_p50_us": a["lat_p50_us"],
+            "lat_p99_us": a["lat_p99_us"], "lat_p999_us": a["lat_p999_us"],
+            "ios": a["ios"], "bytes": a["io_bytes"], "span_ns": span,
+            "read": r, "write": w}
+
+
 def read_iops_log(path, sample_ms, per_io=True):
     """IOPS samples [[t_ms, iops], ...] from fio's IOPS log (`write_iops_log`).
 
@@ -97,13 +145,14 @@ def read_iops_log(path, sample_ms, per_io=True):
 CSV_FIELDS = ["suite", "persona", "label", "test", "point", "series", "x", "rw", "bs",
               "iodepth", "rwmixread", "iops", "mb_s", "lat_mean_us", "lat_p50_us",
               "lat_p99_us", "lat_p999_us", "runtime_ms", "ios", "bytes", "wall_s",
-              "sample_mean_iops"]
+              "sample_mean_iops", "time_basis", "span_ns", "fio_iops"]
 
 
 def csv_rows(result):
     for t in result["tests"]:
         for p in t["points"]:
             row = {k: p.get(k) for k in CSV_FIELDS}
+            row["fio_iops"] = (p.get("fio") or {}).get("iops")
             row.update(suite=result["suite"], persona=result["persona"],
                        label=result.get("label", ""), test=t["name"], point=p["name"])
             yield row

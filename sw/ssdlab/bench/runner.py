@@ -13,7 +13,13 @@ import time
 from pathlib import Path
 
 from sw.ssdlab.bench import fiojobs
-from sw.ssdlab.bench.results import SCHEMA_VERSION, point_figures, read_iops_log, write_result
+from sw.ssdlab.bench.results import (
+    SCHEMA_VERSION,
+    iolog_figures,
+    point_figures,
+    read_iops_log,
+    write_result,
+)
 from sw.ssdlab.bench.scale import thin
 from sw.ssdlab.bench.suites import SUITES, Fill, Test
 from sw.ssdlab.bench.target import BenchError
@@ -153,7 +159,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
             else:
                 flush_settle()
                 note(f"{test.name}: {sec.name}")
-                job, wall, _ = target.run_fio(jobfile, sec.name, out_dir)
+                iolog = out_dir / "logs" / f"{sec.name}.iolog" if sec.kind != "fill" else None
+                job, wall, _ = target.run_fio(jobfile, sec.name, out_dir, iolog=iolog)
                 if sec.kind == "fill":
                     f = point_figures(job, suite.decimal)
                     result["steps"].append({"test": test.name, "kind": "fill",
@@ -162,7 +169,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
                                             "mb_s": f["mb_s"], "wall_s": round(wall, 1)})
                 else:
                     tres["points"].append(_point(sec, job, wall, suite, out_dir, scale,
-                                                 target.avg_logs))
+                                                 target.avg_logs, iolog))
             done += 1
         flush_settle()
         if ftl_before is not None:
@@ -178,9 +185,23 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     return result
 
 
-def _point(sec, job, wall, suite, out_dir, scale, avg_logs):
+def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):
+    """One point's row. Where the ioengine logged every command (the simulated drive), IOPS,
+    MB/s and latency come from its nanosecond timestamps ("time_basis": "ns"), and fio's own
+    figures, over its whole-millisecond runtime, are kept under "fio"; otherwise fio's
+    ("time_basis": "fio")."""
     p = sec.point
     f = point_figures(job, suite.decimal)
+    ns = iolog_figures(iolog, suite.decimal) if iolog and Path(iolog).exists() else None
+    if ns is not None:
+        fio = {k: f[k] for k in ("iops", "mb_s", "lat_mean_us", "lat_p50_us", "lat_p99_us",
+                                 "lat_p999_us", "runtime_ms", "ios")}
+        f = {**f, **{k: ns[k] for k in ("iops", "mb_s", "lat_mean_us", "lat_p50_us",
+                                          "lat_p99_us", "lat_p999_us", "ios", "bytes",
+                                          "read", "write")},
+             "span_ns": ns["span_ns"], "time_basis": "ns", "fio": fio}
+    else:
+        f = {**f, "time_basis": "fio"}
     row = {"name": p.name, "series": p.series, "x": p.x, "label": p.label or str(p.x),
            "rw": p.rw, "bs": p.bs, "iodepth": sec.opts["iodepth"],
            "rwmixread": p.rwmixread, **f, "wall_s": round(wall, 1),

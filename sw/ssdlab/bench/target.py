@@ -61,11 +61,17 @@ class _Target:
         r = subprocess.run([self.fio_path, "--version"], capture_output=True, text=True)
         return r.stdout.strip()
 
-    def run_fio(self, jobfile, section, cwd):
-        """Run one section of a job file; returns (fio JSON job, wall seconds, stderr)."""
+    def run_fio(self, jobfile, section, cwd, iolog=None):
+        """Run one section of a job file; returns (fio JSON job, wall seconds, stderr).
+        iolog: a file for the ioengine's per-command log in nanoseconds, where the target's
+        engine writes one (the simulated drive's: sw/fio/README.md); it is started afresh."""
         args = [*self.fio_cmd(), "--output-format=json", f"--section={section}", str(jobfile)]
+        env = self.env()
+        if iolog is not None and self.kind == "sim":
+            Path(iolog).unlink(missing_ok=True)
+            env = {**(env or os.environ), "SSDLAB_IOLOG": str(iolog)}
         t0 = time.monotonic()
-        r = subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=self.env())
+        r = subprocess.run(args, capture_output=True, text=True, cwd=cwd, env=env)
         wall = time.monotonic() - t0
         if r.returncode != 0:
             raise BenchError(f"fio failed ({r.returncode}) on [{section}] of {jobfile}:\n"

@@ -10,6 +10,7 @@ from conftest import fio_job, fio_side
 from sw.ssdlab.bench.results import (
     SCHEMA_VERSION,
     ResultError,
+    iolog_figures,
     load_result,
     point_figures,
     read_iops_log,
@@ -38,6 +39,38 @@ def test_point_figures_mixed_adds_up():
     assert f["iops"] == 1000.0 and f["ios"] == 100
     assert f["lat_mean_us"] == 1.7                       # I/O-weighted
     assert f["lat_p99_us"] == 7.0                        # the larger side's
+
+
+def test_iolog_figures_in_nanoseconds(tmp_path):
+    """512 reads of 4 KiB at QD 8 over 8.4 ms of simulated time: 60,952.4 IOPS, where fio's
+    whole-millisecond runtime (8 ms) would give 64,000. Latency percentiles by nearest rank of
+    the per-command times; a write counts, a trim and a flush do not."""
+    lines, t = [], 0
+    for i in range(512):
+        submit = (i // 8) * 131_250         # batches of 8, 131.25 us apart
+        lines.append(f"r 4096 {submit} {submit + 100_000 + 997 * i} 0")
+        t = submit + 100_000 + 997 * i
+    lines += ["t 1048576 0 5 0", "f 0 0 5 0"]
+    log = tmp_path / "p.iolog"
+    log.write_text("\n".join(lines) + "\n")
+    f = iolog_figures(log, decimal=True)
+    span = max(int(x.split()[3]) for x in lines[:512])
+    assert f["span_ns"] == span == t
+    assert f["ios"] == 512 and f["bytes"] == 512 * 4096
+    assert f["iops"] == round(512e9 / span, 1) != 64000.0
+    assert f["mb_s"] == round(512 * 4096 * 1e9 / span / 1e6, 2)
+    lat = sorted(100_000 + 997 * i for i in range(512))
+    assert f["lat_p50_us"] == round(lat[255] / 1e3, 2)            # rank ceil(0.5 * 512) = 256
+    assert f["lat_p99_us"] == round(lat[506] / 1e3, 2)            # rank ceil(0.99 * 512) = 507
+    assert f["lat_p999_us"] == round(lat[511] / 1e3, 2)           # rank ceil(0.999 * 512) = 512
+    assert f["lat_mean_us"] == round(sum(lat) / 512 / 1e3, 2)
+    assert f["read"]["ios"] == 512 and f["write"]["ios"] == 0
+    log.write_text("w 8192 1000 3000 0\nr 4096 2000 5000 0\n")
+    f = iolog_figures(log, decimal=False)
+    assert (f["ios"], f["span_ns"], f["iops"]) == (2, 4000, 500000.0)
+    assert f["write"]["io_bytes"] == 8192 and f["read"]["lat_mean_us"] == 3.0
+    log.write_text("t 4096 0 10 0\n")
+    assert iolog_figures(log, decimal=True) is None
 
 
 def test_per_io_log_binned(tmp_path):
