@@ -368,8 +368,9 @@ def bench(dev, as_json, rw, bs, qd, ios, lba, count, seed):
                                      f"LBA up to the {info['max_transfer']}-byte MDTS",
                                      param_hint="'--bs'")
         if info["io_depth"] - 1 < qd:
-            raise click.BadParameter(f"the I/O queue holds {info['io_depth'] - 1} commands",
-                                     param_hint="'--qd'")
+            raise click.BadParameter(f"{qd} commands in flight, but the drive's I/O queue has "
+                                     f"{info['io_depth']} entries and holds at most "
+                                     f"{info['io_depth'] - 1}", param_hint="'--qd'")
         before = d.stats() if d.simulated else {}
         w0 = _time.monotonic()
         r = d.bench(write=rw.endswith("write"), random=rw.startswith("rand"),

@@ -106,6 +106,14 @@ int sl_bench(struct sl_ctrl *c, const struct sl_bench_opts *o, struct sl_bench_r
                               .cdw10 = (uint32_t)lba, .cdw11 = (uint32_t)(lba >> 32),
                               .cdw12 = o->io_blocks - 1u},
                           &buf, (size_t)slot * io_bytes, io_bytes, on_cpl, &tags[slot]);
+            if (rc == -EBUSY && sl_inflight(c, qid)) {
+                /* The SQ ring is full as far as the host knows: the device has not yet
+                 * consumed entries whose commands completed (a CQE's SQ head lags). A host
+                 * waits for a completion that moves the head, as a driver does. */
+                b.free_slots[b.n_free++] = slot;
+                rc = 0;
+                break;
+            }
             if (rc < 0)
                 goto drain;
             submitted++;

@@ -366,7 +366,10 @@ static void post(struct fake_dev *d, unsigned sqid, uint16_t cid, uint16_t statu
     if (!d->cq[cqid].on)
         return;
     struct nvme_cqe e = {
-        .dw0 = dw0, .sq_head = d->sq[sqid].head, .sq_id = (uint16_t)sqid, .cid = cid,
+        .dw0 = dw0, .sq_id = (uint16_t)sqid, .cid = cid,
+        .sq_head = (uint16_t)((d->sq[sqid].head + d->sq[sqid].size -
+                               (sqid ? d->sq_head_lag % d->sq[sqid].size : 0)) %
+                              d->sq[sqid].size),
         .status = (uint16_t)((status << 1) | d->cq[cqid].phase),
     };
     if ((uint16_t)((d->cq[cqid].tail + 1) % d->cq[cqid].size) == d->cq[cqid].head)

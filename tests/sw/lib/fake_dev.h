@@ -38,6 +38,8 @@ struct fake_dev {
     int      lose_io;           /* I/O commands never complete */
     uint64_t late_io_ns;        /* I/O commands complete this late (0: cmd_ns) */
     uint16_t force_status;      /* next I/O command completes with this status */
+    uint16_t sq_head_lag;       /* CQEs report the SQ head this many entries behind (a device
+                                 * that reports the head as of the command's fetch) */
     uint8_t  mdts;
     uint16_t nsqa;              /* 0's based queues granted by Set Features */
     uint32_t n_vectors;

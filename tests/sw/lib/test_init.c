@@ -456,6 +456,17 @@ static void bench(void)
     CHECK_EQ(sl_bench(c, &o, &r), 0);
     CHECK_EQ(r.errors, 1);
     CHECK_EQ(r.first_error, NVME_STATUS(2, 0x81));
+    /* The deepest QD the queue holds (63 of 64 entries) while the device reports its SQ head
+     * one entry late: the ring looks full with commands completed; the host waits for a
+     * completion that moves the head instead of failing part-way. */
+    dev.sq_head_lag = 1;
+    o.qd = 63;
+    o.n_ios = 300;
+    CHECK_EQ(sl_bench(c, &o, &r), 0);
+    CHECK_EQ(r.ios, 300);
+    CHECK_EQ(r.errors, 0);
+    dev.sq_head_lag = 0;
+    o.n_ios = 100;
     /* bad options */
     o.qd = 64;
     CHECK_EQ(sl_bench(c, &o, &r), -EINVAL);
