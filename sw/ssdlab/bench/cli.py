@@ -217,7 +217,9 @@ def _summary(result, out):
         for p in t["points"]:
             click.echo(f"    {p['label']:>22} {p['series']:>8}  {value(p, 'iops'):10.1f} IOPS "
                        f"{p['mb_s']:9.2f} {result['units']}  lat {p['lat_mean_us'] or 0:9.1f} "
-                       f"us  p99 {p['lat_p99_us'] or 0:9.1f} us")
+                       f"us  p99 {p['lat_p99_us'] or 0:9.1f} us"
+                       + ("  NOT steady" if (p.get("steady_state") or {}).get("steady") is False
+                          else ""))
         if ftl_note(t):
             click.echo(f"    {ftl_note(t)}")
     click.echo(f"result: {out}/result.json, results.csv, charts/, report.md, report.html, jobs/")

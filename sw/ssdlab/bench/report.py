@@ -64,15 +64,27 @@ def _fmt(v, nd=1):
 
 
 POINT_COLUMNS = ["point", "series", "x", "QD", "IOPS", "MB/s", "lat mean µs", "p50 µs",
-                 "p99 µs", "p99.9 µs", "runtime ms", "wall s"]
+                 "p99 µs", "p99.9 µs", "I/Os", "time basis", "steady state", "wall s"]
+
+
+def steady_text(p):
+    """The point's steady-state verdict in a few words ("-" where it was not judged)."""
+    s = p.get("steady_state")
+    if not s:
+        return "-"
+    if s["steady"] is None:
+        return f"not judged ({s.get('why', '')})"
+    words = "steady" if s["steady"] else "NOT steady"
+    return f"{words} (±{s['excursion_pct']} %, slope {s['slope_pct']} %)"
 
 
 def point_rows(t, r):
     for p in t["points"]:
+        basis = "ns" if p.get("time_basis") == "ns" else f"fio, {_fmt(p['runtime_ms'])} ms"
         yield [p["label"], p["series"], str(p["x"]), str(p["iodepth"]),
                _fmt(value(p, "iops")), _fmt(p["mb_s"], 2), _fmt(p["lat_mean_us"]),
                _fmt(p["lat_p50_us"]), _fmt(p["lat_p99_us"]), _fmt(p["lat_p999_us"]),
-               _fmt(p["runtime_ms"]), _fmt(p["wall_s"])]
+               _fmt(p.get("ios")), basis, steady_text(p), _fmt(p["wall_s"])]
 
 
 def _md_table(head, rows):

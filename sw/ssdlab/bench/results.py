@@ -15,7 +15,8 @@ result.json (schema_version 1):
              lat_p50_us, lat_p99_us, lat_p999_us, runtime_ms, ios, bytes, wall_s,
              samples [[t_ms, iops], ...], sample_mean_iops, time_basis ("ns": from the
              ioengine's per-command log, span_ns from the first submission to the last
-             completion, fio's own figures under fio {...}; "fio": fio's), notes}],
+             completion, fio's own figures under fio {...}; "fio": fio's), steady_state
+             {steady, window, mean, excursion_pct, slope_pct, rule} where sampled, notes}],
              ftl {FTL counter deltas, write_amplification} where the drive has them}]
 """
 
@@ -145,7 +146,7 @@ def read_iops_log(path, sample_ms, per_io=True):
 CSV_FIELDS = ["suite", "persona", "label", "test", "point", "series", "x", "rw", "bs",
               "iodepth", "rwmixread", "iops", "mb_s", "lat_mean_us", "lat_p50_us",
               "lat_p99_us", "lat_p999_us", "runtime_ms", "ios", "bytes", "wall_s",
-              "sample_mean_iops", "time_basis", "span_ns", "fio_iops"]
+              "sample_mean_iops", "time_basis", "span_ns", "fio_iops", "steady"]
 
 
 def csv_rows(result):
@@ -153,6 +154,7 @@ def csv_rows(result):
         for p in t["points"]:
             row = {k: p.get(k) for k in CSV_FIELDS}
             row["fio_iops"] = (p.get("fio") or {}).get("iops")
+            row["steady"] = (p.get("steady_state") or {}).get("steady")
             row.update(suite=result["suite"], persona=result["persona"],
                        label=result.get("label", ""), test=t["name"], point=p["name"])
             yield row

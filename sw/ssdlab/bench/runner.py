@@ -12,7 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from sw.ssdlab.bench import fiojobs
+from sw.ssdlab.bench import fiojobs, steady
 from sw.ssdlab.bench.results import (
     SCHEMA_VERSION,
     iolog_figures,
@@ -213,4 +213,5 @@ def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):
         row["sample_ms"] = scale.sample_ms
         row["sample_mean_iops"] = (round(sum(v for _, v in samples) / len(samples), 1)
                                    if samples else None)
+        row["steady_state"] = steady.verdict([v for _, v in samples])
     return row
