@@ -9,10 +9,9 @@
   C header and the README table);
 - `spec.nand_geometry`, `spec.onfi_timing`, `spec.onfi_param_page`: the NAND parts, the ONFI
   timing modes and parameter pages;
-- `spec.fw_streams`: the streams between the hardware and the firmware (payload layouts,
-  the CSR word packing the firmware's generated C follows);
 - `spec.fw_streams`: the hardware/firmware stream layouts (the NVMe processor interface, block
   requests, flash ops) and their packing into CSR words (soc/fw_ports.py generates the C);
+  the flash op codes (generates ssdlab/fw_streams.h for the firmware and its mock HAL);
 - `spec.persona`: drive personas (`personas/*.yaml`): schema, model and loader, analytic
   limits.
 """

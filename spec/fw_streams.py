@@ -26,17 +26,26 @@ the C cannot disagree on a bit.
   fop      from_fw     flash_op_layout         flash operations
   fcpl     to_fw       flash_cpl_layout        their completions
 
+`FLASH_OPS` names the values of a flash op's `op` field: the RTL's `FlashOp`
+(rtl/nand/nand_die_scheduler.py) and the firmware's `enum flash_opcode` are built from it;
+`c_header()` writes the firmware's copy, `ssdlab/fw_streams.h` (sw/firmware/Makefile):
+
+    python -m spec.fw_streams --c-header build/include/ssdlab/fw_streams.h
+
 This module imports nothing of ours (the bottom of the tree: spec/__init__.py).
 """
+
+import argparse
+from pathlib import Path
 
 __all__ = [
     "QID_BITS", "QSIZE_BITS", "VECTOR_BITS", "SQE_BITS", "LEN_BITS", "STATUS_BITS",
     "FLASH_TAG_BITS", "FLASH_OP_BITS", "FLASH_BUFFER_BITS", "FLASH_BLOCK_BITS",
-    "FLASH_PAGE_BITS", "FLASH_MAX_PLANES",
+    "FLASH_PAGE_BITS", "FLASH_MAX_PLANES", "FLASH_OPS",
     "sqe_layout", "cq_cpl_layout", "sq_cfg_layout", "fw_sq_cfg_layout", "cq_cfg_layout",
     "sq_page_layout", "cq_page_layout", "fw_xfer_layout", "fw_xfer_cpl_layout", "ivc_layout",
     "fw_aer_layout", "be_req_layout", "be_cpl_layout", "flash_op_layout", "flash_cpl_layout",
-    "TO_FW", "FROM_FW", "PORTS", "port_layouts", "pack",
+    "TO_FW", "FROM_FW", "PORTS", "port_layouts", "pack", "c_header",
 ]
 
 # Field widths -----------------------------------------------------------------------------------
@@ -49,7 +58,7 @@ LEN_BITS    = 32        # Transfer length in bytes.
 STATUS_BITS = 15        # NVMe status field (CQE DW3 31:17): DNR 14, M 13, CRD 12:11, SCT 10:8, SC.
 
 FLASH_TAG_BITS    = 8
-FLASH_OP_BITS     = 4   # rtl/nand/nand_die_scheduler.FlashOp
+FLASH_OP_BITS     = 4   # the `op` field: FLASH_OPS
 FLASH_BUFFER_BITS = 16  # buffer memory slot
 FLASH_BLOCK_BITS  = 16  # block number within a LUN (plane in its low bits)
 FLASH_PAGE_BITS   = 12  # page number within a block
@@ -179,6 +188,21 @@ def be_cpl_layout(tag_width):
 # Flash operations (FTL <-> flash back end, ARCHITECTURE.md; rtl/nand) ---------------------------
 
 
+# The `op` field's values: (name, value, what). Values not listed (9..15) are refused (the
+# completion's `error`). The RTL's FlashOp members and the C FLASH_<name> take these names.
+FLASH_OPS = (
+    ("READ",         0, "page read of every plane in plane_mask, `length` bytes each"),
+    ("PROGRAM",      1, "page program of every plane in plane_mask, `length` bytes each"),
+    ("ERASE",        2, "block erase of every plane in plane_mask"),
+    ("RESET",        3, "the die's RESET (FFh)"),
+    ("READ_ID",      4, "column[7:0] is the address (00h, 20h); `length` bytes"),
+    ("READ_PARAM",   5, "`length` bytes of the parameter page"),
+    ("SET_FEATURES", 6, "column[7:0] is the feature address; 4 bytes in"),
+    ("GET_FEATURES", 7, "4 bytes out"),
+    ("READ_STATUS",  8, "1 byte out"),
+)
+
+
 def flash_op_layout(max_len=18432, channel_bits=0):
     """A flash operation. max_len: the largest `length` in bytes (1..65535), which sets the
     field's width; channel_bits: 0 (a channel's die scheduler: no channel field) or the width
@@ -265,3 +289,38 @@ def pack(fields):
         if used == 32:
             word, used = word + 1, 0
     return out, word + (1 if used else 0)
+
+
+# C header ---------------------------------------------------------------------------------------
+
+
+def c_header():
+    """The C header of the stream facts the firmware names (`ssdlab/fw_streams.h`): the flash
+    op codes. The pack / unpack code of the ports is soc/fw_ports.py's (it needs a build's
+    widths); this header needs none, so the mock HAL build has it too."""
+    width = max(len(name) for name, _, _ in FLASH_OPS) + len("FLASH_ = 0,")
+    out = ["/* SPDX-License-Identifier: BSD-2-Clause */",
+           "/* The hardware/firmware stream facts the firmware names.",
+           " * Generated from spec/fw_streams.py by `python -m spec.fw_streams --c-header`;"
+           " do not edit. */",
+           "#ifndef SSDLAB_FW_STREAMS_H", "#define SSDLAB_FW_STREAMS_H", "",
+           f"/* A flash op's `op` field ({FLASH_OP_BITS} bits; other values are refused) */",
+           "enum flash_opcode {"]
+    for name, value, what in FLASH_OPS:
+        out.append(f"    {f'FLASH_{name} = {value},':<{width}}  /* {what} */")
+    out += ["};", "", "#endif /* SSDLAB_FW_STREAMS_H */", ""]
+    return "\n".join(out)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m spec.fw_streams", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--c-header", type=Path, metavar="PATH", required=True,
+                        help="write the C header (ssdlab/fw_streams.h)")
+    args = parser.parse_args(argv)
+    args.c_header.parent.mkdir(parents=True, exist_ok=True)
+    args.c_header.write_text(c_header())
+
+
+if __name__ == "__main__":
+    main()

@@ -46,6 +46,7 @@ __all__ = [
     "ONCS_SAVE_SELECT", "ONCS_RESERVATIONS", "ONCS_TIMESTAMP", "ONCS_VERIFY",
     "SmartLog", "build_smart_log", "parse_smart_log", "SMART_FIELDS",
     "ErrorLogEntry", "build_error_log", "parse_error_log", "ERROR_LOG_ENTRY_BYTES",
+    "ERROR_LOG_FIELDS",
     "build_fw_slot_log", "parse_fw_slot_log", "DsmRange", "build_dsm_ranges",
     "parse_dsm_ranges", "DSM_AD", "DSM_IDR", "DSM_IDW", "SQE_FIELDS", "CQE_FIELDS",
     "SMART_LOG_BYTES", "c_header",
@@ -840,8 +841,15 @@ def parse_smart_log(data):
     return SmartLog(bytes(data[:SMART_LOG_BYTES]), _parse(SMART_FIELDS, data))
 
 
-# Error Information (01h, figure 193): 64-byte entries, newest first.
+# Error Information (01h, figure 193): 64-byte entries, newest first; (name, struct format),
+# "" for reserved bytes.
 ERROR_LOG_ENTRY_BYTES = 64
+ERROR_LOG_FIELDS = (("error_count", "Q"), ("sqid", "H"), ("cid", "H"),
+                    ("status", "H"),        # status field 15:1, phase tag 0
+                    ("param_error_location", "H"), ("lba", "Q"), ("nsid", "I"),
+                    ("vs_info", "B"), ("trtype", "B"), ("", "2x"), ("cs_info", "Q"),
+                    ("trtype_info", "H"), ("", "22x"))
+_ERROR_LOG_ENTRY = struct.Struct("<" + "".join(f for _, f in ERROR_LOG_FIELDS))
 
 
 @dataclass
@@ -858,7 +866,7 @@ class ErrorLogEntry:
     cs_info: int = 0
     trtype_info: int = 0
 
-    _S = struct.Struct("<QHHHHQIBBxxQH22x")
+    _S = _ERROR_LOG_ENTRY
 
     def pack(self):
         return self._S.pack(self.error_count, self.sqid, self.cid, (self.status & 0x7FFF) << 1,
@@ -937,6 +945,7 @@ def _check_tables():
             used |= span
     assert {f.name for f in fields(Sqe)} >= {"opcode", "cid", "prp1", "prp2"}
     assert _SQE.size == SQE_BYTES and _CQE.size == CQE_BYTES
+    assert _ERROR_LOG_ENTRY.size == ERROR_LOG_ENTRY_BYTES
 
 
 _check_tables()
@@ -1028,10 +1037,13 @@ def c_header():
             ("Identify Controller (figure 247)", "NVME_ID_CTRL_", ID_CTRL_FIELDS),
             ("Identify Namespace (figure 245)", "NVME_ID_NS_", ID_NS_FIELDS),
             ("SMART / Health Information log page (figure 194)", "NVME_SMART_",
-             SMART_FIELDS)):
+             SMART_FIELDS),
+            ("Error Information log page entry (figure 193)", "NVME_ERROR_LOG_",
+             _offsets(ERROR_LOG_FIELDS))):
         out.append(f"/* {title}: byte offsets of the fields */")
         for name, offset, *_ in table:
-            define(f"{prefix}{name.upper()}_OFFSET", f"{offset}u")
+            if name:
+                define(f"{prefix}{name.upper()}_OFFSET", f"{offset}u")
         out.append("")
     out += ["#endif /* SSDLAB_NVME_SPEC_H */", ""]
     return "\n".join(out)

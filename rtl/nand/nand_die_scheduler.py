@@ -9,6 +9,8 @@ programs and erases come from a plane mask. Page reads are started before progra
 erases (never reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
 """
 
+import types
+
 from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, fifo, stream, wiring
 from amaranth.lib.wiring import In, Out
@@ -18,6 +20,7 @@ from spec.fw_streams import (
     FLASH_BUFFER_BITS,
     FLASH_MAX_PLANES,
     FLASH_OP_BITS,
+    FLASH_OPS,
     FLASH_PAGE_BITS,
     FLASH_TAG_BITS,
     flash_cpl_layout,
@@ -40,17 +43,16 @@ PAGE_BITS = FLASH_PAGE_BITS     # page number within a block
 MAX_PLANES = FLASH_MAX_PLANES
 
 
-class FlashOp(enum.Enum, shape=FLASH_OP_BITS):
-    """Flash operations of `s_op` (values 9..15 are refused with `error`)."""
-    READ = 0            # page read of every plane in plane_mask, `length` bytes each
-    PROGRAM = 1         # page program of every plane in plane_mask, `length` bytes each
-    ERASE = 2           # block erase of every plane in plane_mask
-    RESET = 3
-    READ_ID = 4         # column[7:0] is the address (00h, 20h); `length` bytes
-    READ_PARAM = 5      # `length` bytes of the parameter page
-    SET_FEATURES = 6    # column[7:0] is the feature address; 4 bytes in
-    GET_FEATURES = 7    # 4 bytes out
-    READ_STATUS = 8     # 1 byte out
+def _flash_op_members(namespace):
+    namespace["__module__"] = __name__
+    namespace["__doc__"] = ("Flash operations of `s_op`: spec/fw_streams.py FLASH_OPS (other "
+                            "values are refused with `error`).")
+    for name, value, _ in FLASH_OPS:
+        namespace[name] = value
+
+
+# Built from spec's table, the one the firmware's C enum is generated from.
+FlashOp = types.new_class("FlashOp", (enum.Enum,), {"shape": FLASH_OP_BITS}, _flash_op_members)
 
 
 def flash_op_layout(max_len=18432, channel_bits=0):

@@ -67,47 +67,49 @@ static void eui64(uint8_t *p)
     put_le(p, 8, 0x02ull << 56 | (uint64_t)G.id.git_hash << 24 | (h & 0xFFFFFF));
 }
 
+/* Field offsets: NVME_ID_CTRL_* / NVME_ID_NS_* (nvme_spec.h, spec/nvme.py's tables). */
+#define IDC(f) (page + NVME_ID_CTRL_##f##_OFFSET)
+#define IDNS(f) (page + NVME_ID_NS_##f##_OFFSET)
+
 static void id_controller(void)
 {
-    uint8_t *p = page;
-    put_le(p + 0, 2, 0x1D1D);                  /* VID */
-    put_le(p + 2, 2, 0x1D1D);                  /* SSVID */
-    put_str(p + 4, 20, "SSDLAB0001");
-    put_str(p + 24, 40, "ssdlab NVMe controller");
-    put_str(p + 64, 8, fw_revision());
-    p[77] = (uint8_t)log2u(G.id.max_transfer / 4096);     /* MDTS */
-    put_le(p + 78, 2, 1);                      /* CNTLID */
-    put_le(p + 80, 4, NVME_VERSION);           /* VER 1.4 */
-    p[111] = 1;                                /* CNTRLTYPE: I/O controller */
-    put_le(p + 256, 2, 0x0002);                /* OACS: Format NVM */
-    p[258] = ACL;
-    p[259] = 3;                                /* AERL */
-    p[260] = 0x03;                             /* FRMW: one slot, read only */
-    p[261] = 0x04;                             /* LPA: extended data (NUMDU, offset) */
-    p[262] = 63;                               /* ELPE */
-    put_le(p + 266, 2, 343);                   /* WCTEMP */
-    put_le(p + 268, 2, 353);                   /* CCTEMP */
-    put_le(p + 280, 8, (uint64_t)F.user_units * UNIT_BYTES);   /* TNVMCAP (low 8 bytes) */
-    p[512] = 0x66;                             /* SQES */
-    p[513] = 0x44;                             /* CQES */
-    put_le(p + 516, 4, 1);                     /* NN */
-    put_le(p + 520, 2, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
-    p[524] = 0x04;                             /* FNA: crypto erase supported */
-    p[525] = 1;                                /* VWC present */
-    p[530] = 1;                                /* NVSCC */
-    put_le(p + 2048, 2, 2500);                 /* PSD0 MP: 25 W */
+    put_le(IDC(VID), 2, 0x1D1D);
+    put_le(IDC(SSVID), 2, 0x1D1D);
+    put_str(IDC(SN), 20, "SSDLAB0001");
+    put_str(IDC(MN), 40, "ssdlab NVMe controller");
+    put_str(IDC(FR), 8, fw_revision());
+    *IDC(MDTS) = (uint8_t)log2u(G.id.max_transfer / 4096);
+    put_le(IDC(CNTLID), 2, 1);
+    put_le(IDC(VER), 4, NVME_VERSION);         /* 1.4 */
+    *IDC(CNTRLTYPE) = 1;                       /* I/O controller */
+    put_le(IDC(OACS), 2, 0x0002);              /* Format NVM */
+    *IDC(ACL) = ACL;
+    *IDC(AERL) = 3;
+    *IDC(FRMW) = 0x03;                         /* one slot, read only */
+    *IDC(LPA) = 0x04;                          /* extended data (NUMDU, offset) */
+    *IDC(ELPE) = 63;
+    put_le(IDC(WCTEMP), 2, 343);
+    put_le(IDC(CCTEMP), 2, 353);
+    put_le(IDC(TNVMCAP), 8, (uint64_t)F.user_units * UNIT_BYTES);   /* low 8 bytes */
+    *IDC(SQES) = 0x66;
+    *IDC(CQES) = 0x44;
+    put_le(IDC(NN), 4, 1);
+    put_le(IDC(ONCS), 2, NVME_ONCS_DSM | NVME_ONCS_WRITE_ZEROES);
+    *IDC(FNA) = 0x04;                          /* crypto erase supported */
+    *IDC(VWC) = 1;                             /* present */
+    *IDC(NVSCC) = 1;
+    put_le(IDC(PSD0_MP), 2, 2500);             /* 25 W */
 }
 
 static void id_namespace(void)
 {
-    uint8_t *p = page;
-    put_le(p + 0, 8, F.ns_lbas);               /* NSZE */
-    put_le(p + 8, 8, F.ns_lbas);               /* NCAP */
-    put_le(p + 16, 8, F.ns_lbas);              /* NUSE */
-    p[33] = 0x09;                              /* DLFEAT: reads zeroes; WZ deallocates */
-    put_le(p + 48, 8, F.ns_lbas << G.id.lbads);    /* NVMCAP (low 8 bytes) */
-    eui64(p + 120);
-    p[130] = (uint8_t)G.id.lbads;              /* LBAF0: LBADS */
+    put_le(IDNS(NSZE), 8, F.ns_lbas);
+    put_le(IDNS(NCAP), 8, F.ns_lbas);
+    put_le(IDNS(NUSE), 8, F.ns_lbas);
+    *IDNS(DLFEAT) = 0x09;                      /* reads zeroes; WZ deallocates */
+    put_le(IDNS(NVMCAP), 8, F.ns_lbas << G.id.lbads);  /* low 8 bytes */
+    eui64(IDNS(EUI64));
+    *IDNS(LBAF0_LBADS) = (uint8_t)G.id.lbads;
 }
 
 static uint16_t identify_cmd(const struct hal_cmd *c)

@@ -21,6 +21,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+/* enum flash_opcode, generated from spec/fw_streams.py into $(BUILD)/include. */
+#include "ssdlab/fw_streams.h"
 
 #define SLOT_BYTES      4096u
 
@@ -143,12 +145,6 @@ uint32_t hal_copy_done(void);
 
 /* --- flash back end (rtl/nand/nand_backend.py) ---------------------------------------- */
 
-enum hal_flash_opcode {
-    FLASH_READ = 0, FLASH_PROGRAM = 1, FLASH_ERASE = 2, FLASH_RESET = 3, FLASH_READ_ID = 4,
-    FLASH_READ_PARAM = 5, FLASH_SET_FEATURES = 6, FLASH_GET_FEATURES = 7,
-    FLASH_READ_STATUS = 8,
-};
-
 /* One flash operation. Data of plane p moves at buffer memory byte address
  * ((buffer + p * plane_slots) mod 2^16) * SLOT_BYTES (plane_slots: hal_flash_setup), so a
  * single-plane op on plane 1 whose data is at slot s uses buffer = s - plane_slots. A READ
@@ -156,7 +152,7 @@ enum hal_flash_opcode {
  * `column`. Ops to one die run in order, to different dies in parallel. */
 struct hal_flash_op {
     uint8_t  tag;               /* returned in the completion */
-    uint8_t  op;                /* enum hal_flash_opcode */
+    uint8_t  op;                /* enum flash_opcode (ssdlab/fw_streams.h) */
     uint8_t  channel, way, lun;
     uint8_t  plane_mask;
     uint16_t block;             /* block within the LUN (plane in its low bits) */

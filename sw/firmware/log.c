@@ -75,21 +75,24 @@ void log_aer_poll(void)
     }
 }
 
+/* Field offsets: NVME_ERROR_LOG_* (nvme_spec.h, spec/nvme.py's table). */
+#define ERR(f) (p + NVME_ERROR_LOG_##f##_OFFSET)
+
 static uint32_t build_error(void)
 {
     for (uint32_t i = 0; i < N_ERR; i++) {
         const struct err_entry *e = &errs[(err_head + N_ERR - 1 - i) % N_ERR];
-        uint8_t *p = page + 64 * i;
+        uint8_t *p = page + NVME_ERROR_LOG_ENTRY_BYTES * i;
         if (!e->count)
             break;
-        put_le(p + 0, 8, e->count);
-        put_le(p + 8, 2, e->sqid);
-        put_le(p + 10, 2, e->cid);
-        put_le(p + 12, 2, (uint32_t)(e->status & 0x7FFF) << 1);
-        put_le(p + 14, 2, 0xFFFF);             /* parameter error location: unknown */
-        put_le(p + 24, 4, e->nsid);
+        put_le(ERR(ERROR_COUNT), 8, e->count);
+        put_le(ERR(SQID), 2, e->sqid);
+        put_le(ERR(CID), 2, e->cid);
+        put_le(ERR(STATUS), 2, (uint32_t)(e->status & 0x7FFF) << 1);
+        put_le(ERR(PARAM_ERROR_LOCATION), 2, 0xFFFF);  /* unknown */
+        put_le(ERR(NSID), 4, e->nsid);
     }
-    return 64 * N_ERR;
+    return NVME_ERROR_LOG_ENTRY_BYTES * N_ERR;
 }
 
 /* SMART data units: thousands of 512-byte units, rounded up. */
@@ -98,25 +101,26 @@ static uint64_t data_units(uint64_t lbas)
     return ((lbas << G.id.lbads) / 512 + 999) / 1000;
 }
 
+/* Field offsets: NVME_SMART_* (nvme_spec.h, spec/nvme.py's table). */
+#define SMART(f) (page + NVME_SMART_##f##_OFFSET)
+
 static uint32_t build_smart(void)
 {
-    uint8_t *p = page;
     uint32_t used = blk_avg_erase() * 100 / (ftl_config.pe_budget ? ftl_config.pe_budget : 1);
-    p[1] = 313 & 0xFF;                         /* composite temperature: 313 K */
-    p[2] = 313 >> 8;
-    p[3] = 100;                                /* available spare */
-    p[4] = 10;                                 /* available spare threshold */
-    p[5] = (uint8_t)(used > 255 ? 255 : used);
-    put_le(p + 32, 16, data_units(C.lbas_read));
-    put_le(p + 48, 16, data_units(C.lbas_written));
-    put_le(p + 64, 16, C.host_reads);
-    put_le(p + 80, 16, C.host_writes);
-    put_le(p + 112, 16, C.power_cycles);
-    put_le(p + 128, 16, fw_power_on_seconds() / 3600);
-    put_le(p + 144, 16, C.unsafe_shutdowns);
-    put_le(p + 160, 16, C.media_errors);
-    put_le(p + 176, 16, err_count);
-    return 512;
+    put_le(SMART(COMPOSITE_TEMPERATURE), 2, 313);      /* 313 K */
+    *SMART(AVAILABLE_SPARE) = 100;
+    *SMART(AVAILABLE_SPARE_THRESHOLD) = 10;
+    *SMART(PERCENTAGE_USED) = (uint8_t)(used > 255 ? 255 : used);
+    put_le(SMART(DATA_UNITS_READ), 16, data_units(C.lbas_read));
+    put_le(SMART(DATA_UNITS_WRITTEN), 16, data_units(C.lbas_written));
+    put_le(SMART(HOST_READ_COMMANDS), 16, C.host_reads);
+    put_le(SMART(HOST_WRITE_COMMANDS), 16, C.host_writes);
+    put_le(SMART(POWER_CYCLES), 16, C.power_cycles);
+    put_le(SMART(POWER_ON_HOURS), 16, fw_power_on_seconds() / 3600);
+    put_le(SMART(UNSAFE_SHUTDOWNS), 16, C.unsafe_shutdowns);
+    put_le(SMART(MEDIA_ERRORS), 16, C.media_errors);
+    put_le(SMART(NUM_ERR_LOG_ENTRIES), 16, err_count);
+    return NVME_SMART_LOG_BYTES;
 }
 
 const char *fw_revision(void);

@@ -46,6 +46,14 @@ def expected():
     out["NVME_SQE_PRP1_OFFSET"] = nvme.Sqe(prp1=1).pack().index(1)
     out["NVME_SQE_CDW10_OFFSET"] = nvme.Sqe(cdw10=1).pack().index(1)
     out["NVME_CQE_CID_OFFSET"] = nvme.Cqe(cid=1).pack().index(1)
+    # Error log entry: each field of a packed ErrorLogEntry marked with its own first byte.
+    marks = {"error_count": 0xA1, "sqid": 0xA2, "cid": 0xA3, "status": 0xA4 >> 1,
+             "param_error_location": 0xA5, "lba": 0xA6, "nsid": 0xA7, "vs_info": 0xA8,
+             "trtype": 0xA9, "cs_info": 0xAA, "trtype_info": 0xAB}
+    raw = nvme.ErrorLogEntry(**marks).pack()
+    for name, mark in marks.items():
+        mark = 0xA4 if name == "status" else mark      # stored as status << 1
+        out[f"NVME_ERROR_LOG_{name.upper()}_OFFSET"] = raw.index(mark)
     return out
 
 
@@ -58,6 +66,8 @@ SPEC_VALUES = {
     "NVME_SC_INVALID_QID": 0x4101, "NVME_SC_DATA_TRANSFER_ERROR": 0x0004,
     "NVME_SC_UNRECOVERED_READ_ERROR": 0x0281, "NVME_SQE_PRP1_OFFSET": 24,
     "NVME_ID_CTRL_ONCS_OFFSET": 520, "NVME_STATUS_DNR": 0x4000,
+    "NVME_ID_CTRL_PSD0_MP_OFFSET": 2048, "NVME_ID_NS_LBAF0_LBADS_OFFSET": 130,
+    "NVME_SMART_NUM_ERR_LOG_ENTRIES_OFFSET": 176, "NVME_ERROR_LOG_NSID_OFFSET": 24,
 }
 
 
@@ -138,3 +148,26 @@ def test_no_hand_typed_constants():
         text = (ROOT / "sw" / "firmware" / src).read_text()
         bare = re.findall(r"case 0x[0-9A-Fa-f]+:", text)
         assert not bare, f"sw/firmware/{src}: {bare}; use the NVME_* names of nvme_spec.h"
+
+
+def c_function(text, name):
+    """The body of C function `name` in `text` (from its opening line to its closing brace)."""
+    start = re.search(rf"^\w[^\n;]*\b{name}\(void\)\n\{{\n", text, re.M)
+    assert start, name
+    return text[start.end():text.index("\n}\n", start.end())]
+
+
+@pytest.mark.parametrize("src, builders", [
+    ("admin.c", ("id_controller", "id_namespace")),
+    ("log.c", ("build_smart", "build_error"))])
+def test_no_hand_typed_offsets(src, builders):
+    """The firmware's Identify and log page builders place fields at the generated
+    NVME_*_OFFSET names, never at a byte offset typed by hand (`p + 520`, `p[77]`)."""
+    text = (ROOT / "sw" / "firmware" / src).read_text()
+    for name in builders:
+        body = c_function(text, name)
+        bare = re.findall(r"\b(?:p|page)\s*(?:\+\s*\d+|\[\d+\])", body)
+        assert not bare, f"sw/firmware/{src} {name}(): {bare}; use nvme_spec.h's offsets"
+        # fields by name: IDC(ONCS) = (page + NVME_ID_CTRL_##f##_OFFSET) and the like
+        assert re.search(r"\b[A-Z]+\([A-Z][A-Z0-9_]*\)", body), name
+        assert re.search(r"#define [A-Z]+\(f\) \(\w+ \+ NVME_\w+_##f##_OFFSET\)", text), src

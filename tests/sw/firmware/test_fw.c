@@ -613,6 +613,7 @@ static void t_logs(void)
     CHECK(le(p + 64, 8) == 2 && le(p + 80, 8) == 3, "host commands %llu %llu",
           (unsigned long long)le(p + 64, 8), (unsigned long long)le(p + 80, 8));
     CHECK(le(p + 112, 8) == 1 && p[3] == 100 && p[5] == 0, "power cycles / spare / used");
+    CHECK(le(p + 1, 2) == 313 && p[4] == 10, "temperature / spare threshold");
     for (int i = 0; i < 250; i++)          /* 2000 + 24 LBAs written = 3 data units */
         wr(64 + 8 * i, 8, 9 + i, 4, 0);
     drain();
