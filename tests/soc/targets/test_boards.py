@@ -131,8 +131,8 @@ def test_pcie_function_one_source():
         assert defaults[k] == NVME_PCIE[k], k
     admin = (REPO / "sw" / "firmware" / "admin.c").read_text()
     vid = f"0x{NVME_PCIE['vendor_id']:04X}"
-    assert re.search(rf"put_le\(p \+ 0, 2, {vid}\);\s*/\* VID \*/", admin)
-    assert re.search(rf"put_le\(p \+ 2, 2, {vid}\);\s*/\* SSVID \*/", admin)
+    assert re.search(rf"put_le\(IDC\(VID\), 2, {vid}\);", admin)
+    assert re.search(rf"put_le\(IDC\(SSVID\), 2, {vid}\);", admin)
 
 
 @pytest.mark.smoke
