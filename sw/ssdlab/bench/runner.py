@@ -117,6 +117,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     geo = target.geometry
     work = plan(suite, chosen, geo, scale, seed, target.avg_logs)
     total = sum(len(s) for _, s in work)
+    ftl_last = target.ftl_log() if hasattr(target, "ftl_log") else None
     done = 0
     t_wall = time.monotonic()
 
@@ -134,7 +135,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
         tres = {"name": test.name, "title": test.title, "chart": test.chart,
                 "metric": test.metric, "x_label": test.x_label, "points": [], "notes": []}
         pending = {"trim": False, "idle_ms": 0}
-        ftl_before = target.ftl_log() if hasattr(target, "ftl_log") else None
+        # the FTL counters after the previous test are this one's "before": one read a test
+        ftl_before = ftl_last
 
         def flush_settle(test=test, pending=pending):
             if pending["trim"] or pending["idle_ms"]:
@@ -173,7 +175,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
             done += 1
         flush_settle()
         if ftl_before is not None:
-            tres["ftl"] = ftl_delta(ftl_before, target.ftl_log())
+            ftl_last = target.ftl_log()
+            tres["ftl"] = ftl_delta(ftl_before, ftl_last)
         if test.name != "precondition":
             result["tests"].append(tres)
         result["wall_s"] = round(time.monotonic() - t_wall, 1)
