@@ -1,13 +1,17 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """LitePCIeFixes: corrections to LitePCIe 2024.12's TLP packetizer, applied once per endpoint.
 
-Two defects put malformed TLPs on the wire; both were found by the cocotbext-pcie host's
-checks (tests/system):
+Three defects put malformed TLPs on the wire; the first two were found by the cocotbext-pcie
+host's checks (tests/system), the third when the data path grew past 64 bits:
 
 - Single-beat completions: the packetizer marks every completion with first & last as 1 DW
   (be = 0x0F), so a 2 DW read completion (the Linux driver's readq of CAP) loses its second
   dword and an error completion (Length 0) carries a stray one. Fixed by setting be from the
-  completion's Length (0, 1 or 2 DW). Multi-beat completions are untouched.
+  completion's Length (0..data_width / 32 DW). Multi-beat completions are untouched.
+- Memory write byte enables: the packetizer marks every beat of an MWr longer than 1 DW as
+  full, and its header inserters end the TLP from the byte enables, so an MWr whose last beat
+  is not full carries stray dwords (at 256 bits a 4 DW CQE write gets 3 more). Fixed by
+  setting the last beat's be from Length (dwords (Length - 1) % (data_width / 32) + 1).
 - 3DW/4DW header selection: LitePCIeTLPHeaderInserter3DWs4DWs picks its inserter from the fmt
   of the TLP *at its sink*. A 3DW TLP ending in a trailing beat (an MWr32 of 4 DW on 64 bits)
   lets the next TLP reach the sink before that beat leaves; if the next one is 4DW (MWr64),
@@ -22,7 +26,7 @@ long-term home is LitePCIe itself; remove this once the pinned release carries b
 
 from litepcie.tlp.packetizer import LitePCIeTLPHeaderInserter3DWs4DWs
 from litex.gen import LiteXModule
-from migen import If, Mux, Signal
+from migen import Case, If, Mux, Signal
 from migen.fhdl.structure import _Assign
 
 __all__ = ["LitePCIeFixes", "require"]
@@ -36,15 +40,16 @@ def require(endpoint, core):
 
 
 class LitePCIeFixes(LiteXModule):
-    """Add once, right after `endpoint` (a LitePCIeEndpoint with a 64-bit PHY)."""
+    """Add once, right after `endpoint` (a LitePCIeEndpoint with a 64..512-bit PHY)."""
     def __init__(self, endpoint):
         if getattr(endpoint, "_ssdlab_fixed", False):
             raise ValueError("LitePCIeFixes: already applied to this endpoint")
         data_width = endpoint.phy.data_width
-        if data_width != 64:
-            raise ValueError(f"LitePCIeFixes: endpoint data_width={data_width} unsupported, "
-                             "the completion fix is written for 64")
+        if data_width not in (64, 128, 256, 512):
+            raise ValueError(f"LitePCIeFixes: endpoint data_width={data_width} not in "
+                             "(64, 128, 256, 512)")
         endpoint._ssdlab_fixed = True
+        lanes = data_width // 32
 
         # # #
 
@@ -52,11 +57,23 @@ class LitePCIeFixes(LiteXModule):
         cmp = getattr(endpoint, "packetizer", None) or endpoint.cmp_packetizer
         sink, tlp = cmp.cmp_sink, cmp.tlp_cmp
         self.comb += If(sink.first & sink.last,
-            tlp.be.eq(Mux(sink.len == 0, 0x00, Mux(sink.len == 1, 0x0F, 0xFF)))
+            Case(sink.len, {**{i: tlp.be.eq((1 << 4 * i) - 1) for i in range(lanes)},
+                            "default": tlp.be.eq((1 << 4 * lanes) - 1)})
         )
 
-        # 3DW/4DW selection held for a whole TLP.
+        # Memory write byte enables on the last beat, from Length.
         req = getattr(endpoint, "packetizer", None) or endpoint.req_packetizer
+        rs, rt = req.req_sink, req.tlp_req
+        tail = Signal(max=lanes + 1)
+        self.comb += [
+            tail.eq(Mux(rs.len[:lanes.bit_length() - 1] == 0, lanes,
+                        rs.len[:lanes.bit_length() - 1])),
+            If(rs.we & rs.last & (rs.len > 1),
+                Case(tail, {i: rt.be.eq((1 << 4 * i) - 1) for i in range(1, lanes + 1)})
+            ),
+        ]
+
+        # 3DW/4DW selection held for a whole TLP.
         inserter = next(m for _, m in req._submodules
                         if isinstance(m, LitePCIeTLPHeaderInserter3DWs4DWs))
         # The selecting fmt is the one `tlp_raw_d.connect(inserter.sink)` copies into sink.fmt.

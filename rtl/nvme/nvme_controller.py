@@ -23,8 +23,8 @@ Asynchronous Event Requests with `m_fw_aer`. A delete on `s_fw_sq_cfg` first abo
 remaining entries (Command Aborted due to SQ Deletion) and waits for the commands in flight;
 its handshake completes when the queue is gone.
 
-Buffer memory (`m_bw`, `m_br`, `s_brd`, as NvmeDataDma's): buffer handle h at word address
-h * max_transfer / 8; handles 0 .. 2**tag_width - 1 are the fast-path commands' (handle = tag),
+Buffer memory (`m_bw`, `m_br`, `s_brd`, as NvmeDataDma's, words of the PHY's data_width W):
+buffer handle h at word address h * max_transfer * 8 / W; handles 0 .. 2**tag_width - 1 are the fast-path commands' (handle = tag),
 2**tag_width + b is firmware buffer b.
 """
 
@@ -42,6 +42,7 @@ from rtl.nvme.nvme_io_engine import NvmeIoEngine
 from rtl.nvme.nvme_irq_coalesce import NvmeIrqCoalesce
 from rtl.nvme.nvme_msix import TABLE_OFFSET as MSIX_TABLE_OFFSET
 from rtl.nvme.nvme_msix import NvmeMsix
+from rtl.nvme.nvme_narrow_port import narrow_endpoint
 from rtl.nvme.nvme_prp_walk import NvmePrpWalk
 from rtl.nvme.nvme_regs import NvmeRegs
 from rtl.nvme.nvme_sq_fetch import NvmeSqFetch
@@ -73,8 +74,11 @@ class NvmeController(LiteXModule):
     """NVMe controller front end (Verilog module `nvme_controller` inside a top).
 
     Parameters:
-      endpoint     (LitePCIeEndpoint): PHY data_width 64, address_width 64, LitePCIeFixes
-                   added right after it. BAR0 is the PHY's bar0_size (>= the doorbells).
+      endpoint     (LitePCIeEndpoint): PHY data_width 64, 128, 256 or 512, address_width 64,
+                   LitePCIeFixes added right after it. BAR0 is the PHY's bar0_size (>= the
+                   doorbells). The data DMA (and the buffer ports m_bw / m_br / s_brd) run at
+                   the PHY's width; the control engines (BAR0, SQ fetch, PRP walk, CQ post,
+                   MSI-X) stay 64-bit behind NvmeNarrowPort when the PHY is wider.
       n_io_queues  (1..64, default 64): I/O queue pairs; interrupt vectors 0 .. n_io_queues.
       tag_width    (1..8, default 6): 2**tag_width fast-path commands in flight.
       max_transfer (power of two 8192..16 MiB, default 131072): most bytes per command
@@ -105,6 +109,14 @@ class NvmeController(LiteXModule):
                     "out of range 0..3")
         require(endpoint, "NvmeController")
         phy = endpoint.phy
+        check_param("NvmeController", "endpoint", endpoint,
+                    getattr(phy, "data_width", None) in (64, 128, 256, 512),
+                    "has a PHY data_width not in (64, 128, 256, 512)")
+        self.data_width = phy.data_width
+        # The control engines' 64-bit view (the endpoint itself on a 64-bit PHY).
+        ctl = narrow_endpoint(endpoint)
+        if ctl is not endpoint:
+            self.narrow = ctl
         bar0_size = getattr(phy, "bar0_size", None)
         check_param("NvmeController", "endpoint", endpoint,
                     _is_int(bar0_size) and bar0_size >= 0x2000,
@@ -130,21 +142,21 @@ class NvmeController(LiteXModule):
 
         # Cores.
         self.bar0   = bar0   = NvmeBar0(
-            endpoint, address_width=min(32, address_width),
+            ctl, address_width=min(32, address_width),
             address_decoder=(lambda a: a < MSIX_TABLE_OFFSET) if with_msix else None)
         self.regs   = regs   = NvmeRegs(n_io_queues=n_io_queues, mqes=mqes, dstrd=dstrd,
                                         timeout_500ms=timeout_500ms,
                                         address_width=min(32, address_width),
                                         cqr=0 if with_queue_lists else 1)
-        self.sq     = sq     = NvmeSqFetch(endpoint, n_sqs=n_q, max_burst=max_burst,
+        self.sq     = sq     = NvmeSqFetch(ctl, n_sqs=n_q, max_burst=max_burst,
                                            list_pages=list_pages(64))
         self.decode = decode = NvmeCmdDecode(n_sqs=n_q, lbads=lbads, max_transfer=max_transfer)
         self.io     = io     = NvmeIoEngine(tag_width=tw, n_sqs=n_q)
-        self.walk   = walk   = NvmePrpWalk(endpoint, tag_width=tw + 1, buf_width=tw + 1,
+        self.walk   = walk   = NvmePrpWalk(ctl, tag_width=tw + 1, buf_width=tw + 1,
                                            max_transfer=max_transfer)
         self.dma    = dma    = NvmeDataDma(endpoint, tag_width=tw + 1, buf_width=tw + 1,
                                            max_transfer=max_transfer)
-        self.cq     = cq     = NvmeCqPost(endpoint, n_cqs=n_q, list_pages=list_pages(16))
+        self.cq     = cq     = NvmeCqPost(ctl, n_cqs=n_q, list_pages=list_pages(16))
         irq_reset = Signal()
         self.irq    = irq    = ResetInserter()(NvmeIrqCoalesce(n_vectors=n_q,
                                                                clk_freq_hz=clk_freq_hz))
@@ -238,7 +250,7 @@ class NvmeController(LiteXModule):
         masked = Signal()
         msix_on = Signal()
         if with_msix:
-            self.msix = msix = NvmeMsix(endpoint, n_vectors=n_q)
+            self.msix = msix = NvmeMsix(ctl, n_vectors=n_q)
             self.comb += [
                 msix_on.eq(msix.enable),
                 msix.enable.eq(phy.msix_enable),

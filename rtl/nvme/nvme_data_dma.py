@@ -19,13 +19,22 @@ The two directions run in parallel. Each transfer ends with one completion {tag,
 `m_cpl`: 0, Data Transfer Error (04h) when a read of its data completed with an error status,
 or the status of a failed segment from the walker (no data moved for it).
 
-Buffer memory: word address = {buf, offset / 8} (`buf_width + offset_width - 3` bits), 64-bit
-words, byte n of a word at bits 8n+7:8n, byte strobes on writes (dword granular).
+Width: the data path, the completion FIFO and the buffer words are the PHY's data_width W
+(64, 128, 256 or 512 bits; L = W / 32 dwords a beat), so one beat a cycle carries the link:
+W bits at the sys clock (64 bits at 125 MHz: 1 GB/s; 256 bits: 4 GB/s; 512 bits at 250 MHz:
+16 GB/s). Dwords are realigned between a TLP's lanes (payload dword 0 in lane 0) and the
+buffer's (byte offset / 4 % L) by an L-lane rotation; a realigned beat may straddle two buffer
+words, whose first part waits in a pending word, so each direction still moves one beat a
+cycle.
+
+Buffer memory: word address = {buf, offset / (W / 8)} (`buf_width + offset_width - log2(W/8)`
+bits), W-bit words, byte n of a word at bits 8n+7:8n, byte strobes on writes (dword
+granular).
 """
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, Cat, Constant, If, Mux, NextState, NextValue, Replicate, Signal
+from migen import FSM, Array, Cat, Constant, If, Mux, NextState, NextValue, Replicate, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
@@ -37,7 +46,7 @@ __all__ = ["NvmeDataDma", "dma_cpl_layout", "buf_wr_layout", "buf_rd_layout",
 
 # Layouts -----------------------------------------------------------------------------------------
 
-DW = 64                 # Datapath and buffer word width (the PHY's data_width).
+DATA_WIDTHS = (64, 128, 256, 512)       # Datapath and buffer word widths (the PHY's).
 
 
 def dma_cpl_layout(tag_width):
@@ -48,16 +57,16 @@ def dma_cpl_layout(tag_width):
     ]
 
 
-def buf_wr_layout(addr_width):
-    return [("addr", addr_width), ("data", DW), ("strb", DW // 8)]
+def buf_wr_layout(addr_width, data_width=64):
+    return [("addr", addr_width), ("data", data_width), ("strb", data_width // 8)]
 
 
 def buf_rd_layout(addr_width):
     return [("addr", addr_width)]
 
 
-def buf_rdata_layout():
-    return [("data", DW)]
+def buf_rdata_layout(data_width=64):
+    return [("data", data_width)]
 
 
 # Helpers -----------------------------------------------------------------------------------------
@@ -77,19 +86,37 @@ def _min(*values):
     return m
 
 
-def _chunk_bytes(addr, left, limit):
+def _chunk_bytes(addr, left, limit, lanes):
     """Bytes of the next TLP: up to the next `limit`-aligned boundary (limit a power of two,
-    128..512, a signal), at most `left`; and never an odd number of dwords above one.
+    128..512, a signal), at most `left`; and 1 dword or a multiple of `lanes` dwords.
 
-    LitePCIe 2024.12 on a 64-bit datapath mishandles TLPs whose payload ends in the low dword
-    of a beat: its packetizer sends an MWr of an odd length > 1 with one dword too many (the
-    request path has no byte enables), and its depacketizer drops the last dword of a 3DW
-    completion of an odd length. Every TLP here is therefore 1 dword, or an even number of
-    dwords from a qword-aligned address (whose completions split at qword boundaries): a
-    dword before the first qword boundary and a dword after the last one go alone."""
+    LitePCIe 2024.12's depacketizer ends a 3DW completion with the beat that holds its last
+    dword *after* header removal, so it drops the dwords of a TLP whose last beat carries
+    more than lanes - 3 of them (on 64 bits: the last dword of an odd length; on 256 bits: up
+    to 5). Every TLP here is therefore 1 dword, or a multiple of `lanes` dwords from an
+    address aligned to `lanes` dwords, whose completions (split at 64-byte boundaries, a
+    multiple of `lanes` dwords for every W <= 512) all end on full beats: the dwords before
+    the first aligned boundary and after the last one go alone. (LitePCIeFixes gives the
+    packetizer correct byte enables; the MWr side would not need this, but one rule for both
+    keeps the two directions alike.)"""
+    lb = (lanes - 1).bit_length()
     to_lim = limit[:COUNT_BITS] - (addr[:10] & (limit[:10] - 1))
     n = _min(left, to_lim)
-    return Mux(addr[2], 4, Mux(n[2] & (n > 4), n - 4, n))
+    nr = Cat(Constant(0, 2 + lb), n[2 + lb:])
+    return Mux((addr[2:2 + lb] != 0) | (nr == 0), 4, nr)
+
+
+def _rotl(x, sh, lanes):
+    """`x` (lanes dwords) rotated up by `sh` dwords (a signal): lane i gets lane i - sh."""
+    if lanes == 1:
+        return x
+    lane = [x[32 * i:32 * (i + 1)] for i in range(lanes)]
+    return Array(Cat(*[lane[(i - s) % lanes] for i in range(lanes)])
+                 for s in range(lanes))[sh]
+
+
+def _dword_strb(mask, lanes):
+    return Cat(*[Replicate(mask[i], 4) for i in range(lanes)])
 
 
 # Core --------------------------------------------------------------------------------------------
@@ -98,12 +125,14 @@ class NvmeDataDma(LiteXModule):
     """NVMe data DMA engine (Verilog module `nvme_data_dma`).
 
     Parameters:
-      endpoint      (LitePCIeEndpoint): PHY data_width 64, address_width 64, LitePCIeFixes;
-                    one read-only and one write-only master port of its crossbar are used.
+      endpoint      (LitePCIeEndpoint): PHY data_width W in 64, 128, 256 or 512 (the
+                    buffer word width follows), address_width 64, LitePCIeFixes; one
+                    read-only and one write-only master port of its crossbar are used.
       tag_width     (1..16, default 8), buf_width (1..16, default 4), max_transfer (power of
                     two 8192..16 MiB, default 262144): as NvmePrpWalk's, which feeds `s_seg`.
-      rd_fifo_depth (power of two 128..4096, default 512): completion FIFO in 64-bit beats;
-                    bounds the read data in flight (a 512-byte read reserves 74 beats).
+      rd_fifo_depth (power of two 16..4096, default 512): completion FIFO in W-bit beats;
+                    bounds the read data in flight (a 512-byte read reserves 128 / L +
+                    128 / 16 + 2 beats: 74 at 64 bits, 18 at 512).
       wr_fifo_depth (power of two 4..512, default 32): buffer words read ahead for writes.
       seg_fifo_depth (power of two 2..1024, default 64): segments queued per direction; the
                     walker feeds both directions in command order, so a command of one
@@ -127,28 +156,34 @@ class NvmeDataDma(LiteXModule):
                "out of range 1..16")
         _check("max_transfer", max_transfer, pow2(max_transfer, 8192, 2**24),
                "is not a power of two in 8192..16777216")
-        _check("rd_fifo_depth", rd_fifo_depth, pow2(rd_fifo_depth, 128, 4096),
-               "is not a power of two in 128..4096")
+        _check("rd_fifo_depth", rd_fifo_depth, pow2(rd_fifo_depth, 16, 4096),
+               "is not a power of two in 16..4096")
         _check("wr_fifo_depth", wr_fifo_depth, pow2(wr_fifo_depth, 4, 512),
                "is not a power of two in 4..512")
         _check("seg_fifo_depth", seg_fifo_depth, pow2(seg_fifo_depth, 2, 1024),
                "is not a power of two in 2..1024")
         phy = getattr(endpoint, "phy", None)
         _check("endpoint", endpoint,
-               getattr(phy, "data_width", None) == DW and hasattr(endpoint, "crossbar")
+               getattr(phy, "data_width", None) in DATA_WIDTHS and hasattr(endpoint, "crossbar")
                and endpoint.crossbar.address_width == 64,
-               "is not a LitePCIeEndpoint with PHY data_width 64 and address_width 64")
+               f"is not a LitePCIeEndpoint with PHY data_width in {DATA_WIDTHS} and "
+               "address_width 64")
         require(endpoint, "NvmeDataDma")
+        self.data_width = DW = phy.data_width
+        L = DW // 32                                        # Dwords a beat / a buffer word.
+        LB = (L - 1).bit_length()
+        _check("rd_fifo_depth", rd_fifo_depth, rd_fifo_depth >= 128 // L + 8 + 2,
+               f"cannot hold one 512-byte read ({128 // L + 10} beats of {DW} bits)")
         offset_width = (max_transfer - 1).bit_length()
-        self.addr_width = aw = buf_width + offset_width - 3
+        self.addr_width = aw = buf_width + offset_width - 2 - LB
         dwa_width = buf_width + offset_width - 2           # Buffer dword address.
 
         # Ports.
         self.s_seg = s_seg = stream.Endpoint(prp_seg_layout(tag_width, buf_width, offset_width))
         self.m_cpl = m_cpl = stream.Endpoint(dma_cpl_layout(tag_width))
-        self.m_bw  = m_bw  = stream.Endpoint(buf_wr_layout(aw))
+        self.m_bw  = m_bw  = stream.Endpoint(buf_wr_layout(aw, DW))
         self.m_br  = m_br  = stream.Endpoint(buf_rd_layout(aw))
-        self.s_brd = s_brd = stream.Endpoint(buf_rdata_layout())
+        self.s_brd = s_brd = stream.Endpoint(buf_rdata_layout(DW))
 
         # # #
 
@@ -217,11 +252,12 @@ class NvmeDataDma(LiteXModule):
         cur_left = Mux(r_busy, r_left, rs.count)
         cur_off  = Mux(r_busy, r_off, rs.offset)
         self.comb += [
-            r_bytes.eq(_chunk_bytes(cur_addr, cur_left, phy.max_request_size)),
+            r_bytes.eq(_chunk_bytes(cur_addr, cur_left, phy.max_request_size, L)),
             r_dw.eq(r_bytes[2:]),
-            # Beats of the read's completions, whatever their split: ceil(n / 2) plus one per
-            # completion with an odd length; completions split at 64-byte boundaries at most.
-            r_need.eq(r_dw[1:] + r_dw[4:] + 2),
+            # Beats of the read's completions, whatever their split: n / L plus one per
+            # completion ending on a partial beat; completions split at 64-byte boundaries
+            # at most.
+            r_need.eq(r_dw[LB:] + r_dw[4:] + 2),
         ]
         room = Signal()
         fill = Signal(max=rd_fifo_depth + 256)     # The sum in a signal of its own (sizing).
@@ -264,43 +300,47 @@ class NvmeDataDma(LiteXModule):
             reserved.eq(reserved + Mux(r_fire, r_need, 0) - release),
         ]
 
-        # Drainer: completion dwords -> buffer words.
+        # Drainer: completion dwords -> buffer words. A beat's dwords, rotated to their buffer
+        # lanes, complete the pending word (lanes below sh = cur_dw % L) and leave the rest
+        # pending; the word is written when its top lane is filled, the rest at the end.
         cs = cfifo.source
         hd = info.source
         cur_dw  = Signal(dwa_width)
-        pw_lo   = Signal(32)
-        pv      = Signal()
+        pw      = Signal(DW)           # Pending word (lanes with pm set are valid).
+        pm      = Signal(L)
         tlp_rem = Signal(10)           # Dwords left in the completion TLP being received.
         in_tlp  = Signal()
         cmd_err = Signal()
-        dws     = Signal(2)
+        dws     = Signal(LB + 1)
         avail   = Signal(10)
-        x0, x1  = cs.dat[:32], cs.dat[32:]
         self.comb += [
             avail.eq(Mux(in_tlp, tlp_rem, Mux(cs.err, 0, cs.len))),
-            dws.eq(_min(avail, Constant(2, 10))),
+            dws.eq(_min(avail, Constant(L, 10))),
         ]
-        odd = cur_dw[0]
+        sh   = Signal(max=max(L, 2))
+        top  = Signal(LB + 2)          # sh + dws: one past the last lane filled.
+        rot  = Signal(DW)
+        m_dat = Signal(DW)             # pending lanes below sh, the beat's lanes above
+        m_msk = Signal(L)
+        r_msk = Signal(L)              # lanes of `rot` left for the next word
+        self.comb += [
+            sh.eq(cur_dw[:LB] if LB else 0),
+            top.eq(sh + dws),
+            rot.eq(_rotl(cs.dat, sh, L)),
+        ]
+        for i in range(L):
+            lo = i < sh
+            self.comb += [
+                m_dat[32 * i:32 * (i + 1)].eq(Mux(lo, pw[32 * i:32 * (i + 1)],
+                                                 rot[32 * i:32 * (i + 1)])),
+                m_msk[i].eq(Mux(lo, pm[i], i < top)),
+                r_msk[i].eq(i + L < top),
+            ]
         need_wr = Signal()
-        self.comb += need_wr.eq((dws == 2) | (odd & (dws == 1)))
-        bw_dat  = Signal(DW)
-        bw_strb = Signal(DW // 8)
-        self.comb += [
-            If(odd,
-                bw_dat.eq(Cat(pw_lo, x0)),
-                bw_strb.eq(Cat(Replicate(pv, 4), Replicate(1, 4))),
-            ).Else(
-                bw_dat.eq(Cat(x0, x1)),
-                bw_strb.eq(0xFF),
-            ),
-        ]
+        self.comb += need_wr.eq(top >= L)
         req_end  = cs.last & cs.end
-        n_pv     = Signal()            # pv after this beat.
-        n_lo     = Signal(32)
-        self.comb += [
-            n_pv.eq(Mux(odd, dws == 2, dws == 1) | (pv & (dws == 0))),
-            n_lo.eq(Mux(odd, x1, x0)),
-        ]
+        n_pm     = Signal(L)           # pm after this beat.
+        self.comb += n_pm.eq(Mux(need_wr, r_msk, m_msk))
         take = Signal()
         rd_fsm = FSM(reset_state="IDLE")
         self.submodules.rd_fsm = rd_fsm
@@ -310,7 +350,7 @@ class NvmeDataDma(LiteXModule):
                     NextState("CPL")
                 ).Else(
                     NextValue(cur_dw, hd.bdw),
-                    NextValue(pv, 0),
+                    NextValue(pm, 0),
                     NextState("DATA")
                 )
             )
@@ -319,9 +359,9 @@ class NvmeDataDma(LiteXModule):
             If(cs.valid,
                 If(need_wr,
                     m_bw.valid.eq(1),
-                    m_bw.addr.eq(cur_dw[1:]),
-                    m_bw.data.eq(bw_dat),
-                    m_bw.strb.eq(bw_strb),
+                    m_bw.addr.eq(cur_dw[LB:]),
+                    m_bw.data.eq(m_dat),
+                    m_bw.strb.eq(_dword_strb(m_msk, L)),
                     take.eq(m_bw.ready),
                 ).Else(
                     take.eq(1)
@@ -330,13 +370,13 @@ class NvmeDataDma(LiteXModule):
             If(take,
                 cs.ready.eq(1),
                 NextValue(cur_dw, cur_dw + dws),
-                If(dws != 0, NextValue(pw_lo, n_lo)),
-                NextValue(pv, n_pv),
+                NextValue(pw, Mux(need_wr, rot, m_dat)),
+                NextValue(pm, n_pm),
                 NextValue(in_tlp, ~cs.last),
                 NextValue(tlp_rem, avail - dws),
                 If(cs.err, NextValue(cmd_err, 1)),
                 If(req_end,
-                    If(n_pv,
+                    If(n_pm != 0,
                         NextState("FLUSH")
                     ).Else(
                         NextState("DONE")
@@ -346,9 +386,9 @@ class NvmeDataDma(LiteXModule):
         )
         rd_fsm.act("FLUSH",
             m_bw.valid.eq(1),
-            m_bw.addr.eq(cur_dw[1:]),
-            m_bw.data.eq(Cat(pw_lo, Constant(0, 32))),
-            m_bw.strb.eq(0x0F),
+            m_bw.addr.eq(cur_dw[LB:]),
+            m_bw.data.eq(pw),
+            m_bw.strb.eq(_dword_strb(pm, L)),
             If(m_bw.ready,
                 NextState("DONE")
             )
@@ -384,7 +424,7 @@ class NvmeDataDma(LiteXModule):
                         ("final", 1), ("null", 1), ("status", STATUS_BITS)]
         cka = stream.SyncFIFO(chunk_layout, 4, buffered=True)   # To the buffer reader.
         ckb = stream.SyncFIFO(chunk_layout, 8, buffered=True)   # To the TLP emitter.
-        wfifo = stream.SyncFIFO(buf_rdata_layout(), wr_fifo_depth, buffered=True)
+        wfifo = stream.SyncFIFO(buf_rdata_layout(DW), wr_fifo_depth, buffered=True)
         self.submodules += cka, ckb, wfifo
 
         # Chunker.
@@ -400,7 +440,7 @@ class NvmeDataDma(LiteXModule):
         w_null = Signal()
         w_push = Signal()
         self.comb += [
-            w_bytes.eq(_chunk_bytes(wc_addr, wc_left, phy.max_payload_size)),
+            w_bytes.eq(_chunk_bytes(wc_addr, wc_left, phy.max_payload_size, L)),
             w_null.eq(ws.status != 0),
             w_push.eq(ws.valid & cka.sink.ready & ckb.sink.ready),
         ]
@@ -443,8 +483,8 @@ class NvmeDataDma(LiteXModule):
             If(~br_busy,
                 If(ra.valid & ~ra.null,
                     br_busy.eq(1),
-                    br_adr.eq(ra.bdw[1:]),
-                    br_last.eq((ra.bdw + ra.n - 1)[1:]),
+                    br_adr.eq(ra.bdw[LB:]),
+                    br_last.eq((ra.bdw + ra.n - 1)[LB:]),
                 )
             ).Elif(br_fire,
                 br_adr.eq(br_adr + 1),
@@ -453,14 +493,18 @@ class NvmeDataDma(LiteXModule):
         ]
         self.comb += ra.ready.eq(~br_busy & ra.valid)
 
-        # TLP emitter.
+        # TLP emitter: payload beat j = buffer dwords bdw + jL .. bdw + jL + L - 1, from the
+        # held word's lanes e_sh.. and the next word's lanes below e_sh.
         eh = ckb.source
         e_rem  = Signal(8)             # Dwords still to send.
-        hold   = Signal(32)
-        e_odd  = Signal()
+        hold   = Signal(DW)
+        e_sh   = Signal(max=max(L, 2)) # The chunk's first buffer lane.
         e_first = Signal()
         wd = wfifo.source.data
         e_pop  = Signal()
+        e_dat  = Signal(DW)
+        both = Cat(hold, wd)
+        self.comb += e_dat.eq(Array(both[32 * k:32 * k + DW] for k in range(L))[e_sh])
         self.comb += [
             wreq.channel.eq(wport.channel),
             wreq.user_id.eq(0),
@@ -470,24 +514,20 @@ class NvmeDataDma(LiteXModule):
             wreq.req_id.eq(phy.id),
             wreq.tag.eq(0),
             wreq.first.eq(e_first),
-            wreq.last.eq(e_rem <= 2),
-            If(e_odd,
-                wreq.dat.eq(Cat(hold, wd[:32])),
-            ).Else(
-                wreq.dat.eq(wd),
-            ),
+            wreq.last.eq(e_rem <= L),
+            wreq.dat.eq(Mux(e_sh == 0, wd, e_dat)),
         ]
-        need_word = ~e_odd | (e_rem >= 2)
+        need_word = (e_sh == 0) | (e_rem + e_sh > L)
         wr_fsm = FSM(reset_state="IDLE")
         self.submodules.wr_fsm = wr_fsm
         wr_fsm.act("IDLE",
             If(eh.valid,
                 NextValue(e_rem, eh.n),
-                NextValue(e_odd, eh.bdw[0]),
+                NextValue(e_sh, eh.bdw[:LB] if LB else 0),
                 NextValue(e_first, 1),
                 If(eh.null,
                     NextState("CPL")
-                ).Elif(eh.bdw[0],
+                ).Elif(eh.bdw[:LB] != 0,
                     NextState("PRIME")
                 ).Else(
                     NextState("SEND")
@@ -497,7 +537,7 @@ class NvmeDataDma(LiteXModule):
         wr_fsm.act("PRIME",
             If(wfifo.source.valid,
                 e_pop.eq(1),
-                NextValue(hold, wd[32:]),
+                NextValue(hold, wd),
                 NextState("SEND")
             )
         )
@@ -505,10 +545,10 @@ class NvmeDataDma(LiteXModule):
             wreq.valid.eq(~need_word | wfifo.source.valid),
             If(wreq.valid & wreq.ready,
                 e_pop.eq(need_word),
-                NextValue(hold, wd[32:]),
+                NextValue(hold, wd),
                 NextValue(e_first, 0),
-                NextValue(e_rem, e_rem - 2),
-                If(e_rem <= 2,
+                NextValue(e_rem, e_rem - L),
+                If(e_rem <= L,
                     If(eh.final,
                         NextState("CPL")
                     ).Else(

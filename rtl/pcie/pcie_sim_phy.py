@@ -8,7 +8,9 @@ is no link and no configuration space: a host model (tests/lib/pcie_tb.py in coc
 plays the hard IP and the root complex, drives the TLP streams and the configuration inputs.
 
 TLP stream format, both directions (the 7-series AXI4-Stream format, `endianness = "big"`,
-`qword_aligned = False`, which is what LitePCIe's depacketizer and packetizer expect):
+`qword_aligned = False`, which is what LitePCIe's depacketizer and packetizer expect at every
+width 64..512: their header extracters and inserters take the 3DW header from lanes 0..2 and
+the payload from lane 3 on; the UltraScale PHYs' adapters hand them the same layout):
 
 - a TLP is a sequence of dwords: header dwords first, then payload dwords; dword n of a TLP
   sits in lane n % (data_width // 32) of beat n // (data_width // 32), lane 0 at bits 31:0;
@@ -41,6 +43,7 @@ __all__ = ["PCIeSimPHY"]
 
 # Helpers -----------------------------------------------------------------------------------------
 
+DATA_WIDTHS = (64, 128, 256, 512)   # LitePCIe's packetizer/depacketizer widths.
 MAX_SIZE = 512      # Largest MPS/MRRS LitePCIe handles (litepcie.tlp.common), as S7PCIEPHY caps.
 
 
@@ -55,7 +58,8 @@ class PCIeSimPHY(LiteXModule):
     """Simulation PCIe PHY for LitePCIeEndpoint, TLP streams at top-level ports.
 
     Parameters:
-      data_width (64 or 128, default 64): TLP stream width in bits.
+      data_width (64, 128, 256 or 512, default 64): TLP stream width in bits, the LitePCIe
+             datapath width; the host model's beats are this wide (tkeep data_width / 8).
       bar0_size  (power of two, 0x1000..0x80000000, default 0x4000): BAR0 size in bytes; gives
                  `bar0_mask`, which the depacketizer uses to turn addresses into BAR offsets.
                  The host model must present a BAR0 of this size.
@@ -67,7 +71,7 @@ class PCIeSimPHY(LiteXModule):
 
     def __init__(self, data_width=64, bar0_size=0x4000, with_msix=False):
         # Parameters checks.
-        _check("data_width", data_width, data_width in (64, 128), "(64, 128)")
+        _check("data_width", data_width, data_width in DATA_WIDTHS, str(DATA_WIDTHS))
         _check("bar0_size", bar0_size,
                isinstance(bar0_size, int) and 0x1000 <= bar0_size <= 0x8000_0000
                and bar0_size & (bar0_size - 1) == 0, "powers of two 0x1000..0x80000000")

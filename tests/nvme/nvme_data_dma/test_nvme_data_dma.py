@@ -97,18 +97,27 @@ class TB(PcieSystemTB):
         self.free.extend(a & ~(PAGE - 1) for a, _ in t.pages)
         self.free.extend(a & ~(PAGE - 1) for a in t.lists)
 
-    # Buffer RAM (64-bit words, buffer b at word b * max_transfer / 8)
+    # Buffer RAM (data_width-bit words, buffer b at byte b * max_transfer)
     def buf_write(self, buf, offset, data):
-        assert offset % 8 == 0 and len(data) % 8 == 0
-        w0 = (buf * self.bufsize + offset) // 8
-        for i in range(len(data) // 8):
-            self.dut.buf_mem[w0 + i].value = int.from_bytes(data[8 * i:8 * i + 8], "little")
+        wb = self.p["data_width"] // 8
+        a = buf * self.bufsize + offset
+        assert a % 8 == 0 and len(data) % 8 == 0
+        # Whole words: read-modify-write the ones the data covers only in part.
+        w0, w1 = a // wb, (a + len(data) + wb - 1) // wb
+        old = b"".join(int(self.dut.buf_mem[w].value).to_bytes(wb, "little")
+                       for w in range(w0, w1))
+        lo = a - w0 * wb
+        new = old[:lo] + bytes(data) + old[lo + len(data):]
+        for i, w in enumerate(range(w0, w1)):
+            self.dut.buf_mem[w].value = int.from_bytes(new[wb * i:wb * i + wb], "little")
 
     def buf_read(self, buf, offset, n):
-        assert offset % 8 == 0
-        w0 = (buf * self.bufsize + offset) // 8
-        return b"".join(int(self.dut.buf_mem[w0 + i].value).to_bytes(8, "little")
-                        for i in range((n + 7) // 8))[:n]
+        wb = self.p["data_width"] // 8
+        a = buf * self.bufsize + offset
+        w0, w1 = a // wb, (a + n + wb - 1) // wb
+        raw = b"".join(int(self.dut.buf_mem[w].value).to_bytes(wb, "little")
+                       for w in range(w0, w1))
+        return raw[a - w0 * wb:a - w0 * wb + n]
 
     # Knobs
     def backpressure(self, on):
@@ -547,3 +556,18 @@ def test_nvme_data_path_sweep(max_pending_requests, rd_fifo_depth, seg_fifo_dept
                             "rd_fifo_depth": rd_fifo_depth,
                             "seg_fifo_depth": seg_fifo_depth}), __file__,
         extra_env=only("test_in_flight", "test_sizes"))
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("data_width", [256])
+def test_nvme_data_path_width(data_width):
+    """The data path at a wider PHY: every PRP form, offsets that straddle buffer words."""
+    run(CORE.with_params(**{**DEFAULTS, "data_width": data_width}), __file__,
+        extra_env=only("test_prp_forms", "test_chain", "test_prp_errors"))
+
+
+@pytest.mark.full
+@pytest.mark.parametrize("data_width", [128, 512])
+def test_nvme_data_path_width_full(data_width):
+    run(CORE.with_params(**{**DEFAULTS, "data_width": data_width, "rd_fifo_depth": 128}),
+        __file__, extra_env=only("test_prp_forms", "test_in_flight", "test_sizes"))
