@@ -24,7 +24,8 @@ remaining entries (Command Aborted due to SQ Deletion) and waits for the command
 its handshake completes when the queue is gone.
 
 Buffer memory (`m_bw`, `m_br`, `s_brd`, as NvmeDataDma's, words of the PHY's data_width W):
-buffer handle h at word address h * max_transfer * 8 / W; handles 0 .. 2**tag_width - 1 are the fast-path commands' (handle = tag),
+buffer handle h at word address h * max_transfer * 8 / W; handles 0 .. 2**tag_width - 1 are
+the fast-path commands' (handle = tag),
 2**tag_width + b is firmware buffer b.
 """
 

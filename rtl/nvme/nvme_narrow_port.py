@@ -21,10 +21,10 @@ CQE 4), and the data path (NvmeDataDma) is on the wide endpoint itself.
 Parameters: endpoint (LitePCIeEndpoint with LitePCIeFixes, PHY data_width 128, 256 or 512).
 """
 
-from litex.gen import LiteXModule
-from litex.soc.interconnect import stream
 from litepcie.common import completion_layout, request_layout
 from litepcie.core.common import LitePCIeMasterPort, LitePCIeSlavePort
+from litex.gen import LiteXModule
+from litex.soc.interconnect import stream
 from migen import Array, Cat, If, Mux, Signal
 
 from rtl.nvme.nvme_common import check_param

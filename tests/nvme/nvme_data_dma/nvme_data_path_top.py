@@ -2,7 +2,8 @@
 """NvmeDataPathTop: test top putting the PRP walker and the data DMA behind a simulated link.
 
 PCIeSimPHY -> LitePCIeEndpoint (64-bit addressing) + LitePCIeFixes -> NvmePrpWalk (read-only
-crossbar port, through NvmeNarrowPort above 64 bits) -> NvmeDataDma (read-only and write-only crossbar ports) -> a RAM as the data
+crossbar port, through NvmeNarrowPort above 64 bits) -> NvmeDataDma (read-only and write-only
+crossbar ports) -> a RAM as the data
 buffer memory. Top-level ports: the transfer requests `s_req`, the completions `m_cpl`, a
 monitor of the walker's segments (`seg_*`), and two backpressure knobs on the RAM's ports
 (`buf_wr_stall`, `buf_rd_stall`: 1 refuses the write / read address that cycle).
