@@ -3,15 +3,17 @@
 write buffer out, zeroes for deallocated blocks) so the CPU never moves data words.
 
 Jobs {dst, src, bytes, fill, pattern} queue in a FIFO (CSRs: write the fields, then `push`);
-each copies bytes / 8 words from src to dst, or writes `pattern` to them, at one word per
-cycle when the memory ports are free. `done` counts finished jobs (wrapping). Addresses are
-byte addresses, multiples of 8; a job of 0 bytes finishes at once.
+each copies bytes / B words from src to dst, or writes `pattern` (repeated) to them, at one
+memory word per cycle when the memory ports are free (B = the memory's data_width / 8 bytes:
+8 at 64 bits, 64 at 512). `done` counts finished jobs (wrapping). Addresses and byte counts
+are multiples of B (the firmware's are of the LBA size, 512 or 4096); a job of 0 bytes
+finishes at once.
 """
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
-from migen import If, Signal
+from migen import If, Replicate, Signal
 
 __all__ = ["BufferCopy"]
 
@@ -20,19 +22,25 @@ def _job_layout():
     return [("dst", 32), ("src", 32), ("words", 29), ("fill", 1), ("pattern", 64)]
 
 
+def _log2(n):
+    return (n - 1).bit_length()
+
+
 class BufferCopy(LiteXModule):
     """Parameters: memory (BufferMemory; adds one writer and one reader), depth (job queue,
     2..64, default 16)."""
 
     def __init__(self, memory, depth=16):
         aw = memory.addr_width
+        dw = memory.data_width
+        sb = _log2(dw // 8)           # byte address -> word address
         wr = memory.add_writer("copy")
         rd, rdata = memory.add_reader("copy")
 
         # CPU interface.
         self._dst     = CSRStorage(32, description="Destination byte address.")
         self._src     = CSRStorage(32, description="Source byte address (copy).")
-        self._bytes   = CSRStorage(32, description="Bytes (multiple of 8).")
+        self._bytes   = CSRStorage(32, description=f"Bytes (multiple of {dw // 8}).")
         self._pattern = CSRStorage(64, description="Fill pattern.")
         self._fill    = CSRStorage(1, description="1: fill with pattern, 0: copy.")
         self._push    = CSR()
@@ -45,7 +53,7 @@ class BufferCopy(LiteXModule):
             jobs.sink.valid.eq(self._push.re),
             jobs.sink.dst.eq(self._dst.storage),
             jobs.sink.src.eq(self._src.storage),
-            jobs.sink.words.eq(self._bytes.storage[3:]),
+            jobs.sink.words.eq(self._bytes.storage[sb:]),
             jobs.sink.fill.eq(self._fill.storage),
             jobs.sink.pattern.eq(self._pattern.storage),
             self._room.status.eq(jobs.sink.ready),
@@ -58,11 +66,11 @@ class BufferCopy(LiteXModule):
         w_left = Signal(29)        # words still to write
         r_adr = Signal(aw)
         w_adr = Signal(aw)
-        pattern = Signal(64)
+        pattern = Signal(dw)
         fill = Signal()
         active = Signal()
         done = Signal(32)
-        data = stream.SyncFIFO([("data", 64)], 4)      # read data waiting for the write port
+        data = stream.SyncFIFO([("data", dw)], 4)      # read data waiting for the write port
         self.data = data
         in_flight = Signal(3)      # reads accepted whose data has not reached `data`
         rd_fire = Signal()
@@ -79,7 +87,7 @@ class BufferCopy(LiteXModule):
             wr.valid.eq(active & (w_left != 0) & (fill | data.source.valid)),
             wr.addr.eq(w_adr),
             If(fill, wr.data.eq(pattern)).Else(wr.data.eq(data.source.data)),
-            wr.strb.eq(0xFF),
+            wr.strb.eq((1 << dw // 8) - 1),
             wr_fire.eq(wr.valid & wr.ready),
             data.source.ready.eq(wr_fire & ~fill),
         ]
@@ -91,8 +99,8 @@ class BufferCopy(LiteXModule):
                 ).Else(
                     active.eq(1),
                     r_left.eq(job.words), w_left.eq(job.words),
-                    r_adr.eq(job.src[3:]), w_adr.eq(job.dst[3:]),
-                    pattern.eq(job.pattern), fill.eq(job.fill),
+                    r_adr.eq(job.src[sb:]), w_adr.eq(job.dst[sb:]),
+                    pattern.eq(Replicate(job.pattern, dw // 64)), fill.eq(job.fill),
                 )
             ),
             If(rd_fire, r_left.eq(r_left - 1), r_adr.eq(r_adr + 1)),

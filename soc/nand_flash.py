@@ -43,7 +43,7 @@ class NandFlash(LiteXModule):
 
     def __init__(self, platform, build_dir, memory, **params):
         from amaranth.back import verilog
-        core = NandSubsystem(addr_width=memory.addr_width, **params)
+        core = NandSubsystem(addr_width=memory.port_addr_width(64), **params)
         self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
         self.with_nvddr2 = core.with_nvddr2
         tap_bits = params.get("dqs_tap_bits", 5)
@@ -80,8 +80,8 @@ class NandFlash(LiteXModule):
         self.plane_slots = Signal(8)
         self.busy = Signal()
 
-        wr = memory.add_writer("nand")
-        rd, rdata = memory.add_reader("nand")
+        wr = memory.add_writer("nand", width=64)        # the data movers' 64-bit words
+        rd, rdata = memory.add_reader("nand", width=64)
 
         conns = dict(
             i_s_op__valid=s_op.valid, o_s_op__ready=s_op.ready,

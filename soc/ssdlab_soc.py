@@ -21,7 +21,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
-from migen import FSM, Case, Cat, If, Mux, NextState, Replicate
+from migen import FSM, Case, Cat, If, NextState, Replicate
 from migen.genlib.io import CRG
 
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
@@ -69,7 +69,9 @@ class SocConfig:
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
     onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64), tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
-    sys_clk_freq (Hz); persona: name; main_ram_size: the firmware's data RAM; nand_model:
+    sys_clk_freq (Hz); pcie_data_width (64, 128, 256 or 512 bits: the front end's data path
+    and the buffer memory's word); persona: name; main_ram_size: the firmware's data RAM;
+    nand_model:
     "die" (the ONFI pins leave the SoC) or "emulator" (nand_emulator on DRAM inside it);
     nvddr2_mode: None (SDR only), or the NV-DDR2 timing mode the firmware switches the bus
     to after the SDR bring-up (a board with an ONFI PHY: the channels are built with the
@@ -108,8 +110,14 @@ class SocConfig:
         # daughter card); "emulator": nand_emulator on DRAM inside the SoC (soc/nand_emulation)
         self.nand_model = kw.pop("nand_model", "die")
         self.nvddr2_mode = kw.pop("nvddr2_mode", None)
+        # The PCIe data path (PCIeSimPHY, NvmeDataDma, the buffer memory's word) in bits; the
+        # link model (soc/sim_config.py) sets it per persona.
+        self.pcie_data_width = kw.pop("pcie_data_width", 64)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
+        if self.pcie_data_width not in (64, 128, 256, 512):
+            raise ValueError(f"SocConfig: pcie_data_width={self.pcie_data_width!r}: one of "
+                             "64, 128, 256, 512")
         if self.nand_model not in ("die", "emulator"):
             raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
         if self.nvddr2_mode is not None and self.nvddr2_mode not in NVDDR2_MODES:
@@ -154,18 +162,18 @@ class SsdlabIdent(LiteXModule):
 
 
 class BufferWindow(LiteXModule):
-    """The CPU's 32-bit Wishbone window on the 64-bit buffer memory (one reader, one writer)."""
+    """The CPU's 32-bit Wishbone window on the buffer memory: a 32-bit reader and writer (the
+    memory picks the lane of its wider word)."""
 
     def __init__(self, memory):
         self.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
-        wr = memory.add_writer("cpu")
-        rd, rdata = memory.add_reader("cpu")
-        aw = memory.addr_width
-        half = bus.adr[0]
+        wr = memory.add_writer("cpu", width=32)
+        rd, rdata = memory.add_reader("cpu", width=32)
+        aw = memory.port_addr_width(32)
         self.comb += [
-            wr.addr.eq(bus.adr[1:1 + aw]), rd.addr.eq(bus.adr[1:1 + aw]),
-            wr.data.eq(Cat(bus.dat_w, bus.dat_w)),      # the strobes pick the half
-            wr.strb.eq(Mux(half, bus.sel << 4, bus.sel)),
+            wr.addr.eq(bus.adr[:aw]), rd.addr.eq(bus.adr[:aw]),
+            wr.data.eq(bus.dat_w),
+            wr.strb.eq(bus.sel),
         ]
         self.fsm = fsm = FSM()
         fsm.act("IDLE",
@@ -182,7 +190,7 @@ class BufferWindow(LiteXModule):
         fsm.act("DATA",
             If(rdata.valid,
                 bus.ack.eq(1),
-                If(half, bus.dat_r.eq(rdata.data[32:])).Else(bus.dat_r.eq(rdata.data[:32])),
+                bus.dat_r.eq(rdata.data),
                 NextState("IDLE")
             )
         )
@@ -348,7 +356,8 @@ class SsdlabSoC(SoCCore):
 
         # PCIe and the NVMe front end.
         if pcie_phy is None:
-            pcie_phy = PCIeSimPHY(data_width=64, bar0_size=NVME_PCIE["bar0_size"])
+            pcie_phy = PCIeSimPHY(data_width=cfg.pcie_data_width,
+                                  bar0_size=NVME_PCIE["bar0_size"])
         self.pcie_phy = phy = pcie_phy
         self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                          address_width=64,
@@ -363,7 +372,8 @@ class SsdlabSoC(SoCCore):
         nvme.get_memories = list
 
         # Buffer memory and its clients.
-        self.bufmem = mem = BufferMemory(cfg.buf_size)
+        # Words as wide as the front end's data path (the PHY's data_width).
+        self.bufmem = mem = BufferMemory(cfg.buf_size, data_width=phy.data_width)
         nw = mem.add_writer("nvme")
         nr, nrd = mem.add_reader("nvme")
         self.comb += [

@@ -36,6 +36,7 @@
 extern "C" {
 #include "ssdlab_bridge.h"
 }
+#include "tlp_beats.h"
 
 namespace {
 
@@ -120,8 +121,8 @@ class Drive {
 #endif
         bool s_fire = top->s_tlp_tvalid && top->s_tlp_tready;
         bool m_fire = top->m_tlp_tvalid && top->m_tlp_tready;
-        uint64_t m_data = top->m_tlp_tdata;
-        unsigned m_keep = top->m_tlp_tkeep;
+        auto m_data = top->m_tlp_tdata;        // uint64_t, or VlWide above 64 bits
+        uint64_t m_keep = top->m_tlp_tkeep;
         bool m_last = top->m_tlp_tlast;
         bool msi = top->m_msi_valid && top->m_msi_ready;
         unsigned msi_vec = top->m_msi_data;
@@ -230,23 +231,21 @@ class Drive {
             return;
         }
         const Tlp &t = to_dev.front();
-        size_t n = t.dw.size(), i = 2 * beat;
-        uint32_t lo = t.dw[i], hi = i + 1 < n ? t.dw[i + 1] : 0;
+        bool last;
         top->s_tlp_tvalid = 1;
-        top->s_tlp_tdata = (uint64_t(hi) << 32) | lo;
-        top->s_tlp_tkeep = i + 1 < n ? 0xFF : 0x0F;
-        top->s_tlp_tlast = i + 2 >= n;
+        top->s_tlp_tkeep = tlp_beats::pack(t.dw, beat, top->s_tlp_tdata, last);
+        top->s_tlp_tlast = last;
     }
     void advance_s_tlp() {
         const Tlp &t = to_dev.front();
-        if (2 * (beat + 1) >= t.dw.size()) { to_dev.pop_front(); beat = 0; }
-        else beat++;
+        if (tlp_beats::is_last(t.dw.size(), beat, tlp_beats::lanes(top->s_tlp_tdata))) {
+            to_dev.pop_front(); beat = 0;
+        } else beat++;
     }
 
     // device -> host
-    void take_m_beat(uint64_t data, unsigned keep, bool last) {
-        rx.push_back(uint32_t(data));
-        if (keep & 0xF0) rx.push_back(uint32_t(data >> 32));
+    template <class D> void take_m_beat(const D &data, uint64_t keep, bool last) {
+        tlp_beats::unpack(data, keep, rx);
         if (last) { handle_tlp(rx); rx.clear(); }
     }
 

@@ -29,7 +29,7 @@ SIM_SCALE = dict(blocks_per_plane=16, pages_per_block=16)
 # The model's sources; the firmware is not among them: it is rebuilt (make, incremental) and
 # loaded into the ROM image at every start, without rebuilding the model.
 _SOURCE_DIRS = ["spec", "rtl", "soc", "sim/bridge", "sim/nand/cpp", "sim/nand/fast_sources.py",
-                "sim/harness/ssdlab_sim.cpp", "sw/ssdlab/flows/sim_build.py",
+                "sim/harness", "sw/ssdlab/flows/sim_build.py",
                 "sw/ssdlab/flows/sim_gateware.py"]
 
 
