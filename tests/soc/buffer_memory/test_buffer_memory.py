@@ -94,7 +94,7 @@ class TB:
             sent.append(a)
         getattr(dut, f"r{w}_valid").value = 0
         await task
-        return list(zip(sent, got))
+        return list(zip(sent, got, strict=True))
 
     def expect(self, w, addr):
         wb = w // 8
