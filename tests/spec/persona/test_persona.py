@@ -115,9 +115,11 @@ def test_other_drives():
 
 def test_default_persona():
     p = load_persona("default")
-    assert p.based_on == "crucial-m500-240" and p.scale.requested == "16 blocks per plane"
-    base = load_persona("crucial-m500-240")
-    assert p.die_count == base.die_count and p.raw_bytes == base.raw_bytes // 64
+    assert p.based_on == "samsung-950pro-512" and p.scale.requested == "16 blocks per plane"
+    base = load_persona("samsung-950pro-512")
+    assert p.die_count == base.die_count and p.raw_bytes == base.raw_bytes // 128
+    # an NVMe drive with several queues (issue 18: the default bench measures NVMe)
+    assert p.host.interface == "nvme" and p.host.io_queues >= 8
     assert "scaled" in p.scale_note    # its RTL mapping: tests/soc/persona_params
 
 
@@ -366,7 +368,7 @@ def test_cli_show():
     assert r.exit_code == 0 and "n_channels': 8" in r.output and "substituted:" in r.output
     r = cli("persona", "show", "default", "--rtl", "--sdr-fallback", "--json")
     d = json.loads(r.output)
-    assert d["rtl"]["nand_backend"]["n_ways"] == 2 and d["based_on"] == "crucial-m500-240"
+    assert d["rtl"]["nand_backend"]["n_ways"] == 4 and d["based_on"] == "samsung-950pro-512"
 
 
 def test_cli_show_errors():
