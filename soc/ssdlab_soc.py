@@ -360,7 +360,10 @@ class SsdlabSoC(SoCCore):
 
         # PCIe and the NVMe front end.
         if pcie_phy is None:
-            pcie_phy = PCIeSimPHY(data_width=64, bar0_size=NVME_PCIE["bar0_size"])
+            # MSI-X as on a card: the host enables it in configuration space (the harness's
+            # SB_CFG_WRITE drives the PHY's Message Control inputs); MSI until it does.
+            pcie_phy = PCIeSimPHY(data_width=64, bar0_size=NVME_PCIE["bar0_size"],
+                                  with_msix=True)
         self.pcie_phy = phy = pcie_phy
         self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                          address_width=64,

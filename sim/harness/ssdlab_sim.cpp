@@ -8,7 +8,9 @@
 // The bridge stands where the root complex would: it turns MMIO requests into MWr/MRd TLPs
 // to BAR0, serves the device's memory reads from host RAM after a modelled read latency
 // (completions split at MPS boundaries), writes the device's memory writes into host RAM,
-// and reports MSIs. See sim/harness/README.md.
+// models the MSI-X capability of configuration space, and reports MSIs and MSI-X messages
+// (memory writes into the interrupt window) as interrupts, counted per vector. See
+// sim/harness/README.md.
 
 #include <verilated.h>
 #if VM_TRACE
@@ -159,6 +161,7 @@ class Drive {
         for (unsigned i = 0; i < n; i++) cycle();
         top->rst = 0;
         to_dev.clear(); beat = 0; rx.clear(); reads.clear(); msis.clear(); arrivals.clear();
+        set_msix_control(0);                // a power cycle clears configuration space
         dma_pending = false;
         cpl_waiting = false;
     }
@@ -202,6 +205,29 @@ class Drive {
         return true;
     }
 
+    // Configuration space: only the MSI-X capability (SB_CFG_MSIX_CAP) is modelled; false
+    // for any other offset, or when the drive has no MSI-X.
+    bool cfg_read(uint64_t off, uint64_t *v) {
+        host_delay();
+        unsigned n = top->msix_table_size;
+        if (n == 0) return false;
+        if (off == SB_CFG_MSIX_CAP)
+            *v = 0x11u | (uint32_t(msix_control | (n - 1)) << 16);     // next pointer 0
+        else if (off == SB_CFG_MSIX_CAP + 4) *v = top->msix_table_offset;     // BIR 0
+        else if (off == SB_CFG_MSIX_CAP + 8) *v = top->msix_pba_offset;       // BIR 0
+        else return false;
+        return true;
+    }
+    bool cfg_write(uint64_t off, unsigned size, uint64_t v) {
+        host_delay();
+        if (top->msix_table_size == 0) return false;
+        if (off == SB_CFG_MSIX_CAP + 2 && size == 2) set_msix_control(uint16_t(v));
+        else if (off == SB_CFG_MSIX_CAP && size == 4) set_msix_control(uint16_t(v >> 16));
+        else return false;
+        return true;
+    }
+    bool msix_enabled() const { return msix_control & SB_MSIX_ENABLE; }
+
     // run until an event in mask, or the deadline (ps, 0 = none); returns the event
     uint32_t wait(uint32_t mask, uint64_t deadline_ps, uint64_t *addr) {
         for (;;) {
@@ -225,12 +251,25 @@ class Drive {
     uint64_t time_fs() const { return time_ps() * 1000; }
 
     uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_mmio = 0;
+    std::vector<uint64_t> irq_count = std::vector<uint64_t>(SB_IRQ_VECTORS);
     uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
     PcieLinkPacer to_host, from_host;       // the link, one pacer per direction
     uint32_t rule_violations() const { return top->nand_rule_violations; }
     uint32_t timing_violations() const { return top->nand_timing_violations; }
 
   private:
+    // an MSI (vector number) or MSI-X message (Message Data): an event, counted per vector
+    void interrupt(uint32_t vector) {
+        msis.push_back(vector);
+        n_msi++;
+        if (vector < SB_IRQ_VECTORS) irq_count[vector]++;
+    }
+    void set_msix_control(uint16_t v) {
+        msix_control = v & (SB_MSIX_ENABLE | SB_MSIX_FMASK);
+        top->cfg_msix_enable = (msix_control & SB_MSIX_ENABLE) != 0;
+        top->cfg_msix_fm = (msix_control & SB_MSIX_FMASK) != 0;
+    }
+
 #if VM_TRACE
     bool tracing() const {
         if (!trace) return false;
@@ -286,7 +325,7 @@ class Drive {
             Arrival a = std::move(arrivals.front());
             arrivals.pop_front();
             from_host.received_tlp(time_fs());   // the root complex's Ack / UpdateFC
-            if (a.dw.empty()) { msis.push_back(a.msi_vec); n_msi++; }
+            if (a.dw.empty()) interrupt(a.msi_vec);
             else handle_tlp(a.dw);
         }
     }
@@ -300,6 +339,15 @@ class Drive {
         if (type == 0x00) {                                    // memory request
             uint64_t addr = four ? (uint64_t(d[2]) << 32) | (d[3] & ~3u) : (d[2] & ~3u);
             unsigned first_be = d[1] & 0xF, last_be = (d[1] >> 4) & 0xF;
+            if (data && addr >= SB_MSI_WINDOW_BASE &&
+                addr < SB_MSI_WINDOW_BASE + SB_MSI_WINDOW_BYTES) {     // an MSI-X message
+                if (len != 1 || first_be != 0xF || d.size() != hdr + 1) {
+                    n_malformed++;
+                    return;
+                }
+                interrupt(bswap32(d[hdr]));
+                return;
+            }
             if (data) {
                 if (d.size() != hdr + len) { n_malformed++; return; }
                 for (unsigned k = 0; k < len; k++) {
@@ -383,6 +431,7 @@ class Drive {
     std::deque<Arrival> arrivals;
     std::deque<PendingRead> reads;
     std::deque<uint32_t> msis;
+    uint16_t msix_control = 0;              // MSI-X Message Control bits 15:14
     bool dma_pending = false;
     uint64_t dma_addr = 0;
     uint8_t next_tag = 0;
@@ -568,6 +617,23 @@ int main(int argc, char **argv) {
             case SB_ADVANCE:
                 drive.run_cycles((m.data + opt.period_ps - 1) / opt.period_ps);
                 break;
+            case SB_CFG_READ:
+                if (m.size != 4 || !drive.cfg_read(m.addr, &r.data)) r.status = SB_ERR_ARG;
+                break;
+            case SB_CFG_WRITE:
+                if ((m.size != 2 && m.size != 4) || !drive.cfg_write(m.addr, m.size, m.data))
+                    r.status = SB_ERR_ARG;
+                break;
+            case SB_IRQ_COUNTS: {
+                uint64_t n = 0;
+                for (; n < SB_IRQ_COUNTS_MAX && m.addr + n < SB_IRQ_VECTORS; n++) {
+                    uint64_t c = drive.irq_count[m.addr + n];
+                    memcpy(r.name + 8 * n, &c, 8);          // little endian (x86, RISC-V hosts)
+                }
+                r.size = uint32_t(n);
+                r.data = SB_IRQ_VECTORS;
+                break;
+            }
             case SB_RESET:
                 drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
                 break;
@@ -580,7 +646,7 @@ int main(int argc, char **argv) {
                 snprintf(r.name, sizeof r.name,
                          "wall_s=%.3f dma_rd=%llu to_host_B=%llu from_host_B=%llu mmio=%llu "
                          "malformed=%llu nand_rules=%u nand_timing=%u link_to_ns=%llu "
-                         "link_from_ns=%llu", wall,
+                         "link_from_ns=%llu msix=%d", wall,
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
                          (unsigned long long)drive.bytes_from_host,
@@ -588,7 +654,8 @@ int main(int argc, char **argv) {
                          (unsigned long long)drive.n_malformed, drive.rule_violations(),
                          drive.timing_violations(),
                          (unsigned long long)(drive.to_host.busy_fs / 1000000),
-                         (unsigned long long)(drive.from_host.busy_fs / 1000000));
+                         (unsigned long long)(drive.from_host.busy_fs / 1000000),
+                         int(drive.msix_enabled()));
                 break;
             }
             case SB_QUIT:
