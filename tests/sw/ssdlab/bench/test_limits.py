@@ -58,3 +58,17 @@ def test_mixed_shares_the_flash(cfg):
     m = point_limit(cfg, None, "randrw", 4096, 70)["mb_s"]
     assert m == pytest.approx(1 / (0.7 / r + 0.3 / w), rel=1e-2)
     assert w < r / 3 and min(r, w) <= m <= max(r, w)
+
+
+def test_link_of_the_build():
+    """The bench takes the link the harness paces from the build's configuration: a SATA
+    drive's reads are capped at 550 MB/s, a PCIe 3.0 x4 drive's by the flash of 2 channels."""
+    from sw.ssdlab.bench.session import link_limits
+    sata = drive_config("crucial-m500-240", {"n_channels": 8}).as_dict()
+    link = link_limits(sata)
+    assert link["read_mb_s"] == link["write_mb_s"] == 550.0 and "SATA" in link["describe"]
+    assert point_limit(sata, link, "read", 131072)["mb_s"] <= 550.0
+    nvme = drive_config("default", {"n_channels": 2}).as_dict()
+    link = link_limits(nvme)
+    assert 3500 < link["read_mb_s"] < 3938 and "PCIe 3.0 x4" in link["describe"]
+    assert point_limit(nvme, link, "read", 131072)["bound"] == "flash"
