@@ -6,9 +6,26 @@ refuses, naming each persona field, what they cannot. soc/sim_config.py builds t
 drive from it; `ssdlab persona show --rtl` prints it."""
 
 from spec.onfi_timing import SDR_MODES, engine_registers
+from spec.pcie_link import SATA_NCQ_DEPTH, SATA_NCQ_QUEUES, front_end
 from spec.persona import Onfi, PersonaError, display_path
 
-__all__ = ["rtl_params"]
+__all__ = ["rtl_params", "link_params"]
+
+
+def link_params(persona, mps=256, mrrs=512, read_latency_ns=400):
+    """The host link of `persona` (spec/pcie_link.py via `Host.link`) and the LitePCIe data
+    path that carries it: {"link": PcieLink | SataLink, "pcie_data_width": 64..512,
+    "clk_hz": 125e6 | 250e6, "limits": Persona.link_limits()}. A link no data path carries
+    (e.g. Gen5 x16) raises PersonaError naming host.pcie_gen / host.pcie_lanes and the
+    supported range. mps, mrrs: 128, 256, 512; read_latency_ns >= 0."""
+    src = display_path(persona.path) if persona.path else persona.name
+    link = persona.host.link(mps, mrrs, read_latency_ns)
+    try:
+        fe = front_end(link)
+    except ValueError as e:
+        raise PersonaError(src, [str(e)]) from None
+    return {"link": link, "pcie_data_width": fe.data_width, "clk_hz": fe.clk_hz,
+            "limits": persona.link_limits(mps, mrrs, read_latency_ns)}
 
 
 def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_width=8):
@@ -22,7 +39,10 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     - "timing": the SDR engine's `timing` registers at clk_mhz (onfi_timing);
       "onfi": {interface, mode, clk_mhz} actually used;
     - "nvme_controller": NvmeController's n_io_queues (1..64), max_transfer, lbads, mqes;
-    - "host_link": what the host model must cap (interface, MB/s);
+    - "host_link": the link the harness paces (spec/pcie_link.py): interface, raw MB/s,
+      payload MB/s per direction, MPS, MRRS and the front end's data path and clock
+      (`link_params`; a link no data path carries is an error naming host.pcie_gen /
+      host.pcie_lanes);
     - "limits_mb_s": the persona's analytic limits with the SDR mode the RTL runs;
     - "substitutions" (what differs from the drive) and "notes".
     The back end is built of SDR channels only: an nv-ddr2 persona needs sdr_fallback=True
@@ -79,6 +99,15 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
          "NvmeController mqes is 1..4095 (queue_depth - 1)")
     need(h.max_transfer_kib >= 8, "host.max_transfer_kib", h.max_transfer_kib,
          "NvmeController max_transfer is 8 KiB..16 MiB")
+    if h.interface == "sata":
+        need(h.io_queues == SATA_NCQ_QUEUES and h.queue_depth == SATA_NCQ_DEPTH,
+             "host.io_queues", f"{h.io_queues} (queue_depth {h.queue_depth})",
+             f"a SATA drive has NCQ: {SATA_NCQ_QUEUES} queue of {SATA_NCQ_DEPTH}")
+    link = None
+    try:
+        link = link_params(persona)
+    except PersonaError as e:
+        errs.extend(e.messages)
     timing = None
     try:
         timing = engine_registers(mode, clk_mhz, width=timer_width)
@@ -91,7 +120,8 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
                      "LUNs of a target are not interleaved")
     if h.interface == "sata":
         subs.append(f"host: SATA drive simulated as NVMe behind a link capped at "
-                    f"{h.sata_mb_s} MB/s (NCQ = {h.io_queues} queue x {h.queue_depth})")
+                    f"{h.sata_mb_s} MB/s of payload (NCQ = {h.io_queues} queue x "
+                    f"{h.queue_depth})")
     return {
         "persona": persona.name,
         "scale": persona.scale_note,
@@ -108,7 +138,12 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
                             "max_transfer": h.max_transfer_kib * 1024,
                             "lbads": h.lba_bytes.bit_length() - 1,
                             "mqes": h.queue_depth - 1},
-        "host_link": {"interface": h.interface, "mb_s": round(h.link_mb_s, 1)},
+        "host_link": {"interface": h.interface, "mb_s": round(h.link_mb_s, 1),
+                      "read_mb_s": round(link["limits"]["read_mb_s"], 1),
+                      "write_mb_s": round(link["limits"]["write_mb_s"], 1),
+                      "mps": link["link"].mps, "mrrs": link["link"].mrrs,
+                      "pcie_data_width": link["pcie_data_width"],
+                      "clk_mhz": link["clk_hz"] / 1e6},
         "limits_mb_s": {k: (round(x, 1) if isinstance(x, float) else x) for k, x in
                         persona.flash_limits(Onfi("sdr", mode, clk_mhz)).items()},
         "substitutions": subs,

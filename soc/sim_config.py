@@ -11,28 +11,41 @@ size (spec/persona, soc/persona_params.py `rtl_params`). Two things the RTL cann
   part on every die, since the flash back end shares one geometry and timing register set
   (reported).
 
+The host link: the persona's PCIe generation and lanes (or SATA cap) become the SoC's link
+fields, which the simulation harness paces its TLPs by (spec/pcie_link.py), and the front
+end's data path and clock are the smallest that carry that link (`front_end`): 64 bits at
+125 MHz up to about Gen2 x2 / SATA, 512 bits at 125 MHz for Gen3 x4, at 250 MHz for Gen4 x4
+and Gen3 x8. A SATA persona runs as NVMe with NCQ's one queue behind a link capped at its
+sata_mb_s. A link no data path carries (Gen4 x8 and above) is a PersonaError naming
+host.pcie_gen / host.pcie_lanes.
+
 Simulation scale: a capacity-scaled persona keeps per-die geometry (blocks per plane shrink).
 A drive small enough to be written end to end in Verilator also needs fewer pages per block:
 `pages_per_block` does that, and it is reported as a change of per-die geometry.
 """
 
-from soc.persona_params import rtl_params
+from soc.persona_params import link_params, rtl_params
 from soc.ssdlab_soc import SocConfig
+from spec.pcie_link import SATA_NCQ_QUEUES
 
 __all__ = ["soc_config"]
 
 
 def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
-               sys_clk_freq=125e6, nvddr2=False):
+               sys_clk_freq=None, nvddr2=False):
     """SocConfig for persona (name or path; None: "default"), with `params` (a dict of
-    SocConfig fields) applied last. nvddr2: the build can run NV-DDR2 (a board's ONFI PHY),
-    so an NV-DDR2 persona gets its mode as `nvddr2_mode`. Returns the config; its `notes`
-    say what differs from the persona."""
+    SocConfig fields) applied last. sys_clk_freq: Hz, None = the clock the host link's
+    front end needs (125 or 250 MHz; a board gives its own). nvddr2: the build can run
+    NV-DDR2 (a board's ONFI PHY), so an NV-DDR2 persona gets its mode as `nvddr2_mode`.
+    Returns the config; its `notes` say what differs from the persona."""
     from spec.persona import load_persona
     p = load_persona(persona or "default")
     notes = []
     if blocks_per_plane is not None:
         p = p.scaled(blocks_per_plane=blocks_per_plane)
+    link = link_params(p)                  # PersonaError: a link the front end cannot carry
+    if sys_clk_freq is None:
+        sys_clk_freq = link["clk_hz"]
     rtl = None
     try:
         rtl = rtl_params(p, clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
@@ -62,7 +75,18 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
         op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles,
-        scale_note=p.scale_note or "full size", notes=notes)
+        scale_note=p.scale_note or "full size", notes=notes,
+        host_interface=h.interface, pcie_gen=h.pcie_gen, pcie_lanes=h.pcie_lanes,
+        mps=link["link"].mps, mrrs=link["link"].mrrs,
+        link_mb_s_cap=h.sata_mb_s if h.interface == "sata" else None,
+        read_latency_ns=link["link"].read_latency_ns,
+        pcie_data_width=link["pcie_data_width"])
+    lim = link["limits"]
+    notes.append(f"host link: {lim['description']}; payload limits read {lim['read_mb_s']:.1f} "
+                 f"MB/s, write {lim['write_mb_s']:.1f} MB/s; front end {link['pcie_data_width']}"
+                 f"-bit TLP path at {link['clk_hz'] / 1e6:.0f} MHz")
+    if h.interface == "sata":
+        fields["n_io_queues"] = SATA_NCQ_QUEUES
     onfi = c.onfi
     if nvddr2 and onfi is not None and onfi.interface == "nv-ddr2":
         fields["nvddr2_mode"] = onfi.mode

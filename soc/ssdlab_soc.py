@@ -76,6 +76,10 @@ class SocConfig:
     nvddr2_mode: None (SDR only), or the NV-DDR2 timing mode the firmware switches the bus
     to after the SDR bring-up (a board with an ONFI PHY: the channels are built with the
     NV-DDR2 engine and the pins are each channel's PHY interface).
+    Host link (spec/pcie_link.py; the simulation harness paces its TLPs by it):
+    host_interface "nvme" or "sata"; pcie_gen (1..5), pcie_lanes (1..16); mps, mrrs (128,
+    256, 512 B); link_mb_s_cap (SATA: payload MB/s; None for PCIe); read_latency_ns (the root
+    complex's, >= 0); pcie_data_width (64, 128, 256, 512: the front end's TLP data path).
     """
 
     def __init__(self, **kw):
@@ -110,6 +114,13 @@ class SocConfig:
         # daughter card); "emulator": nand_emulator on DRAM inside the SoC (soc/nand_emulation)
         self.nand_model = kw.pop("nand_model", "die")
         self.nvddr2_mode = kw.pop("nvddr2_mode", None)
+        self.host_interface = kw.pop("host_interface", "nvme")
+        self.pcie_gen = kw.pop("pcie_gen", None)
+        self.pcie_lanes = kw.pop("pcie_lanes", None)
+        self.mps = kw.pop("mps", 256)
+        self.mrrs = kw.pop("mrrs", 512)
+        self.link_mb_s_cap = kw.pop("link_mb_s_cap", None)
+        self.read_latency_ns = kw.pop("read_latency_ns", 400)
         # The PCIe data path (PCIeSimPHY, NvmeDataDma, the buffer memory's word) in bits; the
         # link model (soc/sim_config.py) sets it per persona.
         self.pcie_data_width = kw.pop("pcie_data_width", 64)
@@ -356,8 +367,10 @@ class SsdlabSoC(SoCCore):
 
         # PCIe and the NVMe front end.
         if pcie_phy is None:
+            # MSI-X as on a card: the host enables it in configuration space (the harness's
+            # SB_CFG_WRITE drives the PHY's Message Control inputs); MSI until it does.
             pcie_phy = PCIeSimPHY(data_width=cfg.pcie_data_width,
-                                  bar0_size=NVME_PCIE["bar0_size"])
+                                  bar0_size=NVME_PCIE["bar0_size"], with_msix=True)
         self.pcie_phy = phy = pcie_phy
         self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                          address_width=64,

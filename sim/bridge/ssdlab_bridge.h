@@ -21,20 +21,42 @@
  *
  * Requests (host -> harness), each answered by exactly one reply of the same type:
  *   SB_HELLO       data = SB_VERSION. Reply: data = ram_bytes, addr = clock period in ps,
- *                  size = n_msi_vectors, name = the RAM file's path (NUL-terminated).
+ *                  size = n_msi_vectors (MSI), name = the RAM file's path (NUL-terminated).
  *   SB_MMIO_WRITE  BAR0 offset `addr`, `size` 4 or 8 bytes, value `data` (posted: the reply
  *                  only acknowledges; the write reaches the device after the host delay).
  *   SB_MMIO_READ   BAR0 offset `addr`, `size` 4 or 8. Reply: data = the value read, at the
  *                  time its completion reached the host (a completion timeout: status != 0).
  *   SB_WAIT        run until an event or until simulated time `data` ps (0: no deadline).
  *                  size = event mask (SB_EV_*). Reply: size = the event that stopped it (0: the
- *                  deadline), addr = MSI vector, or the host address of the DMA write.
+ *                  deadline), addr = the interrupt's vector (SB_EV_MSI), or the host address
+ *                  of the DMA write.
  *   SB_ADVANCE     run `data` ps. Reply: time.
- *   SB_INFO        Reply: data = cycles simulated, addr = MSIs sent, size = DMA writes seen;
- *                  name = "key=value ..." statistics (TLPs, bytes, wall seconds).
+ *   SB_INFO        Reply: data = cycles simulated, addr = interrupts sent (MSI and MSI-X),
+ *                  size = DMA writes seen; name = "key=value ..." statistics (TLPs, bytes,
+ *                  wall seconds, msix=0|1: MSI-X Enable).
+ *   SB_CFG_READ    configuration space dword at offset `addr` (size 4). Reply: data. The
+ *                  bridge models only the MSI-X capability at SB_CFG_MSIX_CAP (below); other
+ *                  offsets, or a drive built without MSI-X, get SB_ERR_ARG.
+ *   SB_CFG_WRITE   configuration space write at `addr`, `size` 2 or 4 bytes, value `data`;
+ *                  only the MSI-X Message Control word (SB_CFG_MSIX_CAP + 2) is writable, its
+ *                  bits 15 (MSI-X Enable) and 14 (Function Mask) reach the device. Non-posted:
+ *                  the reply comes after the host delay, with the device seeing the new value.
+ *   SB_IRQ_COUNTS  interrupts sent per vector since the harness started, vectors `addr` ..
+ *                  addr + n - 1. Reply: size = n (<= SB_IRQ_COUNTS_MAX, 0 past the last
+ *                  counted vector), data = vectors counted (SB_IRQ_VECTORS), name = n
+ *                  little-endian uint64 counts.
  *   SB_RESET       power cycle of the device: everything but the NAND dies (and host RAM) is
  *                  reset for `data` ns (0: 1 us), as at power-on; then the firmware boots again.
  *   SB_QUIT        the harness finishes (flushes waves, prints statistics) and exits.
+ *
+ * Interrupts. Without MSI-X Enable the device signals MSI (the PHY's m_msi port; the vector is
+ * the MSI vector number). With it, the device sends each vector's message as a memory write
+ * of the Message Data to the Message Address the host put into the MSI-X table (BAR0 +
+ * table offset): the harness takes a 1-dword memory write into SB_MSI_WINDOW (the x86
+ * interrupt address range 0xFEE0_0000..0xFEEF_FFFF, outside host RAM) as an interrupt whose
+ * vector is the Message Data, never as a DMA write. libssdlab writes entry v with address
+ * SB_MSI_WINDOW_BASE and data v, so the reported vector is the table index.
+ *
  * A request the harness cannot take (unknown type, bad size, offset outside BAR0) gets a reply
  * with status = SB_ERR_* and the simulation unchanged.
  */
@@ -43,7 +65,7 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 1u
+#define SB_VERSION 2u
 
 enum sb_type {
     SB_HELLO      = 1,
@@ -54,11 +76,28 @@ enum sb_type {
     SB_INFO       = 6,
     SB_QUIT       = 7,
     SB_RESET      = 8,
+    SB_CFG_READ   = 9,
+    SB_CFG_WRITE  = 10,
+    SB_IRQ_COUNTS = 11,
 };
+
+/* The MSI-X capability in the bridge's configuration space (PCIe 3.0 section 7.7):
+ * +0 Capability ID 11h, Next Pointer, Message Control (bits 10:0 Table Size - 1, 14 Function
+ * Mask, 15 MSI-X Enable); +4 Table Offset / Table BIR; +8 PBA Offset / PBA BIR. */
+#define SB_CFG_MSIX_CAP     0x70u
+#define SB_MSIX_ENABLE      (1u << 15)
+#define SB_MSIX_FMASK       (1u << 14)
+
+/* Memory writes into this window are interrupt messages (x86's MSI address range). */
+#define SB_MSI_WINDOW_BASE  0xFEE00000ull
+#define SB_MSI_WINDOW_BYTES 0x00100000ull
+
+#define SB_IRQ_VECTORS      2048u   /* vectors (Message Data values) counted per vector */
+#define SB_IRQ_COUNTS_MAX   24u     /* counts in one SB_IRQ_COUNTS reply (name: 24 x 8 B) */
 
 /* SB_WAIT event mask bits (and the reply's `size`: the one that happened). */
 enum sb_event {
-    SB_EV_MSI       = 1u << 0,  /* the device sent an MSI; addr = vector */
+    SB_EV_MSI       = 1u << 0,  /* the device sent an MSI or MSI-X; addr = vector */
     SB_EV_DMA_WRITE = 1u << 1,  /* the device wrote host RAM; addr = first byte written */
 };
 

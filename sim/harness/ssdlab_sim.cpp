@@ -8,7 +8,9 @@
 // The bridge stands where the root complex would: it turns MMIO requests into MWr/MRd TLPs
 // to BAR0, serves the device's memory reads from host RAM after a modelled read latency
 // (completions split at MPS boundaries), writes the device's memory writes into host RAM,
-// and reports MSIs. See sim/harness/README.md.
+// models the MSI-X capability of configuration space, and reports MSIs and MSI-X messages
+// (memory writes into the interrupt window) as interrupts, counted per vector. See
+// sim/harness/README.md.
 
 #include <verilated.h>
 #if VM_TRACE
@@ -37,6 +39,7 @@ extern "C" {
 #include "ssdlab_bridge.h"
 }
 #include "tlp_beats.h"
+#include "pcie_link_pacer.h"
 
 namespace {
 
@@ -56,6 +59,7 @@ struct Options {
     uint64_t trace_for_us = 0;              // and stop after this long (0: to the end)
     bool once = false;                      // exit when the first host disconnects
     bool quiet_uart = false;
+    PcieLinkParams link;                    // spec/pcie_link.py harness_args; 0 fs: unpaced
 };
 
 constexpr uint64_t BAR0_BASE = 0xF7000000ull;
@@ -70,6 +74,12 @@ struct Tlp {
     uint64_t not_before;                    // cycle
 };
 
+struct Arrival {                            // a device TLP or MSI on its way to the host
+    uint64_t at;                            // cycle its last byte has crossed the link
+    std::vector<uint32_t> dw;               // the TLP (empty for an MSI)
+    uint32_t msi_vec;
+};
+
 struct PendingRead {                        // a device memory read being answered
     uint64_t due;                           // cycle of its first completion
     uint16_t requester;
@@ -81,7 +91,8 @@ struct PendingRead {                        // a device memory read being answer
 
 class Drive {
   public:
-    Drive(const Options &o, VerilatedContext *ctx) : opt(o), ctx(ctx) {
+    Drive(const Options &o, VerilatedContext *ctx)
+        : to_host(o.link), from_host(o.link), opt(o), ctx(ctx) {
         top = new Vssdlab_sim_top(ctx);
         half_ps = opt.period_ps / 2;
 #if VM_TRACE
@@ -113,6 +124,9 @@ class Drive {
     // outputs are sampled before the rising edge, which transfers the handshakes.
     void cycle() {
         drive_s_tlp();
+        // device -> host: the PHY holds one TLP while the previous one is on the wire
+        top->m_tlp_tready = !rx.empty() || !to_host.holding(time_fs());
+        top->m_msi_ready = !to_host.holding(time_fs());
         top->clk = 0;
         ctx->timeInc(half_ps);
         top->eval();
@@ -137,7 +151,8 @@ class Drive {
         cycles++;
         if (s_fire) advance_s_tlp();
         if (m_fire) take_m_beat(m_data, m_keep, m_last);
-        if (msi) { msis.push_back(msi_vec); n_msi++; }
+        if (msi) arrivals.push_back({link_arrival(to_host, 12, 4), {}, msi_vec});
+        deliver_arrivals();
         if (uart && !opt.quiet_uart) { fputc(uart_c, stdout); if (uart_c == '\n') fflush(stdout); }
         serve_reads();
     }
@@ -146,7 +161,8 @@ class Drive {
         top->rst = 1;
         for (unsigned i = 0; i < n; i++) cycle();
         top->rst = 0;
-        to_dev.clear(); beat = 0; rx.clear(); reads.clear(); msis.clear();
+        to_dev.clear(); beat = 0; rx.clear(); reads.clear(); msis.clear(); arrivals.clear();
+        set_msix_control(0);                // a power cycle clears configuration space
         dma_pending = false;
         cpl_waiting = false;
     }
@@ -163,7 +179,7 @@ class Drive {
                        (len == 2 ? 0xF0 : 0x00) | 0xF);
         t.dw.push_back(uint32_t(BAR0_BASE + off) & ~3u);
         for (unsigned k = 0; k < len; k++) t.dw.push_back(bswap32(uint32_t(v >> (32 * k))));
-        t.not_before = cycles;
+        t.not_before = link_arrival(from_host, 12, 4 * len);
         to_dev.push_back(t);
         n_mmio++;
     }
@@ -178,7 +194,7 @@ class Drive {
         t.dw.push_back((uint32_t(ROOT_ID) << 16) | (uint32_t(tag) << 8) |
                        (len == 2 ? 0xF0 : 0x00) | 0xF);
         t.dw.push_back(uint32_t(BAR0_BASE + off) & ~3u);
-        t.not_before = cycles;
+        t.not_before = link_arrival(from_host, 12, 0);
         to_dev.push_back(t);
         cpl_waiting = true; cpl_tag = tag; cpl_got = false;
         uint64_t limit = cycles + ns_to_cycles(opt.mmio_timeout_us * 1000);
@@ -189,6 +205,29 @@ class Drive {
         *v = cpl_value;
         return true;
     }
+
+    // Configuration space: only the MSI-X capability (SB_CFG_MSIX_CAP) is modelled; false
+    // for any other offset, or when the drive has no MSI-X.
+    bool cfg_read(uint64_t off, uint64_t *v) {
+        host_delay();
+        unsigned n = top->msix_table_size;
+        if (n == 0) return false;
+        if (off == SB_CFG_MSIX_CAP)
+            *v = 0x11u | (uint32_t(msix_control | (n - 1)) << 16);     // next pointer 0
+        else if (off == SB_CFG_MSIX_CAP + 4) *v = top->msix_table_offset;     // BIR 0
+        else if (off == SB_CFG_MSIX_CAP + 8) *v = top->msix_pba_offset;       // BIR 0
+        else return false;
+        return true;
+    }
+    bool cfg_write(uint64_t off, unsigned size, uint64_t v) {
+        host_delay();
+        if (top->msix_table_size == 0) return false;
+        if (off == SB_CFG_MSIX_CAP + 2 && size == 2) set_msix_control(uint16_t(v));
+        else if (off == SB_CFG_MSIX_CAP && size == 4) set_msix_control(uint16_t(v >> 16));
+        else return false;
+        return true;
+    }
+    bool msix_enabled() const { return msix_control & SB_MSIX_ENABLE; }
 
     // run until an event in mask, or the deadline (ps, 0 = none); returns the event
     uint32_t wait(uint32_t mask, uint64_t deadline_ps, uint64_t *addr) {
@@ -210,13 +249,28 @@ class Drive {
     }
     uint64_t ns_to_cycles(uint64_t ns) { return (ns * 1000 + opt.period_ps - 1) / opt.period_ps; }
     uint64_t time_ps() const { return cycles * opt.period_ps; }
+    uint64_t time_fs() const { return time_ps() * 1000; }
 
     uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_mmio = 0;
+    std::vector<uint64_t> irq_count = std::vector<uint64_t>(SB_IRQ_VECTORS);
     uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
+    PcieLinkPacer to_host, from_host;       // the link, one pacer per direction
     uint32_t rule_violations() const { return top->nand_rule_violations; }
     uint32_t timing_violations() const { return top->nand_timing_violations; }
 
   private:
+    // an MSI (vector number) or MSI-X message (Message Data): an event, counted per vector
+    void interrupt(uint32_t vector) {
+        msis.push_back(vector);
+        n_msi++;
+        if (vector < SB_IRQ_VECTORS) irq_count[vector]++;
+    }
+    void set_msix_control(uint16_t v) {
+        msix_control = v & (SB_MSIX_ENABLE | SB_MSIX_FMASK);
+        top->cfg_msix_enable = (msix_control & SB_MSIX_ENABLE) != 0;
+        top->cfg_msix_fm = (msix_control & SB_MSIX_FMASK) != 0;
+    }
+
 #if VM_TRACE
     bool tracing() const {
         if (!trace) return false;
@@ -240,13 +294,37 @@ class Drive {
         const Tlp &t = to_dev.front();
         if (tlp_beats::is_last(t.dw.size(), beat, tlp_beats::lanes(top->s_tlp_tdata))) {
             to_dev.pop_front(); beat = 0;
+            to_host.received_tlp(time_fs());     // the device's Ack / UpdateFC
         } else beat++;
     }
 
     // device -> host
     template <class D> void take_m_beat(const D &data, uint64_t keep, bool last) {
         tlp_beats::unpack(data, keep, rx);
-        if (last) { handle_tlp(rx); rx.clear(); }
+        if (last && !rx.empty()) {
+            size_t hdr = std::min<size_t>(rx.size(), (rx[0] >> 29) & 1 ? 4 : 3);
+            arrivals.push_back({link_arrival(to_host, unsigned(4 * hdr),
+                                             unsigned(4 * (rx.size() - hdr))), rx, 0});
+            rx.clear();
+        }
+    }
+
+    // The cycle a TLP handed to `link` now has crossed it (now when the link is unpaced).
+    uint64_t link_arrival(PcieLinkPacer &link, unsigned header_bytes, unsigned payload_bytes) {
+        uint64_t fs = link.send_tlp(time_fs(), header_bytes, payload_bytes);
+        uint64_t period_fs = opt.period_ps * 1000;
+        return std::max(cycles, (fs + period_fs - 1) / period_fs);
+    }
+
+    // Device TLPs and MSIs reach the host in order, when they have crossed the link.
+    void deliver_arrivals() {
+        while (!arrivals.empty() && arrivals.front().at <= cycles) {
+            Arrival a = std::move(arrivals.front());
+            arrivals.pop_front();
+            from_host.received_tlp(time_fs());   // the root complex's Ack / UpdateFC
+            if (a.dw.empty()) interrupt(a.msi_vec);
+            else handle_tlp(a.dw);
+        }
     }
 
     void handle_tlp(const std::vector<uint32_t> &d) {
@@ -258,6 +336,15 @@ class Drive {
         if (type == 0x00) {                                    // memory request
             uint64_t addr = four ? (uint64_t(d[2]) << 32) | (d[3] & ~3u) : (d[2] & ~3u);
             unsigned first_be = d[1] & 0xF, last_be = (d[1] >> 4) & 0xF;
+            if (data && addr >= SB_MSI_WINDOW_BASE &&
+                addr < SB_MSI_WINDOW_BASE + SB_MSI_WINDOW_BYTES) {     // an MSI-X message
+                if (len != 1 || first_be != 0xF || d.size() != hdr + 1) {
+                    n_malformed++;
+                    return;
+                }
+                interrupt(bswap32(d[hdr]));
+                return;
+            }
             if (data) {
                 if (d.size() != hdr + len) { n_malformed++; return; }
                 for (unsigned k = 0; k < len; k++) {
@@ -300,7 +387,7 @@ class Drive {
 
     // completions for the device's reads, in order, one per cycle budget of the link
     void serve_reads() {
-        if (reads.empty() || reads.front().due > cycles) return;
+        if (reads.empty() || reads.front().due > cycles || from_host.holding(time_fs())) return;
         PendingRead &r = reads.front();
         unsigned mps = std::min(128u << opt.mps_code, 512u);
         uint64_t end = r.addr + r.bytes;
@@ -318,7 +405,7 @@ class Drive {
                 w |= uint32_t(a + b < ram_bytes ? ram[a + b] : 0xFF) << (8 * b);
             t.dw.push_back(bswap32(w));
         }
-        t.not_before = cycles;
+        t.not_before = link_arrival(from_host, 12, 4 * ndw);
         to_dev.push_back(t);
         bytes_from_host += 4 * ndw;
         r.bytes -= uint32_t(stop - r.addr);
@@ -338,8 +425,10 @@ class Drive {
     std::deque<Tlp> to_dev;
     size_t beat = 0;
     std::vector<uint32_t> rx;
+    std::deque<Arrival> arrivals;
     std::deque<PendingRead> reads;
     std::deque<uint32_t> msis;
+    uint16_t msix_control = 0;              // MSI-X Message Control bits 15:14
     bool dma_pending = false;
     uint64_t dma_addr = 0;
     uint8_t next_tag = 0;
@@ -376,7 +465,9 @@ void usage() {
             "                  [--host-delay-ns N] [--read-latency-ns N] [--mps 128|256|512]\n"
             "                  [--mrrs 128|256|512] [--boot-us N] [--trace FILE.fst]\n"
             "                  [--trace-from-us N] [--trace-for-us N] [--once]\n"
-            "                  [--quiet-uart]\n");
+            "                  [--quiet-uart] [--link-fs-per-byte N] [--link-tlp-overhead N]\n"
+            "                  [--link-header-on-wire 0|1] [--link-dllp-bytes N]\n"
+            "                  [--link-ack-every N] [--link-fc-every N]\n");
 }
 
 bool parse(int argc, char **argv, Options &o) {
@@ -420,6 +511,12 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--trace-for-us") o.trace_for_us = num("--trace-for-us");
         else if (a == "--once") o.once = true;
         else if (a == "--quiet-uart") o.quiet_uart = true;
+        else if (a == "--link-fs-per-byte") o.link.fs_per_byte = num(a.c_str());
+        else if (a == "--link-tlp-overhead") o.link.tlp_overhead = unsigned(num(a.c_str()));
+        else if (a == "--link-header-on-wire") o.link.header_on_wire = num(a.c_str()) != 0;
+        else if (a == "--link-dllp-bytes") o.link.dllp_bytes = unsigned(num(a.c_str()));
+        else if (a == "--link-ack-every") o.link.ack_every = unsigned(num(a.c_str()));
+        else if (a == "--link-fc-every") o.link.fc_every = unsigned(num(a.c_str()));
         else if (a == "-h" || a == "--help") { usage(); exit(0); }
         else if (a.rfind("+verilator", 0) == 0) continue;
         else { fprintf(stderr, "ssdlab_sim: unknown option '%s'\n", a.c_str()); usage(); return false; }
@@ -517,6 +614,23 @@ int main(int argc, char **argv) {
             case SB_ADVANCE:
                 drive.run_cycles((m.data + opt.period_ps - 1) / opt.period_ps);
                 break;
+            case SB_CFG_READ:
+                if (m.size != 4 || !drive.cfg_read(m.addr, &r.data)) r.status = SB_ERR_ARG;
+                break;
+            case SB_CFG_WRITE:
+                if ((m.size != 2 && m.size != 4) || !drive.cfg_write(m.addr, m.size, m.data))
+                    r.status = SB_ERR_ARG;
+                break;
+            case SB_IRQ_COUNTS: {
+                uint64_t n = 0;
+                for (; n < SB_IRQ_COUNTS_MAX && m.addr + n < SB_IRQ_VECTORS; n++) {
+                    uint64_t c = drive.irq_count[m.addr + n];
+                    memcpy(r.name + 8 * n, &c, 8);          // little endian (x86, RISC-V hosts)
+                }
+                r.size = uint32_t(n);
+                r.data = SB_IRQ_VECTORS;
+                break;
+            }
             case SB_RESET:
                 drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
                 break;
@@ -528,13 +642,17 @@ int main(int argc, char **argv) {
                 r.size = uint32_t(drive.n_dma_wr);
                 snprintf(r.name, sizeof r.name,
                          "wall_s=%.3f dma_rd=%llu to_host_B=%llu from_host_B=%llu mmio=%llu "
-                         "malformed=%llu nand_rules=%u nand_timing=%u", wall,
+                         "malformed=%llu nand_rules=%u nand_timing=%u link_to_ns=%llu "
+                         "link_from_ns=%llu msix=%d", wall,
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
                          (unsigned long long)drive.bytes_from_host,
                          (unsigned long long)drive.n_mmio,
                          (unsigned long long)drive.n_malformed, drive.rule_violations(),
-                         drive.timing_violations());
+                         drive.timing_violations(),
+                         (unsigned long long)(drive.to_host.busy_fs / 1000000),
+                         (unsigned long long)(drive.from_host.busy_fs / 1000000),
+                         int(drive.msix_enabled()));
                 break;
             }
             case SB_QUIT:

@@ -6,11 +6,12 @@ times (`analytic_limits` for SDR, used by tests/nand/nand_backend; `analytic_lim
 """
 
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
+from spec.pcie_link import GT_S, lane_mb_s
 
 __all__ = ["PCIE_LANE_MB_S", "flash_limits", "analytic_limits", "analytic_limits_nvddr2"]
 
-PCIE_LANE_MB_S = {1: 250.0, 2: 500.0, 3: 8000 * 128 / 130 / 8, 4: 16000 * 128 / 130 / 8,
-                  5: 32000 * 128 / 130 / 8}  # per lane and direction, after line coding
+# per lane and direction, after line coding (spec/pcie_link.py)
+PCIE_LANE_MB_S = {g: lane_mb_s(g) for g in GT_S}
 
 
 def flash_limits(persona, onfi=None):

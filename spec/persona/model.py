@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from spec import pcie_link
 from spec.nand_geometry import PARTS, NandPart
 from spec.onfi_timing import NVDDR2_MODES, SDR_MODES
 from spec.persona import limits
@@ -58,6 +59,15 @@ class Host:
         if self.interface == "sata":
             return float(self.sata_mb_s)
         return PCIE_LANE_MB_S[self.pcie_gen] * self.pcie_lanes
+
+    def link(self, mps=256, mrrs=512, read_latency_ns=400):
+        """The host link as spec.pcie_link models it: a PcieLink (pcie_gen, pcie_lanes) or a
+        SataLink (sata_mb_s), at the negotiated mps and mrrs (128, 256, 512 B; 256 B is what
+        client root ports commonly grant, 512 B Linux's default MRRS) and the root
+        complex's read latency (ns, >= 0)."""
+        if self.interface == "sata":
+            return pcie_link.SataLink(self.sata_mb_s, mps, mrrs, read_latency_ns)
+        return pcie_link.PcieLink(self.pcie_gen, self.pcie_lanes, mps, mrrs, read_latency_ns)
 
     def describe(self):
         if self.interface == "sata":
@@ -263,6 +273,24 @@ class Persona:
         `onfi` (an Onfi) replaces controller.onfi."""
         return limits.flash_limits(self, onfi)
 
+    def link_limits(self, mps=256, mrrs=512, read_latency_ns=400):
+        """The host link's payload limits in MB/s (spec/pcie_link.py, `Host.link` for the
+        parameters): read_mb_s (to_host: the device's memory writes carry NVMe reads),
+        write_mb_s (from_host: completions of its memory reads carry NVMe writes), raw_mb_s
+        (after line coding), mps, mrrs, read_latency_ns, description, and front_end: the
+        LitePCIe data path that carries it ({data_width, clk_mhz}) or {error: why not}."""
+        link = self.host.link(mps, mrrs, read_latency_ns)
+        try:
+            fe = pcie_link.front_end(link)
+            front = {"data_width": fe.data_width, "clk_mhz": fe.clk_hz / 1e6,
+                     "mb_s": round(fe.mb_s["to_host"], 1)}
+        except ValueError as e:
+            front = {"error": str(e)}
+        return {"read_mb_s": link.payload_mb_s("to_host"),
+                "write_mb_s": link.payload_mb_s("from_host"), "raw_mb_s": link.raw_mb_s,
+                "mps": mps, "mrrs": mrrs, "read_latency_ns": read_latency_ns,
+                "description": link.describe(), "front_end": front}
+
     # -- scaling --
 
     def scaled(self, capacity_factor=None, blocks_per_plane=None):
@@ -353,6 +381,8 @@ class Persona:
             "endurance": self.endurance.__dict__,
             "limits_mb_s": {k: (round(v, 1) if isinstance(v, float) else v)
                             for k, v in self.flash_limits().items()},
+            "link_limits": {k: (round(v, 1) if isinstance(v, float) else v)
+                            for k, v in self.link_limits().items()},
             "assumptions": [a.__dict__ for a in self.assumptions],
         }
 

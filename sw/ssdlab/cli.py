@@ -165,6 +165,14 @@ def _print(p):
          f"({lim['read_bound']})")
     echo(f"    program: array {lim['array_program']:.0f}, channels {lim['channel_program']:.0f}, "
          f"host {lim['host']:.0f} -> {lim['program']:.0f} ({lim['program_bound']})")
+    lk = p.link_limits()
+    fe = lk["front_end"]
+    echo(f"  host link limits, MB/s of payload (spec/pcie_link.py): {lk['description']}:")
+    echo(f"    read (to host): {lk['read_mb_s']:.1f}; write (from host): {lk['write_mb_s']:.1f}"
+         f"; raw {lk['raw_mb_s']:.1f}")
+    echo("    front end: " + (f"{fe['data_width']}-bit TLP path at {fe['clk_mhz']:g} MHz "
+                             f"({fe['mb_s']:.0f} MB/s)" if "error" not in fe else
+                             f"none: {fe['error']}"))
     echo("  sources:")
     for s in p.sources:
         echo(f"    - {s}")

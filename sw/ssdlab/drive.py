@@ -121,6 +121,8 @@ def load_library(build=True):
             "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
             "sl_sim_time_ps": (u64, [vp]),
+            "sl_sim_irq_counts": (i32, [vp, ctypes.c_uint, ctypes.c_uint,
+                                        ctypes.POINTER(u64)]),
             "sl_ctrl_opts_default": (None, [ctypes.POINTER(_Opts)]),
             "sl_ctrl_open": (i32, [vp, ctypes.POINTER(_Opts), ctypes.POINTER(vp)]),
             "sl_ctrl_close": (i32, [vp]),
@@ -253,6 +255,22 @@ class Transport:
         """sim only: the harness finishes and exits (SB_QUIT)."""
         self._check(self._lib.sl_sim_quit(self._t))
 
+    def irq_counts(self, n=65):
+        """sim only: interrupts the harness saw per vector since it started (MSI vector, or
+        MSI-X table index), vectors 0..n-1 (1 <= n <= 2048), as a list."""
+        if not 1 <= n <= 2048:
+            raise ValueError(f"irq_counts: n={n} outside 1..2048")
+        return _irq_counts(self._lib, self._t, n)
+
+
+def _irq_counts(lib, t, n):
+    """sl_sim_irq_counts for vectors 0..n-1 of transport t: a list of n counts."""
+    counts = (ctypes.c_uint64 * n)()
+    rc = lib.sl_sim_irq_counts(t, 0, n, counts)
+    if rc < 0:
+        raise DriveError(lib.sl_transport_errmsg(t).decode(), rc)
+    return list(counts)
+
 
 def _u128(raw, off):
     lo, hi = struct.unpack_from("<QQ", raw, off)
@@ -341,6 +359,18 @@ class Drive:
         if rc < 0:
             raise DriveError(self._lib.sl_transport_errmsg(t).decode(), rc)
         return dict(kv.split("=", 1) for kv in buf.value.decode().split() if "=" in kv)
+
+    def irq_counts(self):
+        """sim only: interrupts the harness saw per vector since it started, for the
+        controller's vectors 0 .. n_vectors - 1 (info()): with MSI-X the table index, so
+        vector 0 is the admin queue and I/O queue q's CQ has vector q (one table entry each
+        while there are enough); with MSI the MSI vector number. A list; take differences
+        around what you measure (stats()["irq"] says msi or msix)."""
+        if not self.simulated:
+            raise DriveError(f"irq_counts: the {self.transport} transport does not count "
+                             "interrupts (sim only)", -95)
+        n = max(1, self.info()["n_vectors"])
+        return _irq_counts(self._lib, self._lib.sl_ctrl_transport(self._c), n)
 
     def identify_raw(self, cns=1, nsid=0):
         buf = ctypes.create_string_buffer(4096)

@@ -17,14 +17,24 @@ std::vector<std::unique_ptr<NandDieFast>> models;
 struct Ident {
     const char *name;
     uint8_t id[5];
-    const char *model;
+    const char *manufacturer, *model;
+    int jedec_id, pe_cycles;
 };
-// The ONFI identity of the parts of nand_geometry.PARTS (geometry and timings come from the
-// module's parameters).
+// The identity of every part of spec/nand_geometry.PARTS (geometry and timings come from the
+// module's parameters). tests/sim/nand/nand_die_fast checks this table against PARTS.
 const Ident PARTS[] = {
-    {"imft-20nm-mlc-64gbit", {0x2c, 0x64, 0x44, 0x4b, 0xa9}, "SSDLAB-IMFT20-64G"},
-    {"imft-20nm-mlc-128gbit", {0x2c, 0x84, 0x64, 0x3c, 0xa5}, "SSDLAB-IMFT20-128G"},
-    {"imft-25nm-mlc-64gbit", {0x2c, 0x88, 0x04, 0x4b, 0xa9}, "SSDLAB-IMFT25-64G"},
+    {"imft-20nm-mlc-64gbit", {0x2c, 0x64, 0x44, 0x4b, 0xa9}, "MICRON", "SSDLAB-IMFT20-64G",
+     0x2c, 3000},
+    {"imft-20nm-mlc-128gbit", {0x2c, 0x84, 0x64, 0x3c, 0xa5}, "MICRON", "SSDLAB-IMFT20-128G",
+     0x2c, 3000},
+    {"imft-25nm-mlc-64gbit", {0x2c, 0x88, 0x04, 0x4b, 0xa9}, "MICRON", "SSDLAB-IMFT25-64G",
+     0x2c, 3000},
+    {"samsung-16nm-tlc-128gbit", {0xec, 0xde, 0x94, 0xc3, 0x00}, "SAMSUNG",
+     "SSDLAB-SEC16-TLC128G", 0xec, 1000},
+    {"samsung-vnand-32l-mlc-128gbit", {0xec, 0xd7, 0x14, 0x7e, 0x00}, "SAMSUNG",
+     "SSDLAB-SECV2-MLC128G", 0xec, 6000},
+    {"kioxia-bics4-tlc-512gbit", {0x98, 0x3c, 0x99, 0xb3, 0x76}, "TOSHIBA",
+     "SSDLAB-BICS4-TLC512G", 0x98, 3000},
 };
 }  // namespace
 
@@ -47,12 +57,16 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
     for (const Ident &p : PARTS)
         if (!strcmp(p.name, part)) ident = &p;
     if (!ident) {
-        printf("nand_die_fast[%d]: PART \"%s\": one of imft-20nm-mlc-64gbit, "
-               "imft-20nm-mlc-128gbit, imft-25nm-mlc-64gbit\n", die_id, part);
+        std::string names;
+        for (const Ident &p : PARTS) names += std::string(names.empty() ? "" : ", ") + p.name;
+        printf("nand_die_fast[%d]: PART \"%s\": one of %s\n", die_id, part, names.c_str());
         return -1;
     }
     c.id_bytes.assign(ident->id, ident->id + 5);
+    c.manufacturer = ident->manufacturer;
     c.model = ident->model;
+    c.jedec_id = ident->jedec_id;
+    c.pe_cycles = ident->pe_cycles;
     c.geometry.page_bytes = page_bytes;
     c.geometry.spare_bytes = spare_bytes;
     c.geometry.pages_per_block = pages_per_block;

@@ -2,6 +2,13 @@
 // transport_sim.c - the simulation transport: the Verilator harness's host bridge
 // (sim/bridge/ssdlab_bridge.h). MMIO, waiting and time over a Unix socket; host RAM is the
 // harness's file, mmap()ed shared, bus address A = byte A.
+//
+// Interrupts as the VFIO transport gets them from the kernel: where the drive has an MSI-X
+// capability, the transport (standing where the kernel's PCI core stands) writes every table
+// entry (address SB_MSI_WINDOW_BASE, data = the entry's index, unmasked) and sets MSI-X
+// Enable, so vector v of a queue is table entry v; otherwise MSI with HELLO's vector count.
+// $SSDLAB_SIM_IRQ=msi keeps MSI on an MSI-X drive (a host without MSI-X). A power cycle
+// (SB_RESET) clears configuration space: the transport sets MSI-X up again after it.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,13 +32,16 @@ struct sim {
     uint64_t time_ps;
     char     path[108];
     int      trace;             /* $SSDLAB_SIM_TRACE set: every request and reply to stderr */
+    unsigned msi_vectors;       /* HELLO's MSI vector count */
+    unsigned msix_vectors;      /* MSI-X table entries in use (0: MSI) */
     struct sl_pagealloc pa;
 };
 
 static const char *type_name(uint32_t type)
 {
     static const char *names[] = {"?", "HELLO", "MMIO_WRITE", "MMIO_READ", "WAIT", "ADVANCE",
-                                  "INFO", "QUIT", "RESET"};
+                                  "INFO", "QUIT", "RESET", "CFG_READ", "CFG_WRITE",
+                                  "IRQ_COUNTS"};
     return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
@@ -198,10 +208,65 @@ static uint64_t sim_time_ns(struct sl_transport *t)
     return sim_of(t)->time_ps / 1000u;
 }
 
+/* Message Control of the MSI-X capability (MSI-X Enable, Function Mask). */
+static int msix_control(struct sim *s, uint32_t ctrl)
+{
+    struct sb_msg m = {.type = SB_CFG_WRITE, .size = 2, .addr = SB_CFG_MSIX_CAP + 2,
+                       .data = ctrl};
+    return xfer(s, &m);
+}
+
+/* The kernel's part of MSI-X set-up (drivers/pci/msi: msix_capability_init): read the
+ * capability, program every table entry, then set MSI-X Enable. A drive without the
+ * capability (SB_ERR_ARG) stays on MSI; with $SSDLAB_SIM_IRQ=msi MSI-X is turned off (a
+ * previous host may have left it on). */
+static int msix_setup(struct sim *s)
+{
+    struct sl_transport *t = &s->t;
+    s->msix_vectors = 0;
+    t->n_vectors = s->msi_vectors;
+    const char *mode = getenv("SSDLAB_SIM_IRQ");
+    if (mode && *mode && strcmp(mode, "msix") && strcmp(mode, "msi"))
+        return sl_terr(t, -EINVAL, "sim: SSDLAB_SIM_IRQ=%s: use msi or msix", mode);
+    struct sb_msg m = {.type = SB_CFG_READ, .size = 4, .addr = SB_CFG_MSIX_CAP};
+    int rc = xfer(s, &m);
+    if (rc == -EINVAL)          /* no MSI-X capability: MSI */
+        return 0;
+    if (rc < 0)
+        return rc;
+    if (mode && !strcmp(mode, "msi"))
+        return msix_control(s, 0);
+    uint32_t cap = (uint32_t)m.data;
+    if ((cap & 0xffu) != 0x11u)
+        return sl_terr(t, -EPROTO, "sim: the MSI-X capability at 0x%x has ID 0x%x, not 0x11",
+                       SB_CFG_MSIX_CAP, cap & 0xffu);
+    unsigned n = ((cap >> 16) & 0x7ffu) + 1;
+    m = (struct sb_msg){.type = SB_CFG_READ, .size = 4, .addr = SB_CFG_MSIX_CAP + 4};
+    if ((rc = xfer(s, &m)) < 0)
+        return rc;
+    uint32_t table = (uint32_t)m.data;
+    if (table & 7u)
+        return sl_terr(t, -EPROTO, "sim: the MSI-X table is in BAR%u; BAR0 is the only BAR",
+                       table & 7u);
+    for (unsigned v = 0; v < n; v++) {
+        uint32_t e = table + 16u * v;
+        /* qword 0: Message Address; qword 1: Message Data, Vector Control 0 (unmasked) */
+        if ((rc = t->ops->write64(t, e, SB_MSI_WINDOW_BASE)) < 0 ||
+            (rc = t->ops->write64(t, e + 8, v)) < 0)
+            return rc;
+    }
+    if ((rc = msix_control(s, SB_MSIX_ENABLE)) < 0)
+        return rc;
+    s->msix_vectors = n;
+    t->n_vectors = n;
+    return 0;
+}
+
 static int sim_reset(struct sl_transport *t)
 {
     struct sb_msg m = {.type = SB_RESET};
-    return xfer(sim_of(t), &m);
+    int rc = xfer(sim_of(t), &m);
+    return rc < 0 ? rc : msix_setup(sim_of(t));
 }
 
 static int sim_stats(struct sl_transport *t, char *buf, size_t len)
@@ -211,15 +276,18 @@ static int sim_stats(struct sl_transport *t, char *buf, size_t len)
     if (rc < 0)
         return rc;
     m.name[SB_NAME_BYTES - 1] = 0;
-    snprintf(buf, len, "cycles=%llu msis=%llu dma_writes=%u sim_ps=%llu %s",
+    snprintf(buf, len, "cycles=%llu msis=%llu dma_writes=%u sim_ps=%llu irq=%s vectors=%u %s",
              (unsigned long long)m.data, (unsigned long long)m.addr, m.size,
-             (unsigned long long)m.time_ps, m.name);
+             (unsigned long long)m.time_ps, sim_of(t)->msix_vectors ? "msix" : "msi",
+             t->n_vectors, m.name);
     return 0;
 }
 
 static void sim_close(struct sl_transport *t)
 {
     struct sim *s = sim_of(t);
+    if (s->msix_vectors && s->fd >= 0)
+        msix_control(s, 0);     /* as the kernel's release: the next host starts on MSI */
     if (s->ram)
         munmap(s->ram, s->ram_bytes);
     if (s->fd >= 0)
@@ -248,6 +316,24 @@ int sl_sim_quit(struct sl_transport *t)
 uint64_t sl_sim_time_ps(struct sl_transport *t)
 {
     return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;
+}
+
+int sl_sim_irq_counts(struct sl_transport *t, unsigned first, unsigned n, uint64_t *counts)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    unsigned got = 0;
+    while (got < n) {
+        struct sb_msg m = {.type = SB_IRQ_COUNTS, .addr = first + got};
+        int rc = xfer(sim_of(t), &m);
+        if (rc < 0)
+            return rc;
+        if (m.size == 0 || m.size > SB_IRQ_COUNTS_MAX)
+            break;
+        for (unsigned k = 0; k < m.size && got < n; k++, got++)
+            memcpy(&counts[got], m.name + 8 * k, 8);
+    }
+    return (int)got;
 }
 
 static int fail(struct sim *s, int rc)
@@ -291,7 +377,8 @@ int sl_transport_open_sim(const char *path, struct sl_transport **out)
     m.name[SB_NAME_BYTES - 1] = 0;
     s->ram_bytes = m.data;
     s->period_ps = m.addr;
-    s->t.n_vectors = m.size ? m.size : 1;
+    s->msi_vectors = m.size ? m.size : 1;
+    s->t.n_vectors = s->msi_vectors;
     if (s->ram_bytes < 4 * SL_PAGE)
         return fail(s, sl_terr(&s->t, -EPROTO, "sim HELLO: host RAM of %llu bytes is too small",
                                (unsigned long long)s->ram_bytes));
@@ -316,6 +403,9 @@ int sl_transport_open_sim(const char *path, struct sl_transport **out)
     rc = sl_pa_init(&s->pa, 0, s->ram_bytes / SL_PAGE);
     if (rc < 0)
         return fail(s, sl_terr(&s->t, rc, "sim: page allocator"));
+    rc = msix_setup(s);
+    if (rc < 0)
+        return fail(s, rc);
     *out = &s->t;
     return 0;
 }

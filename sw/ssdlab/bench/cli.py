@@ -36,6 +36,9 @@ def _scale_options(f):
                      help="Degradation run: write F x the user capacity."),
         click.option("--max-ios", type=click.IntRange(min=1),
                      help="Run-length cap: I/Os per point at most."),
+        click.option("--min-ios", callback=_min_ios, metavar="N4K,N128K",
+                     help="Fewest I/Os a point may rest on, at 4 KiB and at 128 KiB "
+                          "(quick: 2000,256); a point with fewer is marked SHORT."),
         click.option("--region-mib", type=_POS, help="Test region of read/write tests."),
         click.option("--cdm-mib", type=_POS, help="CrystalDiskMark area (methodology 1024)."),
         click.option("--fill", type=click.FloatRange(min=0, max=1, min_open=True),
@@ -57,11 +60,24 @@ def _scale_options(f):
     return f
 
 
+def _min_ios(ctx, param, value):
+    if value is None:
+        return None
+    try:
+        n = tuple(int(x) for x in value.split(","))
+    except ValueError:
+        n = ()
+    if len(n) != 2 or min(n) < 1:
+        raise click.BadParameter(f"{value!r}: two integers >= 1, at 4 KiB and at 128 KiB "
+                                 "(e.g. 2000,256)")
+    return n
+
+
 def _scale(ctx_opts):
     s = PROFILES[ctx_opts["profile"]].with_(
         time_scale=ctx_opts["time_scale"], write_multiple=ctx_opts["write_multiple"],
-        max_ios=ctx_opts["max_ios"], region_mib=ctx_opts["region_mib"],
-        cdm_mib=ctx_opts["cdm_mib"], fill=ctx_opts["fill"],
+        max_ios=ctx_opts["max_ios"], min_ios=ctx_opts["min_ios"],
+        region_mib=ctx_opts["region_mib"], cdm_mib=ctx_opts["cdm_mib"], fill=ctx_opts["fill"],
         max_points=ctx_opts["max_points"])
     if ctx_opts["all_points"]:
         from dataclasses import replace

@@ -75,6 +75,8 @@ def point_opts(p, geo, scale, seed, avg_logs=False):
         o["rwmixread"] = p.rwmixread
     if p.duration_s is None:                       # degradation: capacity, not time
         o["io_size"] = _align(int(scale.write_multiple * geo.capacity), bs)
+    elif scale.by_count:                           # the point is its I/O count
+        o["io_size"] = scale.point_ios(p.bs) * p.bs      # counted in the point's own I/Os
     else:
         o["io_size"] = scale.max_ios * bs
         o["runtime"] = f"{scale.seconds(p.duration_s)}ms"

@@ -15,6 +15,8 @@ _SCALE_TEXT = {
     "time_scale": "every duration of the suite (runs, idle periods) multiplied by this",
     "write_multiple": "the degradation run writes this many times the user capacity",
     "max_ios": "a point stops after this many I/Os (run-length cap)",
+    "min_ios": "the fewest I/Os a point may rest on (at 4 KiB, at 128 KiB); fewer: SHORT",
+    "by_count": "points end by I/O count (min_ios), not by their scaled time",
     "region_mib": "test region of read/write tests, MiB (None: the whole drive)",
     "cdm_mib": "CrystalDiskMark area, MiB (methodology: 1 GiB; capped by capacity)",
     "fill": "fraction of the drive written by the preconditioning",
@@ -38,6 +40,16 @@ def header_rows(r):
         rows.append(("capacity scale", c.get("scale_note", "")))
         for n in c.get("notes", []):
             rows.append(("note", n))
+    link = r.get("link")
+    if link:
+        rows.append(("host link", f"{link['describe']}: payload limit {link['read_mb_s']:,.0f} "
+                                  f"MB/s device-to-host (reads), {link['write_mb_s']:,.0f} "
+                                  "MB/s host-to-device (writes)"))
+    if c.get("n_channels"):
+        rows.append(("limit column", "the analytic limit of each point: the flash's (bus and "
+                                     "array times of the build, FTL read and program sizes, "
+                                     "before write amplification) or the link's payload "
+                                     "limit, whichever is lower (sw/ssdlab/bench/limits.py)"))
     cap = r["capacity"]
     rows.append(("user capacity", f"{cap['user_bytes']} B ({cap['user_bytes'] / 2**20:.1f} "
                                   f"MiB), {cap['lba_bytes']} B LBAs, max transfer "
@@ -63,8 +75,26 @@ def _fmt(v, nd=1):
     return str(v)
 
 
-POINT_COLUMNS = ["point", "series", "x", "QD", "IOPS", "MB/s", "lat mean µs", "p50 µs",
-                 "p99 µs", "p99.9 µs", "I/Os", "time basis", "steady state", "wall s"]
+POINT_COLUMNS = ["point", "series", "x", "QD", "IOPS", "MB/s", "limit MB/s (bound)",
+                 "% of limit", "lat mean µs", "p50 µs", "p99 µs", "p99.9 µs", "I/Os",
+                 "time basis", "steady state", "wall s"]
+
+
+def limit_text(p):
+    """The analytic limit beside a point, and the fraction of it the point reached."""
+    lim = p.get("limit")
+    if not lim:
+        return "-", "-"
+    pct = 100 * p["mb_s"] / lim["mb_s"] if lim["mb_s"] and p.get("mb_s") is not None else None
+    return f"{lim['mb_s']:,.1f} ({lim['bound']})", "-" if pct is None else f"{pct:.0f} %"
+
+
+def ios_text(p):
+    """I/O count, marked where it is under the profile's minimum."""
+    n = _fmt(p.get("ios"))
+    if p.get("short"):
+        return f"{n} (SHORT: min {p['min_ios']:,})"
+    return n
 
 
 def steady_text(p):
@@ -82,9 +112,10 @@ def point_rows(t, r):
     for p in t["points"]:
         basis = "ns" if p.get("time_basis") == "ns" else f"fio, {_fmt(p['runtime_ms'])} ms"
         yield [p["label"], p["series"], str(p["x"]), str(p["iodepth"]),
-               _fmt(value(p, "iops")), _fmt(p["mb_s"], 2), _fmt(p["lat_mean_us"]),
-               _fmt(p["lat_p50_us"]), _fmt(p["lat_p99_us"]), _fmt(p["lat_p999_us"]),
-               _fmt(p.get("ios")), basis, steady_text(p), _fmt(p["wall_s"])]
+               _fmt(value(p, "iops")), _fmt(p["mb_s"], 2), *limit_text(p),
+               _fmt(p["lat_mean_us"]), _fmt(p["lat_p50_us"]), _fmt(p["lat_p99_us"]),
+               _fmt(p["lat_p999_us"]), ios_text(p), basis, steady_text(p),
+               _fmt(p["wall_s"])]
 
 
 def _md_table(head, rows):

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from sw.ssdlab.bench import fiojobs, steady
+from sw.ssdlab.bench.limits import point_limit
 from sw.ssdlab.bench.results import (
     SCHEMA_VERSION,
     iolog_figures,
@@ -103,10 +104,11 @@ def _header(suite, scale, target, seed, persona, params, label, profile, configu
 
 def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", params=None,
               label=None, profile=None, configuration=None, tests=None, progress=None,
-              log=None):
+              log=None, link=None):
     """Run `suite_name` (optionally only `tests`, a list of names) on a started target; write
     the result files into out_dir; returns the result dict. progress(done, total, text) is
-    called before each section and at the end."""
+    called before each section and at the end. link: the host link's payload limits
+    ({"read_mb_s", "write_mb_s", "describe"}) for the analytic limit beside each point."""
     suite = SUITES[suite_name]
     chosen = select_tests(suite, tests)
     out_dir = Path(out_dir).resolve()
@@ -114,6 +116,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     (out_dir / "logs").mkdir(exist_ok=True)
     result = _header(suite, scale, target, seed, persona, params, label, profile,
                      configuration)
+    result["link"] = link
+    cfg = configuration if (configuration or {}).get("n_channels") else None
     geo = target.geometry
     work = plan(suite, chosen, geo, scale, seed, target.avg_logs)
     total = sum(len(s) for _, s in work)
@@ -170,8 +174,12 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
                                             "runtime_ms": f["runtime_ms"],
                                             "mb_s": f["mb_s"], "wall_s": round(wall, 1)})
                 else:
-                    tres["points"].append(_point(sec, job, wall, suite, out_dir, scale,
-                                                 target.avg_logs, iolog))
+                    row = _point(sec, job, wall, suite, out_dir, scale, target.avg_logs,
+                                 iolog)
+                    if cfg:
+                        p = sec.point
+                        row["limit"] = point_limit(cfg, link, p.rw, p.bs, p.rwmixread)
+                    tres["points"].append(row)
             done += 1
         flush_settle()
         if ftl_before is not None:
@@ -209,6 +217,10 @@ def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):
            "rw": p.rw, "bs": p.bs, "iodepth": sec.opts["iodepth"],
            "rwmixread": p.rwmixread, **f, "wall_s": round(wall, 1),
            "notes": list(sec.notes)}
+    # the profile's minimum, in the point's own I/Os (a split I/O is one I/O of p.bs)
+    row["min_ios"] = scale.point_min_ios(p.bs)
+    ios = (f.get("bytes") or 0) // p.bs if f.get("bytes") else f.get("ios") or 0
+    row["short"] = ios < row["min_ios"]
     if p.sample:
         logs = sorted((out_dir / "logs").glob(f"{p.name}_iops*.log"))
         samples = read_iops_log(logs[0], scale.sample_ms, not avg_logs) if logs else []

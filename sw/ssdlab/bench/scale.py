@@ -5,6 +5,14 @@
   sampling becomes one sample per max(1 ms, 1 s x time_scale) (fio logs in whole ms).
 - write_multiple: the degradation run writes write_multiple x the user capacity (the 2 h of
   the methodology do not fit a simulation; workloads.md: 3x).
+- min_ios: (at 4 KiB, at 128 KiB) the fewest I/Os a point may rest on (issue 18: fewer
+  measure the set-up, not the drive); between the two sizes the count falls geometrically
+  (log-linear in the block size), below 4 KiB and above 128 KiB it stays at the end values.
+  A point that ran fewer (a time-based point that ended first, or --max-ios below it) is
+  marked "short" in the report and the JSON, not hidden.
+- by_count: points end by I/O count (min(min_ios(bs), max_ios) I/Os; the scaled time is not
+  a limit), as the quick profile does: a scaled 3-minute point is milliseconds, a handful of
+  I/Os on a slow point. Otherwise a point runs its scaled time, capped at max_ios.
 - max_ios: a point stops after this many I/Os even if its (scaled) time is not over, so no
   point runs away (io_size = max_ios x block size).
 - region_mib: the test region of tests that read what they wrote (None: the whole drive);
@@ -27,6 +35,8 @@ class Scale:
     time_scale: float = 1.0
     write_multiple: float = 3.0
     max_ios: int = 1 << 24
+    min_ios: tuple = (1, 1)
+    by_count: bool = False
     region_mib: float | None = None
     cdm_mib: float = 1024
     fill: float = 1.0
@@ -42,6 +52,10 @@ class Scale:
             return "fill", f"fill = {self.fill}: must be in (0, 1]"
         if self.region_mib is not None and not self.region_mib > 0:
             return "region_mib", f"region_mib = {self.region_mib}: must be positive"
+        lo = self.min_ios
+        if not (isinstance(lo, (tuple, list)) and len(lo) == 2
+                and all(isinstance(n, int) and n >= 1 for n in lo)):
+            return "min_ios", f"min_ios = {lo}: must be two integers >= 1 (4 KiB, 128 KiB)"
         if self.max_points is not None and self.max_points < 2:
             return "max_points", f"max_points = {self.max_points}: must be >= 2"
         return None
@@ -49,6 +63,20 @@ class Scale:
     def seconds(self, s):
         """Scaled duration in ms of the drive's time (at least 1 ms)."""
         return max(1, round(s * self.time_scale * 1000))
+
+    def point_min_ios(self, bs):
+        """The fewest I/Os a point of block size bs (bytes) may rest on."""
+        small, large = self.min_ios
+        if bs <= 4096:
+            return small
+        if bs >= 131072:
+            return large
+        f = (math.log2(bs) - 12) / 5                    # 0 at 4 KiB, 1 at 128 KiB
+        return max(1, round(small * (large / small) ** f))
+
+    def point_ios(self, bs):
+        """I/Os a by_count point runs (min_ios, capped by max_ios)."""
+        return min(self.point_min_ios(bs), self.max_ios)
 
     @property
     def sample_ms(self):
@@ -62,13 +90,13 @@ class Scale:
 
 
 PROFILES = {
-    # make bench: a review of the 2-channel default persona in ~15 min of wall time on 2
-    # cores (time x 1e-4 and 1x capacity took 23 min: README, Benchmarks)
-    "quick": Scale(time_scale=5e-5, write_multiple=0.5, max_ios=512, region_mib=2,
-                   cdm_mib=2, fill=0.25, max_points=3),
+    # make bench: a review of the default persona's 2-channel build (README, Benchmarks);
+    # every point rests on at least 2,000 4 KiB or 256 128 KiB I/Os (issue 18)
+    "quick": Scale(time_scale=5e-5, write_multiple=0.5, region_mib=2, cdm_mib=2, fill=0.25,
+                   max_points=3, min_ios=(2000, 256), by_count=True),
     # the methodology unscaled in time (days of wall time in simulation: use on a device or
     # with an explicit --time-scale)
-    "full": Scale(),
+    "full": Scale(min_ios=(2000, 256)),
 }
 
 

@@ -114,6 +114,18 @@ def drive_for(spec, log=sys.stderr):
     return json.loads((Path(out) / "config.json").read_text()), out
 
 
+def link_limits(configuration):
+    """The payload limits of the host link the simulated drive of `configuration` (its
+    config.json) runs behind (the harness paces it: spec/pcie_link.py), or None."""
+    from sw.ssdlab.flows.sim import config_link
+    link = config_link(configuration)
+    if link is None:
+        return None
+    return {"read_mb_s": round(link.payload_mb_s("to_host"), 1),
+            "write_mb_s": round(link.payload_mb_s("from_host"), 1),
+            "describe": link.describe()}
+
+
 def default_out_dir(spec):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     name = Path(spec.device).name if spec.device else spec.persona
@@ -124,18 +136,20 @@ def bench(spec, progress=None, log=sys.stderr):
     """Run spec; returns (result, out_dir). Result files, charts and report in out_dir."""
     out = (Path(spec.out) if spec.out else default_out_dir(spec)).resolve()
     out.mkdir(parents=True, exist_ok=True)
+    link = None
     if spec.device:
         target = DeviceTarget(spec.device, spec.ioengine, spec.direct, spec.device_size)
         configuration = {"device": spec.device}
     else:
         configuration, build = drive_for(spec, log=log)
         target = SimTarget(build)
+        link = link_limits(configuration)
     with target:
         result = run_suite(spec.suite, target, spec.scale, out, seed=spec.seed,
                            persona=spec.persona if not spec.device else Path(spec.device).name,
                            params=spec.params, label=spec.label, profile=spec.profile,
                            configuration=configuration, tests=spec.tests, progress=progress,
-                           log=None if progress else log)
+                           log=None if progress else log, link=link)
     finish(result, out)
     return result, out
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 
-__all__ = ["drive_config", "build_drive", "SimDrive", "SIM_SCALE"]
+__all__ = ["drive_config", "build_drive", "SimDrive", "SIM_SCALE", "config_link"]
 
 # The simulation scale of `make sim` and the tests: few enough pages per block that a drive
 # can be written end to end in Verilator (soc/sim_config.py says why it is reported).
@@ -72,21 +72,51 @@ def build_drive(cfg, out=None, trace=False, log=sys.stderr):
     return out
 
 
+def config_link(cfg, read_latency_ns=None):
+    """The host link (spec.pcie_link PcieLink or SataLink) of a build's configuration (a
+    SocConfig or its config.json dict); None for a configuration without link fields (an
+    older build: unpaced). read_latency_ns replaces the configuration's."""
+    from spec.pcie_link import PcieLink, SataLink
+    c = cfg if isinstance(cfg, dict) else cfg.as_dict()
+    lat = c.get("read_latency_ns", 400) if read_latency_ns is None else read_latency_ns
+    if c.get("host_interface") == "sata":
+        return SataLink(c["link_mb_s_cap"], c["mps"], c["mrrs"], lat)
+    if c.get("pcie_gen"):
+        return PcieLink(c["pcie_gen"], c["pcie_lanes"], c["mps"], c["mrrs"], lat)
+    return None
+
+
+def _link_args(cfg, link, read_latency_ns):
+    from spec.pcie_link import harness_args
+    link = link or config_link(cfg, read_latency_ns)
+    if link is None:
+        return ["--read-latency-ns", str(400 if read_latency_ns is None else read_latency_ns)]
+    return harness_args(link)
+
+
 class SimDrive:
     """The harness of a built drive, running on `socket` (default: a new one in the build
     directory). Use as a context manager; `.socket` is what sw/ssdlab.drive.Drive(sim=...)
-    takes. boot_us: simulated time run before the host attaches (the firmware's boot)."""
+    takes. boot_us: simulated time run before the host attaches (the firmware's boot).
+    The harness paces its TLPs by the build's host link (config.json, `config_link`), or by
+    `link` (a spec.pcie_link PcieLink or SataLink: the same build behind another link, as
+    long as its front end carries it); read_latency_ns (None: the link's) replaces the
+    link's read latency. `.link` is the link in use."""
 
-    def __init__(self, build_dir, socket=None, host_delay_ns=200, read_latency_ns=400,
-                 boot_us=0, log_path=None, extra_args=()):
+    def __init__(self, build_dir, socket=None, host_delay_ns=200, read_latency_ns=None,
+                 boot_us=0, log_path=None, extra_args=(), link=None):
         self.build_dir = Path(build_dir)
         self.socket = str(socket or self.build_dir / f"drive-{os.getpid()}.sock")
         self.log_path = Path(log_path or self.build_dir / f"drive-{os.getpid()}.log")
         cfg = json.loads((self.build_dir / "config.json").read_text())
         period_ps = int(round(1e12 / cfg["sys_clk_freq"]))
+        if link is not None and read_latency_ns is not None:
+            from dataclasses import replace
+            link = replace(link, read_latency_ns=read_latency_ns)
+        self.link = link or config_link(cfg, read_latency_ns)
         self.args = [str(self.build_dir / "obj" / "ssdlab_sim"), "--socket", self.socket,
                      "--period-ps", str(period_ps), "--host-delay-ns", str(host_delay_ns),
-                     "--read-latency-ns", str(read_latency_ns), "--boot-us", str(boot_us),
+                     *_link_args(cfg, self.link, read_latency_ns), "--boot-us", str(boot_us),
                      *extra_args]
         self.proc = None
 
@@ -151,5 +181,10 @@ def run_drive(persona="default", channels=None, blocks_per_plane=SIM_SCALE["bloc
     sys.stdout.flush()
     binary = out / "obj" / "ssdlab_sim"
     period_ps = int(round(1e12 / cfg.sys_clk_freq))
+    link = config_link(cfg)
+    print(f"link:    {link.describe()}; payload limits read "
+          f"{link.payload_mb_s('to_host'):.1f} MB/s, write {link.payload_mb_s('from_host'):.1f}"
+          f" MB/s (spec/pcie_link.py)")
+    sys.stdout.flush()
     os.execv(str(binary), [str(binary), "--socket", socket, "--period-ps", str(period_ps),
-                           "--host-delay-ns", str(host_delay_ns)])
+                           "--host-delay-ns", str(host_delay_ns), *_link_args(cfg, link, None)])

@@ -67,3 +67,55 @@ def test_rtl_params_refused(tmp_path):
         "(rtl/nand/nand_backend.py)",
         "controller.ways_per_channel = 12: nand_backend supports 1..8 ways (n_ways)",
         "host.io_queues = 128: NvmeController n_io_queues is 1..64"]
+
+
+# -- the host link ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("gen, lanes", [(5, 16), (4, 8)])
+def test_link_the_front_end_cannot_build(tmp_path, gen, lanes):
+    """A link no LitePCIe data path carries: rtl_params, link_params and soc_config refuse it,
+    naming host.pcie_gen / host.pcie_lanes and the supported range."""
+    from soc.persona_params import link_params
+    from soc.sim_config import soc_config
+    p = edited_persona(tmp_path, lambda d: d["host"].update(pcie_gen=gen, pcie_lanes=lanes))
+    assert p.host.pcie_gen == gen                   # a valid description of a drive
+    want = f"host.pcie_gen = {gen}, host.pcie_lanes = {lanes}: the link carries"
+    for call in (lambda: rtl_params(p, sdr_fallback=True), lambda: link_params(p),
+                 lambda: soc_config(p.path)):
+        with pytest.raises(PersonaError) as e:
+            call()
+        msg = str(e.value)
+        assert want in msg and "supported up to Gen1 x16, Gen2 x16, Gen3 x8, Gen4 x4, " \
+            "Gen5 x2" in msg, msg
+        assert msg.startswith(f"{p.path}: ") or "bad.yaml: " in msg
+
+
+def test_link_params_and_soc_config():
+    from soc.persona_params import link_params
+    from soc.sim_config import soc_config
+    r = rtl_params(load_persona("intel-750-1.2t"), sdr_fallback=True)["host_link"]
+    assert (r["pcie_data_width"], r["clk_mhz"], r["mps"], r["mrrs"]) == (512, 125.0, 256, 512)
+    assert r["read_mb_s"] == pytest.approx(3643.4, abs=0.05)
+    lk = link_params(load_persona("kioxia-cm6v-3.2t"))
+    assert (lk["pcie_data_width"], lk["clk_hz"]) == (512, 250e6)
+    c = soc_config("kioxia-cm6v-3.2t", blocks_per_plane=4, pages_per_block=16).as_dict()
+    assert (c["host_interface"], c["pcie_gen"], c["pcie_lanes"], c["pcie_data_width"],
+            c["sys_clk_freq"], c["link_mb_s_cap"]) == ("nvme", 4, 4, 512, 250e6, None)
+    # a board keeps its own clock
+    assert soc_config("intel-750-1.2t", sys_clk_freq=100e6).sys_clk_freq == 100e6
+    # SATA: NVMe with NCQ's one queue behind the persona's cap, 64 bits at 125 MHz
+    c = soc_config("default", {"n_channels": 2}).as_dict()
+    assert (c["host_interface"], c["link_mb_s_cap"], c["n_io_queues"], c["pcie_data_width"],
+            c["sys_clk_freq"], c["mps"], c["mrrs"], c["read_latency_ns"]) == \
+        ("sata", 550, 1, 64, 125e6, 256, 512, 400)
+    assert any("host link: SATA, payload capped at 550 MB/s" in n for n in c["notes"])
+
+
+def test_sata_ncq(tmp_path):
+    def edit(d):
+        d["host"].update(interface="sata", pcie_gen=None, pcie_lanes=None, sata_mb_s=550,
+                         io_queues=4)
+    p = edited_persona(tmp_path, edit)
+    with pytest.raises(PersonaError, match=r"host.io_queues = 4 \(queue_depth 4096\): a SATA "
+                       r"drive has NCQ: 1 queue of 32"):
+        rtl_params(p, sdr_fallback=True)

@@ -115,9 +115,11 @@ def test_other_drives():
 
 def test_default_persona():
     p = load_persona("default")
-    assert p.based_on == "crucial-m500-240" and p.scale.requested == "16 blocks per plane"
-    base = load_persona("crucial-m500-240")
-    assert p.die_count == base.die_count and p.raw_bytes == base.raw_bytes // 64
+    assert p.based_on == "samsung-950pro-512" and p.scale.requested == "16 blocks per plane"
+    base = load_persona("samsung-950pro-512")
+    assert p.die_count == base.die_count and p.raw_bytes == base.raw_bytes // 128
+    # an NVMe drive with several queues (issue 18: the default bench measures NVMe)
+    assert p.host.interface == "nvme" and p.host.io_queues >= 8
     assert "scaled" in p.scale_note    # its RTL mapping: tests/soc/persona_params
 
 
@@ -366,7 +368,7 @@ def test_cli_show():
     assert r.exit_code == 0 and "n_channels': 8" in r.output and "substituted:" in r.output
     r = cli("persona", "show", "default", "--rtl", "--sdr-fallback", "--json")
     d = json.loads(r.output)
-    assert d["rtl"]["nand_backend"]["n_ways"] == 2 and d["based_on"] == "crucial-m500-240"
+    assert d["rtl"]["nand_backend"]["n_ways"] == 4 and d["based_on"] == "samsung-950pro-512"
 
 
 def test_cli_show_errors():
@@ -394,3 +396,34 @@ def test_cli_validate(tmp_path):
 def test_cli_schema():
     r = cli("persona", "schema")
     assert r.exit_code == 0 and "| `controller.channels` |" in r.output
+
+
+def test_link_limits():
+    """Persona.link_limits: the host link's payload limits from spec/pcie_link.py."""
+    from spec.pcie_link import PcieLink, SataLink
+    lk = load_persona("intel-750-400g").link_limits()
+    assert lk["read_mb_s"] == PcieLink(3, 4).payload_mb_s("to_host")
+    assert lk["write_mb_s"] == PcieLink(3, 4).payload_mb_s("from_host")
+    assert round(lk["raw_mb_s"]) == 3938 and (lk["mps"], lk["mrrs"]) == (256, 512)
+    assert lk["front_end"] == {"data_width": 512, "clk_mhz": 125.0, "mb_s": 6400.0}
+    assert "PCIe 3.0 x4" in lk["description"]
+    lk = load_persona("crucial-m500-240").link_limits(mps=128)
+    assert lk["read_mb_s"] == SataLink(550).payload_mb_s("to_host") and lk["mps"] == 128
+    assert load_persona("default").to_dict()["link_limits"]["read_mb_s"] == 550.0
+
+
+def test_link_limits_unbuildable(tmp_path):
+    def edit(d):
+        d["host"].update(pcie_gen=5, pcie_lanes=16)
+    p = load_persona(write(tmp_path, mutate(edit)))
+    fe = p.link_limits()["front_end"]
+    assert "host.pcie_gen = 5, host.pcie_lanes = 16" in fe["error"]
+    r = cli("persona", "show", str(p.path))
+    assert r.exit_code == 0 and "front end: none: host.pcie_gen = 5" in r.output
+
+
+def test_cli_show_link():
+    r = cli("persona", "show", "intel-750-400g")
+    assert "host link limits, MB/s of payload" in r.output
+    assert "read (to host): 3643.4; write (from host): 3604.2; raw 3938.5" in r.output
+    assert "front end: 512-bit TLP path at 125 MHz" in r.output

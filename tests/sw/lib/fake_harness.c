@@ -81,6 +81,14 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
         snprintf(m->name, sizeof(m->name), "model=fake_dev host_reads=%llu host_writes=%llu",
                  (unsigned long long)d->host_reads, (unsigned long long)d->host_writes);
         break;
+    case SB_CFG_READ:       /* fake_dev has no MSI-X capability: the host stays on MSI */
+    case SB_CFG_WRITE:
+        m->status = SB_ERR_ARG;
+        break;
+    case SB_IRQ_COUNTS:     /* not counted */
+        m->size = 0;
+        m->data = 0;
+        break;
     case SB_RESET:
         d->cc = d->csts = 0;
         break;

@@ -34,6 +34,8 @@ struct server {
     struct { uint32_t kind; uint64_t addr; } ev[16];
     int  nev, next_ev;
     struct fake_dev *dev;           /* device mode */
+    uint32_t msix_n;                /* MSI-X table entries (0: no MSI-X capability) */
+    uint32_t msix_ctrl;             /* Message Control bits 15:14 as the host wrote them */
     struct sb_msg req[MAX_REQ];
     int  nreq;
 };
@@ -117,7 +119,37 @@ static void serve(struct server *s, struct sb_msg *m)
         m->size = 12;
         snprintf(m->name, sizeof(m->name), "tlps=42 wall_s=0.01");
         break;
+    case SB_CFG_READ:
+        if (!s->msix_n || m->size != 4)
+            m->status = SB_ERR_ARG;
+        else if (m->addr == SB_CFG_MSIX_CAP)
+            m->data = 0x11u | (s->msix_ctrl | (s->msix_n - 1)) << 16;
+        else if (m->addr == SB_CFG_MSIX_CAP + 4)
+            m->data = 0x2000;
+        else if (m->addr == SB_CFG_MSIX_CAP + 8)
+            m->data = 0x3000;
+        else
+            m->status = SB_ERR_ARG;
+        break;
+    case SB_CFG_WRITE:
+        if (s->msix_n && m->addr == SB_CFG_MSIX_CAP + 2 && m->size == 2)
+            s->msix_ctrl = (uint32_t)m->data & (SB_MSIX_ENABLE | SB_MSIX_FMASK);
+        else
+            m->status = SB_ERR_ARG;
+        break;
+    case SB_IRQ_COUNTS:     /* 30 vectors counted, vector v saw 10 v + 1 */
+        m->size = m->addr < 30 ? (uint32_t)(30 - m->addr) : 0;
+        if (m->size > SB_IRQ_COUNTS_MAX)
+            m->size = SB_IRQ_COUNTS_MAX;
+        for (uint32_t k = 0; k < m->size; k++) {
+            uint64_t c = 10 * (m->addr + k) + 1;
+            memcpy(m->name + 8 * k, &c, 8);
+        }
+        m->data = 30;
+        break;
     case SB_RESET:
+        s->msix_ctrl = 0;
+        break;
     case SB_QUIT:
         break;
     default:
@@ -353,11 +385,92 @@ static void open_errors(void)
         CHECK_STR(buf, "msis=3 dma_writes=12");
         CHECK_STR(buf, "tlps=42");
         CHECK_EQ(t->ops->reset(t), 0);
-        CHECK_EQ(srv.req[srv.nreq - 1].type, SB_RESET);
+        CHECK_EQ(srv.req[srv.nreq - 2].type, SB_RESET);
+        CHECK_EQ(srv.req[srv.nreq - 1].type, SB_CFG_READ);     /* MSI-X? none: MSI */
         CHECK_EQ(sl_sim_quit(t), 0);
         CHECK_EQ(srv.req[srv.nreq - 1].type, SB_QUIT);
         sl_transport_close(t);
     }
+    stop();
+}
+
+/* A drive with an MSI-X capability: the transport programs every table entry and enables
+ * MSI-X, again after a power cycle; $SSDLAB_SIM_IRQ=msi keeps MSI; per-vector counts. */
+static void msix_setup(void)
+{
+    start(NULL);
+    srv.msix_n = 5;
+    run();
+    struct sl_transport *t = open_sim();
+    if (!t) {
+        stop();
+        return;
+    }
+    CHECK_EQ(t->n_vectors, 5);
+    CHECK_EQ(srv.msix_ctrl, SB_MSIX_ENABLE);
+    struct sb_msg *r = &srv.req[1];
+    CHECK_EQ(r[0].type, SB_CFG_READ);
+    CHECK_EQ(r[0].addr, SB_CFG_MSIX_CAP);
+    CHECK_EQ(r[1].type, SB_CFG_READ);
+    CHECK_EQ(r[1].addr, SB_CFG_MSIX_CAP + 4);
+    for (unsigned v = 0; v < 5; v++) {
+        struct sb_msg *a = &r[2 + 2 * v], *dd = &r[3 + 2 * v];
+        CHECK_EQ(a->type, SB_MMIO_WRITE);
+        CHECK_EQ(a->addr, 0x2000 + 16 * v);
+        CHECK_EQ(a->size, 8);
+        CHECK_EQ(a->data, SB_MSI_WINDOW_BASE);
+        CHECK_EQ(dd->addr, 0x2000 + 16 * v + 8);
+        CHECK_EQ(dd->size, 8);
+        CHECK_EQ(dd->data, v);              /* data = index; Vector Control 0: unmasked */
+    }
+    CHECK_EQ(r[12].type, SB_CFG_WRITE);
+    CHECK_EQ(r[12].addr, SB_CFG_MSIX_CAP + 2);
+    CHECK_EQ(r[12].size, 2);
+    CHECK_EQ(r[12].data, SB_MSIX_ENABLE);
+    char buf[256];
+    CHECK_EQ(t->ops->stats(t, buf, sizeof(buf)), 0);
+    CHECK_STR(buf, "irq=msix vectors=5");
+    /* a power cycle clears Message Control: set up again */
+    int n0 = srv.nreq;
+    CHECK_EQ(t->ops->reset(t), 0);
+    CHECK_EQ(srv.req[n0].type, SB_RESET);
+    CHECK_EQ(srv.req[srv.nreq - 1].type, SB_CFG_WRITE);
+    CHECK_EQ(srv.msix_ctrl, SB_MSIX_ENABLE);
+    /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
+    uint64_t c[40] = {0};
+    CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);
+    CHECK_EQ(c[0], 1);
+    CHECK_EQ(c[23], 231);
+    CHECK_EQ(c[29], 291);
+    CHECK_EQ(c[30], 0);
+    CHECK_EQ(sl_sim_irq_counts(t, 28, 1, c), 1);
+    CHECK_EQ(c[0], 281);
+    sl_transport_close(t);
+    CHECK_EQ(srv.msix_ctrl, 0);             /* closing turns MSI-X off again */
+    stop();
+    /* a host without MSI-X */
+    start(NULL);
+    srv.msix_n = 5;
+    run();
+    srv.msix_ctrl = SB_MSIX_ENABLE;         /* left on by a previous host */
+    setenv("SSDLAB_SIM_IRQ", "msi", 1);
+    t = open_sim();
+    unsetenv("SSDLAB_SIM_IRQ");
+    if (t) {
+        CHECK_EQ(t->n_vectors, srv.vectors);
+        CHECK_EQ(srv.nreq, 3);              /* HELLO, the capability, MSI-X off */
+        CHECK_EQ(srv.req[2].type, SB_CFG_WRITE);
+        CHECK_EQ(srv.req[2].data, 0);
+        sl_transport_close(t);
+    }
+    stop();
+    /* a bad mode names the variable and the choices */
+    start(NULL);
+    run();
+    setenv("SSDLAB_SIM_IRQ", "msi-x", 1);
+    CHECK_EQ(sl_transport_open_sim(srv.sock, &t), -EINVAL);
+    unsetenv("SSDLAB_SIM_IRQ");
+    CHECK_STR(sl_transport_open_errmsg(), "SSDLAB_SIM_IRQ=msi-x: use msi or msix");
     stop();
 }
 
@@ -408,4 +521,4 @@ static void driver_interrupts(void)
 
 TT_MAIN(TT_CASE(hello_and_ram), TT_CASE(mmio_framing), TT_CASE(wait_events),
         TT_CASE(harness_errors), TT_CASE(open_errors), TT_CASE(driver_polled),
-        TT_CASE(driver_interrupts))
+        TT_CASE(driver_interrupts), TT_CASE(msix_setup))

@@ -23,7 +23,7 @@ from .nvme_raw import Raw, sc_of, sqe
 
 ROOT = Path(__file__).resolve().parents[3]
 PERSONA = "default"
-PARAMS = {"n_channels": 2}
+PARAMS = {"n_channels": 2}     # the default persona: 32 I/O queues, MSI-X vectors per queue
 BOOT_US = 60000
 LBA = 512
 UNIT = 8                       # LBAs per 4 KiB FTL unit
@@ -363,6 +363,84 @@ def test_admin_features(d):
     assert sc_of(get(0x7E)[0]) == nr.INVALID_FIELD
     assert sc_of(set_(0x7E, 0)[0]) == nr.INVALID_FIELD
     assert sc_of(set_(0x06, 1, sv=1)[0]) == nr.NOT_SAVEABLE
+
+
+# --- interrupts: MSI-X, one vector per queue, coalescing -----------------------------------
+
+def _irq_delta(d, run):
+    """Interrupts per vector (the harness's counts) while run() runs."""
+    before = d.irq_counts()
+    run()
+    return [a - b for a, b in zip(d.irq_counts(), before, strict=True)]
+
+
+@pytest.mark.smoke
+def test_msix_vectors_coalescing(env, request):
+    """MSI-X enabled from configuration space, one table entry per vector (admin + each I/O
+    queue's CQ); interrupts counted per vector by the harness on every queue; coalescing set
+    by Set Features 08h (N completions, one interrupt) and lifted per vector by 09h (CD);
+    MSI for a host that does not enable MSI-X."""
+    env.close()
+    nq = env.cfg.n_io_queues
+    assert nq >= 4, f"the test drive has {nq} I/O queues; this test needs several"
+    base, span = 30000, 256
+    ios = {q: 2 + q for q in range(1, nq + 1)}      # a different count on every queue
+
+    def reads(d, q, n, qd=1):
+        r = d.bench(random=True, qd=qd, n_ios=n, lba_first=base, lba_count=span,
+                    seed=SEED + q, qid=q)
+        assert r["errors"] == 0, r
+
+    with Drive(sim=env.sim.socket, irq=True, queues=nq) as d:
+        raw = Raw(d)
+        info, st = d.info(), d.stats()
+        assert (st["irq"], st["msix"]) == ("msix", "1"), st
+        assert info["n_io_queues"] == nq and info["n_vectors"] == nq + 1, info
+        s, dw0, _ = raw.admin(sqe(0x0A, cdw10=0x07))            # Number of Queues
+        assert s == 0 and dw0 == (nq - 1) | (nq - 1) << 16, hex(dw0)
+        for v in (0, 1, nq):                    # the table as the host wrote it, in BAR0
+            e = [raw.bar_read32(0x2000 + 16 * v + 4 * k) for k in range(4)]
+            assert e == [0xFEE0_0000, 0, v, 0], f"MSI-X table entry {v}: {e}"
+        d.bench(write=True, io_blocks=8, qd=4, n_ios=span // 8, lba_first=base,
+                lba_count=span, seed=SEED, qid=1)
+
+        got = _irq_delta(d, lambda: [reads(d, q, n) for q, n in ios.items()])
+        print(f"MSI-X, {nq} I/O queues, {nq + 1} vectors; interrupts per vector for "
+              f"{sum(ios.values())} synchronous 512 B reads ({ios} per queue): {got}")
+        assert got == [0] + [ios[q] for q in range(1, nq + 1)], got
+
+        n, rounds, qa, qb = 8, 4, 2, nq
+        plain = _irq_delta(d, lambda: reads(d, qa, rounds * n, qd=n))
+        # Aggregation Threshold n - 1 (0's based: n completions), Time 10 x 100 us
+        assert raw.admin(sqe(0x09, cdw10=0x08, cdw11=(n - 1) | 10 << 8))[0] == 0
+        coal = _irq_delta(d, lambda: reads(d, qa, rounds * n, qd=n))
+        # Coalescing Disable on queue qb's vector: every completion interrupts there
+        assert raw.admin(sqe(0x09, cdw10=0x09, cdw11=qb | 1 << 16))[0] == 0
+        assert raw.admin(sqe(0x0A, cdw10=0x09, cdw11=qb))[1] == qb | 1 << 16
+        cd = _irq_delta(d, lambda: (reads(d, qb, rounds * n, qd=n),
+                                    reads(d, qa, rounds * n, qd=n)))
+        assert raw.admin(sqe(0x09, cdw10=0x08, cdw11=0))[0] == 0
+        assert raw.admin(sqe(0x09, cdw10=0x09, cdw11=qb))[0] == 0
+        print(f"{rounds * n} reads at QD {n} on queue {qa}: {plain[qa]} interrupts without "
+              f"coalescing, {coal[qa]} with threshold {n} (Set Features 08h = "
+              f"{(n - 1) | 10 << 8:#06x}); with CD on vector {qb}: {cd[qb]} there, "
+              f"{cd[qa]} on vector {qa}")
+        assert plain[qa] == rounds * n, plain
+        assert coal[qa] == rounds, coal
+        assert (cd[qb], cd[qa]) == (rounds * n, rounds), cd
+
+    # A host that does not enable MSI-X: MSI, the vector number per queue as well.
+    os.environ["SSDLAB_SIM_IRQ"] = "msi"
+    try:
+        with Drive(sim=env.sim.socket, irq=True, queues=nq) as d:
+            st = d.stats()
+            assert (st["irq"], st["msix"]) == ("msi", "0"), st
+            got = _irq_delta(d, lambda: [reads(d, q, n) for q, n in ios.items()])
+            print(f"MSI: interrupts per vector {got[:nq + 1]}")
+            assert got[:nq + 1] == [0] + [ios[q] for q in range(1, nq + 1)], got
+            assert not any(got[nq + 1:]), got
+    finally:
+        del os.environ["SSDLAB_SIM_IRQ"]
 
 
 def smart(d):

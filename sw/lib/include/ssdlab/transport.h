@@ -76,6 +76,10 @@ int sl_transport_open_sim(const char *socket_path, struct sl_transport **out);
 /* Sim only: ask the harness to finish (SB_QUIT); simulated time in ps. */
 int sl_sim_quit(struct sl_transport *t);
 uint64_t sl_sim_time_ps(struct sl_transport *t);
+/* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
+ * table index) since it started, vectors first .. first + n - 1 into counts[]. Returns the
+ * number filled (fewer past the last vector the harness counts) or a negative errno. */
+int sl_sim_irq_counts(struct sl_transport *t, unsigned first, unsigned n, uint64_t *counts);
 /* VFIO transport: PCI address "0000:01:00.0" bound to vfio-pci. */
 int sl_transport_open_vfio(const char *pci_addr, struct sl_transport **out);
 

@@ -97,6 +97,22 @@ def test_source_list_complete():
     assert all(p.is_file() for p in [*DPI_SOURCES, VECTOR_MAIN])
 
 
+@pytest.mark.smoke
+def test_dpi_parts_match_spec():
+    """The DPI wrapper's identity table (nand_die_fast_dpi.cpp PARTS: ID bytes, manufacturer,
+    model, JEDEC ID, P/E cycles) holds every part of spec/nand_geometry.PARTS, as there: a
+    persona on a part the table lacks would fail at the drive's first clock."""
+    import re
+    text = (CPP / "nand_die_fast_dpi.cpp").read_text()
+    rows = re.findall(r'\{"([^"]+)", \{([^}]*)\}, "([^"]*)",\s*"([^"]*)",\s*(0x[0-9a-f]+), '
+                      r'(\d+)\}', text)
+    got = {n: (bytes(int(b, 16) for b in ids.split(",")), man, model, int(j, 16), int(pe))
+           for n, ids, man, model, j, pe in rows}
+    want = {n: (p.id_bytes, p.manufacturer, p.model, p.jedec_id, p.pe_cycles)
+            for n, p in PARTS.items()}
+    assert got == want
+
+
 @pytest.fixture(scope="module")
 def vector_runner():
     """g++ builds the C++ runner into build/nand_die_fast/ (rebuilt when a source changed)."""

@@ -27,6 +27,8 @@ def run(*args):
     (["bench", "--time-scale", "-1"], "--time-scale", "range x>0"),
     (["bench", "--write-multiple", "0"], "--write-multiple", "range x>0"),
     (["bench", "--max-ios", "0"], "--max-ios", "x>=1"),
+    (["bench", "--min-ios", "2000"], "--min-ios", "two integers >= 1"),
+    (["bench", "--min-ios", "0,256"], "--min-ios", "two integers >= 1"),
     (["bench", "--fill", "1.5"], "--fill", "0<x<=1"),
     (["bench", "--suite", "qdscan", "--tests", "seq"], "--tests", "suite qdscan has no test"),
     (["bench", "--device", "/tmp/x", "--param", "n_channels=2"], "--param", "simulated drive"),

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""The analytic limit beside each point: the flash's from the build's configuration, the
+link's payload limit per direction, whichever binds."""
+
+import pytest
+
+from spec.persona import load_persona
+from sw.ssdlab.bench.limits import flash_limit_mb_s, point_limit
+from sw.ssdlab.flows.sim import drive_config
+
+pytestmark = pytest.mark.smoke
+
+
+@pytest.fixture(scope="module")
+def cfg():
+    return drive_config("default").as_dict()
+
+
+def test_flash_limit_matches_the_persona_model(cfg):
+    """For page-sized reads, the channel model of persona.flash_limits(), with what the FTL
+    does: one plane per READ (the persona's multi-plane pages share a tR) and the data
+    units only over the bus (the persona moves page + spare)."""
+    from spec.persona import Onfi
+    p = load_persona("default")
+    want = p.flash_limits(Onfi("sdr", cfg["onfi_mode"], cfg["sys_clk_freq"] / 1e6))
+    got = flash_limit_mb_s(cfg, "read", cfg["page_bytes"])
+    spare = (cfg["page_bytes"] + cfg["spare_bytes"]) / cfg["page_bytes"]
+    assert got <= want["channel_read"] * spare * 1.001
+    assert got >= want["channel_read"] / p.controller.multi_plane * 0.999
+
+
+def test_small_reads_pay_a_whole_tr(cfg):
+    r4 = flash_limit_mb_s(cfg, "read", 4096)
+    rp = flash_limit_mb_s(cfg, "read", cfg["page_bytes"])
+    assert r4 < rp
+    ways = cfg["n_ways"] * cfg["n_channels"]
+    assert r4 <= ways * 4096 * 1e9 / cfg["t_r_ns"] / 1e6        # array bound of 4 KiB reads
+
+
+def test_writes_do_not_depend_on_io_size(cfg):
+    assert flash_limit_mb_s(cfg, "write", 4096) == flash_limit_mb_s(cfg, "write", 131072)
+
+
+def test_link_binds_when_lower(cfg):
+    f = point_limit(cfg, None, "read", 131072)
+    assert f["bound"] == "flash"
+    slow = {"read_mb_s": f["mb_s"] / 2, "write_mb_s": 1e6, "describe": "test"}
+    g = point_limit(cfg, slow, "read", 131072)
+    assert g["bound"] == "host link" and g["mb_s"] == pytest.approx(f["mb_s"] / 2, abs=0.1)
+    assert point_limit(cfg, slow, "write", 131072)["bound"] == "flash"
+    assert g["iops"] == pytest.approx(g["mb_s"] * 1e6 / 131072, rel=1e-3)
+
+
+def test_mixed_shares_the_flash(cfg):
+    cfg = {**cfg, "t_prog_ns": 20 * cfg["t_prog_ns"]}         # writes far slower than reads
+    r = point_limit(cfg, None, "randread", 4096)["mb_s"]
+    w = point_limit(cfg, None, "randwrite", 4096)["mb_s"]
+    m = point_limit(cfg, None, "randrw", 4096, 70)["mb_s"]
+    assert m == pytest.approx(1 / (0.7 / r + 0.3 / w), rel=1e-2)
+    assert w < r / 3 and min(r, w) <= m <= max(r, w)
+
+
+def test_link_of_the_build():
+    """The bench takes the link the harness paces from the build's configuration: a SATA
+    drive's reads are capped at 550 MB/s, a PCIe 3.0 x4 drive's by the flash of 2 channels."""
+    from sw.ssdlab.bench.session import link_limits
+    sata = drive_config("crucial-m500-240", {"n_channels": 8}).as_dict()
+    link = link_limits(sata)
+    assert link["read_mb_s"] == link["write_mb_s"] == 550.0 and "SATA" in link["describe"]
+    assert point_limit(sata, link, "read", 131072)["mb_s"] <= 550.0
+    nvme = drive_config("default", {"n_channels": 2}).as_dict()
+    link = link_limits(nvme)
+    assert 3500 < link["read_mb_s"] < 3938 and "PCIe 3.0 x4" in link["describe"]
+    assert point_limit(nvme, link, "read", 131072)["bound"] == "flash"
