@@ -104,7 +104,7 @@ def test_link_params_and_soc_config():
     # a board keeps its own clock
     assert soc_config("intel-750-1.2t", sys_clk_freq=100e6).sys_clk_freq == 100e6
     # SATA: NVMe with NCQ's one queue behind the persona's cap, 64 bits at 125 MHz
-    c = soc_config("default", {"n_channels": 2}).as_dict()
+    c = soc_config("crucial-m500-240", {"n_channels": 2}).as_dict()
     assert (c["host_interface"], c["link_mb_s_cap"], c["n_io_queues"], c["pcie_data_width"],
             c["sys_clk_freq"], c["mps"], c["mrrs"], c["read_latency_ns"]) == \
         ("sata", 550, 1, 64, 125e6, 256, 512, 400)

@@ -409,7 +409,7 @@ def test_link_limits():
     assert "PCIe 3.0 x4" in lk["description"]
     lk = load_persona("crucial-m500-240").link_limits(mps=128)
     assert lk["read_mb_s"] == SataLink(550).payload_mb_s("to_host") and lk["mps"] == 128
-    assert load_persona("default").to_dict()["link_limits"]["read_mb_s"] == 550.0
+    assert load_persona("crucial-m500-240").to_dict()["link_limits"]["read_mb_s"] == 550.0
 
 
 def test_link_limits_unbuildable(tmp_path):
