@@ -152,7 +152,7 @@ struct ssdlab_batch {
     /* in the jobs' process */
     pthread_mutex_t mu;
     int opened, failed;
-    unsigned refs;              /* jobs holding the controller */
+    unsigned gone;              /* jobs that ended (the last lets the controller go) */
     int sim, lock_fd;
     struct sl_ctrl *c;
     struct sl_share *share;
@@ -507,7 +507,7 @@ static int batch_open(struct thread_data *td, const struct ssdlab_options *o,
     return 0;
 }
 
-/* The last job out lets the controller go (b->mu not held: every other job has left). */
+/* Let the controller go: at the batch's end, or when bring-up failed (b->mu held). */
 static void batch_close(struct ssdlab_batch *b)
 {
     if (b->c) {
@@ -527,6 +527,13 @@ static void batch_close(struct ssdlab_batch *b)
     if (b->lock_fd >= 0)
         close(b->lock_fd);
     b->lock_fd = -1;
+}
+
+/* A job of the batch ended (b->mu held); after the last one the controller goes. */
+static void batch_end(struct ssdlab_batch *b)
+{
+    if (++b->gone == b->n_jobs)
+        batch_close(b);
 }
 
 static void ssdlab_cleanup(struct thread_data *td)
@@ -561,10 +568,8 @@ static void ssdlab_cleanup(struct thread_data *td)
         } else if (b->share) {
             sl_share_cancel(b->share);  /* the others need not wait for this job */
         }
-        int last = --b->refs == 0;
+        batch_end(b);
         pthread_mutex_unlock(&b->mu);
-        if (last)
-            batch_close(b);
     }
     free(d->ring);
     free(d->ctx);
@@ -633,9 +638,9 @@ static int ssdlab_init(struct thread_data *td)
     pthread_mutex_lock(&b->mu);
     if (!b->opened) {
         b->opened = 1;
-        b->failed = batch_open(td, o, b);
+        if ((b->failed = batch_open(td, o, b)))
+            batch_close(b);
     }
-    b->refs++;
     d->b = b;
     d->c = b->c;
     d->sim = b->sim;
@@ -687,14 +692,11 @@ static int ssdlab_init(struct thread_data *td)
     if (sl_share_join(b->share, d->qid, 120000)) {
         log_err("ssdlab: job %s: %s\n", td->o.name, sl_errmsg(d->c));
         pthread_mutex_lock(&b->mu);
-        b->refs--;
         d->b = NULL;
         if (d->dsm.vaddr)
             sl_dma_free(d->c, &d->dsm);
-        int last = b->refs == 0;
+        batch_end(b);
         pthread_mutex_unlock(&b->mu);
-        if (last)
-            batch_close(b);
         goto fail;
     }
     d->joined = 1;
@@ -711,12 +713,8 @@ fail_locked:
         sl_dma_free(d->c, &d->dsm);
     sl_share_cancel(b->share);      /* after the free: the others may start at once */
     d->b = NULL;
-    {
-        int last = --b->refs == 0;
-        pthread_mutex_unlock(&b->mu);
-        if (last)
-            batch_close(b);
-    }
+    batch_end(b);
+    pthread_mutex_unlock(&b->mu);
 fail:
     ssdlab_cleanup(td);
     return 1;
