@@ -284,7 +284,8 @@ static int open_ctrl(struct thread_data *td, const struct ssdlab_options *o, uns
 static int region_given(struct thread_data *td)
 {
     return fio_option_is_set(&td->o, size) && td->o.size && !td->o.size_percent &&
-           !td->o.start_offset_percent && !td->o.file_size_low && td->o.nr_files == 1;
+           !td->o.start_offset_percent && !td->o.offset_increment_percent &&
+           !td->o.file_size_low && td->o.nr_files == 1;
 }
 
 /* Ask the drive for namespace 1's size. The probe's controller is let go without a shutdown:
@@ -445,7 +446,9 @@ static int ssdlab_setup(struct thread_data *td)
         bytes = probed_bytes;
         lba = probed_lba;
     } else if (region_given(td)) {
-        bytes = td->o.start_offset + td->o.size;    /* init checks it against the drive */
+        /* where this job's region ends (numjobs: offset_increment per job); init checks it
+         * against the drive */
+        bytes = td->o.start_offset + td->subjob_number * td->o.offset_increment + td->o.size;
     } else {
         if (probe_size(td, o, &bytes, &lba))
             return 1;

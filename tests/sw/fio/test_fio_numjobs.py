@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from test_fio import HERE, OUT, fio, ok
 
 ROOT = Path(__file__).resolve().parents[3]
