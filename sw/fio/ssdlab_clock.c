@@ -19,26 +19,30 @@
  * main process), the ETA — is a difference of simulated time. fio must use clock_gettime as
  * its clock source (--clocksource=clock_gettime: ssdlab-fio passes it, the engine checks).
  *
- * The attaching thread (the job's, from the engine's init) owns the drive: its reads take the
- * controller's time and publish it in the page; other threads read the published value. In
- * that thread only, nanosleep / clock_nanosleep (CLOCK_MONOTONIC) / usleep advance the
- * simulation by the requested time (the bridge's ADVANCE, through the transport's wait with
- * no event) instead of sleeping: in lockstep, simulated time passes only while the host asks
- * the drive for something, so a host that sleeps (thinktime, rate limiting, idle periods) lets
- * the drive run for that long, and fio's own sleep loops end. Other threads sleep in real
- * time (their timeouts get longer in simulated terms while a job runs, never shorter).
+ * The attaching threads (the jobs', from the engine's init; several when numjobs > 1, all
+ * members of one lockstep share of the controller, sw/lib share.h) own the drive: the one
+ * holding the share's run token reads the controller's time and publishes it in the page;
+ * other threads read the published value. In a member's thread, nanosleep / clock_nanosleep
+ * (CLOCK_MONOTONIC) / usleep let the simulation run for the requested time (sl_share_sleep:
+ * the other jobs run meanwhile, and the drive advances once every job waits) instead of
+ * sleeping: in lockstep, simulated time passes only while the host asks the drive for
+ * something, so a host that sleeps (thinktime, rate limiting, idle periods) lets the drive run
+ * for that long, and fio's own sleep loops end. Other threads sleep in real time (their
+ * timeouts get longer in simulated terms while a job runs, never shorter).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "ssdlab/driver.h"
+#include "ssdlab/share.h"
 #include "ssdlab_clock.h"
 
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
@@ -58,6 +62,10 @@ struct vclock {
 static struct vclock local_clock;             /* used if the shared page cannot be mapped */
 static struct vclock *vc = &local_clock;
 static __thread struct sl_ctrl *tl_ctrl;      /* the controller attached in this thread */
+static __thread struct sl_share *tl_share;    /* its share, of which this thread is a member */
+static struct sl_ctrl *attached;              /* the controller fio's clock follows */
+static unsigned n_attached;                   /* threads attached to it (this process) */
+static pthread_mutex_t attach_mu = PTHREAD_MUTEX_INITIALIZER;
 static __thread uint64_t tl_advanced_ns;      /* simulated time this thread's sleeps ran */
 static __thread int64_t tl_last_ns;           /* the drive's time at the last read */
 static __thread unsigned tl_same;             /* reads since it last changed */
@@ -111,7 +119,7 @@ static void write_end(void)
 /* The virtual clock now, in ns. */
 static int64_t vclock_ns(void)
 {
-    if (tl_ctrl) {                             /* the owner: read the drive, publish it */
+    if (tl_ctrl && sl_share_running(tl_share)) {  /* the owner: read the drive, publish it */
         int64_t s = (int64_t)sl_time_ns(tl_ctrl);
         if (s != tl_last_ns) {
             tl_last_ns = s;
@@ -148,18 +156,31 @@ int ssdlab_clock_preloaded(void)
     return dlsym(RTLD_DEFAULT, "clock_gettime") == (void *)clock_gettime;
 }
 
-int ssdlab_clock_attach(struct sl_ctrl *c)
+int ssdlab_clock_attach(struct sl_ctrl *c, struct sl_share *share)
 {
-    if (__atomic_load_n(&vc->sim, __ATOMIC_ACQUIRE))
-        return -EBUSY;                         /* another job's drive is the clock */
-    int64_t now = vclock_ns();
-    int64_t s = (int64_t)sl_time_ns(c);
-    write_begin();
-    vc->off = now - s;
-    vc->sim_ns = s;
-    vc->sim = 1;
-    write_end();
+    pthread_mutex_lock(&attach_mu);
+    if (n_attached && attached != c) {
+        pthread_mutex_unlock(&attach_mu);
+        return -EBUSY;                         /* another drive is the clock */
+    }
+    if (!n_attached) {
+        if (__atomic_load_n(&vc->sim, __ATOMIC_ACQUIRE)) {
+            pthread_mutex_unlock(&attach_mu);
+            return -EBUSY;                     /* another process's drive is the clock */
+        }
+        int64_t now = vclock_ns();
+        int64_t s = (int64_t)sl_time_ns(c);
+        write_begin();
+        vc->off = now - s;
+        vc->sim_ns = s;
+        vc->sim = 1;
+        write_end();
+        attached = c;
+    }
+    n_attached++;
+    pthread_mutex_unlock(&attach_mu);
     tl_ctrl = c;
+    tl_share = share;
     return 0;
 }
 
@@ -169,14 +190,21 @@ void ssdlab_clock_detach(void)
         return;
     int64_t now = vclock_ns();
     tl_ctrl = NULL;
-    /* Back to the real clock itself (a jump forward: simulated time runs slower than the
-     * wall clock), so that the kernel's timed waits of fio's main process (pthread condition
-     * variables on CLOCK_MONOTONIC, starting the next job) get deadlines they understand. */
-    int64_t off = now - real_mono_ns();
-    write_begin();
-    vc->off = off > 0 ? off : 0;
-    vc->sim = 0;
-    write_end();
+    tl_share = NULL;
+    pthread_mutex_lock(&attach_mu);
+    if (--n_attached == 0) {
+        attached = NULL;
+        /* Back to the real clock itself (a jump forward: simulated time runs slower than the
+         * wall clock), so that the kernel's timed waits of fio's main process (pthread
+         * condition variables on CLOCK_MONOTONIC, starting the next job) get deadlines they
+         * understand. */
+        int64_t off = now - real_mono_ns();
+        write_begin();
+        vc->off = off > 0 ? off : 0;
+        vc->sim = 0;
+        write_end();
+    }
+    pthread_mutex_unlock(&attach_mu);
 }
 
 uint64_t ssdlab_clock_advanced_ns(void)
@@ -194,14 +222,12 @@ int clock_gettime(clockid_t clk, struct timespec *ts)
     return 0;
 }
 
-/* Let the simulation run ns (no event ends it early). */
+/* Let the simulation run ns for this job (the other jobs of the share run meanwhile). */
 static int sim_sleep(int64_t ns)
 {
     if (ns <= 0)
         ns = SPIN_QUANTUM_NS;                  /* a zero sleep still lets time pass */
-    struct sl_transport *t = sl_ctrl_transport(tl_ctrl);
-    struct sl_event ev;
-    int r = t->ops->wait(t, 0, (uint64_t)ns, &ev);
+    int r = sl_share_sleep(tl_share, (uint64_t)ns);
     vclock_ns();                               /* publish the new time */
     if (r < 0) {
         errno = -r;
@@ -211,9 +237,15 @@ static int sim_sleep(int64_t ns)
     return 0;
 }
 
+/* This thread's sleeps are simulated: it is a member of a share, holding the token. */
+static int simulated(void)
+{
+    return tl_ctrl && sl_share_running(tl_share);
+}
+
 int nanosleep(const struct timespec *req, struct timespec *rem)
 {
-    if (!tl_ctrl) {
+    if (!simulated()) {
         static nanosleep_fn fn;
         if (!fn)
             fn = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
@@ -226,7 +258,7 @@ int nanosleep(const struct timespec *req, struct timespec *rem)
 
 int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct timespec *rem)
 {
-    if (!tl_ctrl || clk != CLOCK_MONOTONIC) {
+    if (!simulated() || clk != CLOCK_MONOTONIC) {
         static clock_nanosleep_fn fn;
         if (!fn)
             fn = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
@@ -242,7 +274,7 @@ int clock_nanosleep(clockid_t clk, int flags, const struct timespec *req, struct
 
 int usleep(useconds_t us)
 {
-    if (!tl_ctrl) {
+    if (!simulated()) {
         static usleep_fn fn;
         if (!fn)
             fn = (usleep_fn)dlsym(RTLD_NEXT, "usleep");

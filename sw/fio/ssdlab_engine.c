@@ -8,20 +8,26 @@
  *
  *   setup      the namespace's size, from a short-lived controller (the pattern of fio's nbd
  *              engine: setup runs in fio's main process, before the job's process exists)
- *   init       the job's controller: n queues of iodepth+1 entries, polled or interrupts;
- *              on the sim transport the job thread's clock becomes simulated time
- *              (ssdlab_clock.c)
+ *   init       the controller the jobs fio starts together share (one bring-up, one queue
+ *              pair per job: qid= + the job's index among numjobs), polled or interrupts;
+ *              the job joins the lockstep share (sw/lib share.h) and, on the sim transport,
+ *              its thread's clock becomes simulated time (ssdlab_clock.c)
  *   iomem      fio's I/O buffers are one DMA allocation, so PRPs point at io_u buffers
  *   queue      Read / Write / Flush / Dataset Management (trim) placed on the SQ
  *   commit     one SQ tail doorbell for everything queued since the last one
  *   getevents  completions reaped from the CQ; waits on the drive (events, in simulated time
  *              on sim) until `min` arrived
- *   cleanup    queues deleted, controller shut down (CC.SHN), transport closed
+ *   cleanup    the job leaves; the last one deletes the queues and disables the controller
+ *
+ * Jobs that fio starts together on one drive (numjobs > 1, or sections without stonewall)
+ * run as threads of one fio process: setup (in fio's main process, before any job starts)
+ * counts them and sets thread=1, since the simulated drive serves one connection at a time.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +39,7 @@
 #include "optgroup.h"
 
 #include "ssdlab/driver.h"
+#include "ssdlab/share.h"
 #include "ssdlab_clock.h"
 
 #define SSDLAB_NSID 1
@@ -133,12 +140,32 @@ struct ssdlab_ctx {
     struct io_u *io_u;
 };
 
+/* The jobs fio starts together on one drive: counted by setup in fio's main process, they
+ * share one controller (the first job's init brings it up) and one lockstep share. */
+struct ssdlab_batch {
+    char target[PATH_MAX];
+    unsigned no;                /* fio starts batch no after batch no-1 ended (stonewall) */
+    unsigned n_jobs, max_qid, depth, numjobs;
+    unsigned irq, shutdown;
+    unsigned long long timeout_ms;
+    const char *first;          /* the first job's name, for messages */
+    /* in the jobs' process */
+    pthread_mutex_t mu;
+    int opened, failed;
+    unsigned gone;              /* jobs that ended (the last lets the controller go) */
+    int sim, lock_fd;
+    struct sl_ctrl *c;
+    struct sl_share *share;
+    FILE *iolog;                /* $SSDLAB_IOLOG, one file for the batch (lines in order) */
+};
+
 struct ssdlab_data {
     struct sl_ctrl *c;
     struct sl_info info;
+    struct ssdlab_batch *b;
     int sim;                    /* sim transport */
     int clock;                  /* fio's clock is this controller's simulated time */
-    int lock_fd;                /* flock held on the simulated drive while the job runs */
+    int joined;                 /* a member of b->share */
     unsigned qid;
     unsigned queued;            /* SQEs placed since the last doorbell */
     struct sl_dma mem;          /* fio's I/O buffers */
@@ -148,9 +175,6 @@ struct ssdlab_data {
     /* What the driver measured (transport time), printed at cleanup: fio's clat at QD1 is
      * exactly doorbell-to-CQE of the same commands when fio's clock is simulated time. */
     uint64_t n_cpl, lat_sum_ns, lat_min_ns, lat_max_ns, t_init_ns;
-    /* $SSDLAB_IOLOG: one line per completed command, in transport (simulated) nanoseconds,
-     * so figures need not come from fio's millisecond runtime (sw/fio/README.md). */
-    FILE *iolog;
     struct io_u **ring;         /* completed io_us, oldest first */
     struct ssdlab_ctx *ctx;     /* per io_u index: the callback's argument */
     unsigned n_ctx;
@@ -167,8 +191,8 @@ static const char *sim_path(const struct ssdlab_options *o)
     return e && *e ? e : NULL;
 }
 
-/* One fio job at a time on a simulated drive: lockstep simulated time cannot be shared by
- * two processes. The lock is an abstract Unix socket named after the drive's socket: bound
+/* One fio process at a time on a simulated drive: lockstep simulated time cannot be shared
+ * by two processes (the jobs of one run share it as threads). The lock is an abstract Unix socket named after the drive's socket: bound
  * while the job runs, released by the kernel when the process ends (no file left behind).
  * Returns the fd, or -1 with a message. */
 static int lock_drive(struct thread_data *td, const char *sock)
@@ -189,9 +213,9 @@ static int lock_drive(struct thread_data *td, const char *sock)
     if (bind(fd, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
                                                      1 + (size_t)n)) != 0) {
         if (errno == EADDRINUSE)
-            log_err("ssdlab: job %s: the simulated drive %s is in use by another fio job; "
-                    "jobs on one simulated drive must run one at a time (numjobs=1, "
-                    "stonewall between jobs)\n", td->o.name, sock);
+            log_err("ssdlab: job %s: the simulated drive %s is in use by another fio run "
+                    "(jobs that run at the same time on one drive must be in one fio run: "
+                    "numjobs=, or sections without stonewall)\n", td->o.name, sock);
         else
             log_err("ssdlab: lock for %s: %s\n", sock, strerror(errno));
         close(fd);
@@ -260,7 +284,8 @@ static int open_ctrl(struct thread_data *td, const struct ssdlab_options *o, uns
 static int region_given(struct thread_data *td)
 {
     return fio_option_is_set(&td->o, size) && td->o.size && !td->o.size_percent &&
-           !td->o.start_offset_percent && !td->o.file_size_low && td->o.nr_files == 1;
+           !td->o.start_offset_percent && !td->o.offset_increment_percent &&
+           !td->o.file_size_low && td->o.nr_files == 1;
 }
 
 /* Ask the drive for namespace 1's size. The probe's controller is let go without a shutdown:
@@ -289,6 +314,107 @@ static int probe_size(struct thread_data *td, const struct ssdlab_options *o, ui
     return r;
 }
 
+/* --- batches: the jobs fio starts together on one drive ------------------------------------- */
+
+struct ssdlab_reg {
+    struct thread_data *td;
+    struct ssdlab_batch *b;
+    unsigned qid;
+};
+
+static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct ssdlab_reg *regs;
+static unsigned n_regs, batch_no;
+static struct ssdlab_batch **batches;
+static unsigned n_batches;
+
+static struct ssdlab_reg *reg_of(struct thread_data *td)
+{
+    for (unsigned i = 0; i < n_regs; i++)
+        if (regs[i].td == td)
+            return &regs[i];
+    return NULL;
+}
+
+/* Count td into its batch: fio starts the jobs from one stonewall to the next together, in
+ * the order their setup runs (fio's main process, every job before the first starts). The
+ * job submits on qid= plus its index among numjobs. Returns 0, or 1 with a message. */
+static int batch_add(struct thread_data *td, const struct ssdlab_options *o, const char *target)
+{
+    if (reg_of(td))
+        return 0;
+    if (td->o.stonewall && n_regs)
+        batch_no++;
+    unsigned qid = o->qid + td->subjob_number;
+    if (qid > 64) {
+        log_err("ssdlab: job %s: numjobs=%u from qid=%u needs I/O queues up to %u; NVMe "
+                "front ends have at most 64\n", td->o.name, td->subjob_number + 1, o->qid, qid);
+        return 1;
+    }
+    struct ssdlab_batch *b = NULL;
+    for (unsigned i = 0; i < n_batches; i++)
+        if (batches[i]->no == batch_no && strcmp(batches[i]->target, target) == 0)
+            b = batches[i];
+    if (!b) {
+        struct ssdlab_batch **nb = realloc(batches, (n_batches + 1) * sizeof *nb);
+        if (!nb || !(b = calloc(1, sizeof *b))) {
+            log_err("ssdlab: out of memory\n");
+            return 1;
+        }
+        batches = nb;
+        batches[n_batches++] = b;
+        snprintf(b->target, sizeof b->target, "%s", target);
+        b->no = batch_no;
+        b->irq = o->irq;
+        b->shutdown = o->shutdown;
+        b->timeout_ms = o->timeout_ms;
+        b->first = td->o.name;
+        b->lock_fd = -1;
+        pthread_mutex_init(&b->mu, NULL);
+    }
+    for (unsigned i = 0; i < n_regs; i++) {
+        if (regs[i].b != b)
+            continue;
+        if (regs[i].qid == qid) {
+            log_err("ssdlab: jobs %s and %s run at the same time on one drive, both on I/O "
+                    "queue %u; give each its own qid= (numjobs=N takes N queues from qid=)\n",
+                    regs[i].td->o.name, td->o.name, qid);
+            return 1;
+        }
+    }
+    if (b->n_jobs && o->irq != b->irq) {
+        log_err("ssdlab: jobs %s and %s run at the same time on one drive with irq=%u and "
+                "irq=%u; they share one controller: give both the same irq=\n", b->first,
+                td->o.name, b->irq, o->irq);
+        return 1;
+    }
+    struct ssdlab_reg *nr = realloc(regs, (n_regs + 1) * sizeof *nr);
+    if (!nr) {
+        log_err("ssdlab: out of memory\n");
+        return 1;
+    }
+    regs = nr;
+    regs[n_regs++] = (struct ssdlab_reg){ .td = td, .b = b, .qid = qid };
+    b->n_jobs++;
+    if (qid > b->max_qid)
+        b->max_qid = qid;
+    if (o->queues > b->max_qid)
+        b->max_qid = o->queues;
+    unsigned depth = td->o.iodepth + 1 < 2 ? 2 : td->o.iodepth + 1;
+    if (depth > b->depth)
+        b->depth = depth;
+    if (td->o.numjobs > b->numjobs)
+        b->numjobs = td->o.numjobs;
+    if (b->n_jobs > 1) {
+        /* One fio process: the simulated drive serves one connection, so jobs that run
+         * together share it (and one controller) as threads. */
+        for (unsigned i = 0; i < n_regs; i++)
+            if (regs[i].b == b)
+                regs[i].td->o.use_thread = 1;
+    }
+    return 0;
+}
+
 static int ssdlab_setup(struct thread_data *td)
 {
     struct ssdlab_options *o = td->eo;
@@ -298,14 +424,17 @@ static int ssdlab_setup(struct thread_data *td)
     static uint64_t probed_bytes;
     static uint32_t probed_lba;
 
-    if (td->o.numjobs > 1) {
-        log_err("ssdlab: job %s: numjobs=%u: one simulated drive runs one job at a time "
-                "(numjobs=1; use iodepth= for concurrency)\n", td->o.name, td->o.numjobs);
-        return 1;
-    }
     if (o->qid > o->queues) {
         log_err("ssdlab: job %s: qid=%u but queues=%u\n", td->o.name, o->qid, o->queues);
         return 1;
+    }
+    if (!d) {                                       /* in fio's main process */
+        const char *tg = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
+        pthread_mutex_lock(&reg_mu);
+        int r = batch_add(td, o, tg ? tg : "");
+        pthread_mutex_unlock(&reg_mu);
+        if (r)
+            return 1;
     }
     const char *target = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
     uint64_t bytes;
@@ -317,7 +446,9 @@ static int ssdlab_setup(struct thread_data *td)
         bytes = probed_bytes;
         lba = probed_lba;
     } else if (region_given(td)) {
-        bytes = td->o.start_offset + td->o.size;    /* init checks it against the drive */
+        /* where this job's region ends (numjobs: offset_increment per job); init checks it
+         * against the drive */
+        bytes = td->o.start_offset + td->subjob_number * td->o.offset_increment + td->o.size;
     } else {
         if (probe_size(td, o, &bytes, &lba))
             return 1;
@@ -340,41 +471,109 @@ static int ssdlab_setup(struct thread_data *td)
     return 0;
 }
 
-/* --- init / cleanup: in the job's process ---------------------------------------------------- */
+/* --- init / cleanup: in the job's process (thread) ------------------------------------------ */
+
+/* The first job of a batch to init brings the controller up for all of them: one queue pair
+ * per job, as deep as the deepest job's. Called with b->mu held; 0, or 1 with a message. */
+static int batch_open(struct thread_data *td, const struct ssdlab_options *o,
+                      struct ssdlab_batch *b)
+{
+    if (!vfio_addr(o) && (b->lock_fd = lock_drive(td, b->target)) < 0)
+        return 1;
+    struct ssdlab_options bo = *o;
+    bo.queues = b->max_qid;
+    bo.irq = b->irq;
+    bo.timeout_ms = b->timeout_ms;
+    if (open_ctrl(td, &bo, b->depth, &b->c, &b->sim))
+        return 1;
+    struct sl_info info;
+    sl_ctrl_info(b->c, &info);
+    if (info.n_io_queues < b->max_qid) {
+        if (b->n_jobs > 1)
+            log_err("ssdlab: numjobs=%u but the drive has %u I/O queues: each job needs its "
+                    "own queue pair (%u jobs at once on queues %u..%u)\n", b->numjobs,
+                    info.n_io_queues, b->n_jobs, b->max_qid - b->n_jobs + 1, b->max_qid);
+        else
+            log_err("ssdlab: qid=%u but the controller granted %u I/O queues\n", b->max_qid,
+                    info.n_io_queues);
+        return 1;
+    }
+    if (sl_share_new(b->c, b->n_jobs, &b->share)) {
+        log_err("ssdlab: %s\n", sl_errmsg(b->c));
+        return 1;
+    }
+    const char *iolog = getenv("SSDLAB_IOLOG");
+    if (iolog && *iolog && !(b->iolog = fopen(iolog, "a"))) {
+        log_err("ssdlab: SSDLAB_IOLOG=%s: %s\n", iolog, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+/* Let the controller go: at the batch's end, or when bring-up failed (b->mu held). */
+static void batch_close(struct ssdlab_batch *b)
+{
+    if (b->c) {
+        if (b->shutdown) {
+            if (sl_ctrl_close(b->c) != 0)
+                log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
+        } else if (sl_ctrl_detach(b->c) != 0) {
+            log_err("ssdlab: disabling the controller: %s\n", sl_errmsg(NULL));
+        }
+        b->c = NULL;
+    }
+    sl_share_free(b->share);
+    b->share = NULL;
+    if (b->iolog)
+        fclose(b->iolog);
+    b->iolog = NULL;
+    if (b->lock_fd >= 0)
+        close(b->lock_fd);
+    b->lock_fd = -1;
+}
+
+/* A job of the batch ended (b->mu held); after the last one the controller goes. */
+static void batch_end(struct ssdlab_batch *b)
+{
+    if (++b->gone == b->n_jobs)
+        batch_close(b);
+}
 
 static void ssdlab_cleanup(struct thread_data *td)
 {
     struct ssdlab_data *d = td->io_ops_data;
     if (!d)
         return;
+    struct ssdlab_batch *b = d->b;
     if (d->c && d->n_cpl) {
         /* stderr: stdout may be fio's JSON. */
-        fprintf(stderr, "ssdlab: %s: %llu commands, doorbell to completion (%s time) min/avg/max "
-                 "= %llu/%.1f/%llu ns; %llu ns from init to cleanup, %llu ns of it in host "
-                 "sleeps\n", td->o.name, (unsigned long long)d->n_cpl,
-                 d->sim ? "simulated" : "host", (unsigned long long)d->lat_min_ns,
-                 (double)d->lat_sum_ns / (double)d->n_cpl, (unsigned long long)d->lat_max_ns,
-                 (unsigned long long)(sl_time_ns(d->c) - d->t_init_ns),
-                 (unsigned long long)(d->clock ? ssdlab_clock_advanced_ns() : 0));
+        fprintf(stderr, "ssdlab: %s: %llu commands on queue %u, doorbell to completion (%s "
+                "time) min/avg/max = %llu/%.1f/%llu ns; %llu ns from init to cleanup, %llu ns "
+                "of it in host sleeps\n", td->o.name, (unsigned long long)d->n_cpl, d->qid,
+                d->sim ? "simulated" : "host", (unsigned long long)d->lat_min_ns,
+                (double)d->lat_sum_ns / (double)d->n_cpl, (unsigned long long)d->lat_max_ns,
+                (unsigned long long)(sl_time_ns(d->c) - d->t_init_ns),
+                (unsigned long long)(d->clock ? ssdlab_clock_advanced_ns() : 0));
     }
-    if (d->c) {
+    if (b) {
+        if (!d->joined)                 /* the controller is touched under b->mu until join */
+            pthread_mutex_lock(&b->mu);
         if (d->have_mem)
             sl_dma_free(d->c, &d->mem);
         if (d->dsm.vaddr)
             sl_dma_free(d->c, &d->dsm);
+        d->have_mem = 0;
         if (d->clock)
             ssdlab_clock_detach();
-        if (td->eo && ((struct ssdlab_options *)td->eo)->shutdown) {
-            if (sl_ctrl_close(d->c) != 0)
-                log_err("ssdlab: controller shutdown: %s\n", sl_errmsg(NULL));
-        } else if (sl_ctrl_detach(d->c) != 0) {
-            log_err("ssdlab: disabling the controller: %s\n", sl_errmsg(NULL));
+        if (d->joined) {
+            sl_share_leave(b->share);
+            pthread_mutex_lock(&b->mu);
+        } else if (b->share) {
+            sl_share_cancel(b->share);  /* the others need not wait for this job */
         }
+        batch_end(b);
+        pthread_mutex_unlock(&b->mu);
     }
-    if (d->iolog)
-        fclose(d->iolog);
-    if (d->lock_fd >= 0)
-        close(d->lock_fd);
     free(d->ring);
     free(d->ctx);
     free(d);
@@ -387,7 +586,6 @@ static int ssdlab_init(struct thread_data *td)
     struct ssdlab_data *d = calloc(1, sizeof *d);
     if (!d)
         return 1;
-    d->lock_fd = -1;
     td->io_ops_data = d;
     if (!vfio_addr(o)) {
         /* Simulated time: fio's clock must be clock_gettime, and ours must be the one fio
@@ -416,34 +614,55 @@ static int ssdlab_init(struct thread_data *td)
                     "or vfio=<PCI address>\n", td->o.name);
             goto fail;
         }
-        if ((d->lock_fd = lock_drive(td, sim_path(o))) < 0)
-            goto fail;
     }
     if (o->qid > o->queues) {
         log_err("ssdlab: job %s: qid=%u but queues=%u\n", td->o.name, o->qid, o->queues);
         goto fail;
     }
-    unsigned depth = td->o.iodepth + 1;         /* a queue of D entries holds D - 1 */
-    if (depth < 2)
-        depth = 2;
-    if (open_ctrl(td, o, depth, &d->c, &d->sim))
+    pthread_mutex_lock(&reg_mu);
+    struct ssdlab_reg *reg = reg_of(td);
+    int bad = 0;
+    if (!reg && (td->o.numjobs > 1 || td->subjob_number)) {
+        log_err("ssdlab: job %s: numjobs=%u needs create_serialize=1 (fio's default): the "
+                "engine counts the jobs that share the drive before they start\n", td->o.name,
+                td->o.numjobs > 1 ? td->o.numjobs : td->subjob_number + 1);
+        bad = 1;
+    } else if (!reg) {                  /* create_serialize=0: this job on its own */
+        const char *tg = vfio_addr(o) ? vfio_addr(o) : sim_path(o);
+        bad = batch_add(td, o, tg ? tg : "");
+        reg = bad ? NULL : reg_of(td);
+    }
+    struct ssdlab_batch *b = reg ? reg->b : NULL;
+    d->qid = reg ? reg->qid : 0;
+    pthread_mutex_unlock(&reg_mu);
+    if (bad)
         goto fail;
-    sl_ctrl_info(d->c, &d->info);
-    if (o->qid > d->info.n_io_queues) {
-        log_err("ssdlab: qid=%u but the controller granted %u I/O queues\n", o->qid,
-                d->info.n_io_queues);
+
+    pthread_mutex_lock(&b->mu);
+    if (!b->opened) {
+        b->opened = 1;
+        if ((b->failed = batch_open(td, o, b)))
+            batch_close(b);
+    }
+    d->b = b;
+    d->c = b->c;
+    d->sim = b->sim;
+    if (b->failed) {                    /* the first job said why */
+        pthread_mutex_unlock(&b->mu);
         goto fail;
     }
+    sl_ctrl_info(d->c, &d->info);
+    unsigned depth = td->o.iodepth + 1;         /* a queue of D entries holds D - 1 */
     if (d->info.io_depth < depth) {
         log_err("ssdlab: iodepth=%u but the controller's queues hold %u commands\n",
                 td->o.iodepth, d->info.io_depth - 1);
-        goto fail;
+        goto fail_locked;
     }
     if (td->o.max_bs[DDIR_READ] > d->info.max_transfer ||
         td->o.max_bs[DDIR_WRITE] > d->info.max_transfer) {
         log_err("ssdlab: job %s: block size above the controller's maximum transfer (MDTS) "
                 "of %u bytes\n", td->o.name, d->info.max_transfer);
-        goto fail;
+        goto fail_locked;
     }
     uint64_t ns_bytes = d->info.ns_blocks * d->info.lba_bytes;
     struct fio_file *f;
@@ -453,15 +672,14 @@ static int ssdlab_init(struct thread_data *td)
             log_err("ssdlab: job %s: the I/O region (offset %llu, %llu bytes) ends past the "
                     "namespace's %llu bytes\n", td->o.name, (unsigned long long)f->file_offset,
                     (unsigned long long)f->io_size, (unsigned long long)ns_bytes);
-            goto fail;
+            goto fail_locked;
         }
     }
     if (td_min_bs(td) % d->info.lba_bytes) {
         log_err("ssdlab: job %s: block size %llu is not a multiple of the %u-byte LBA\n",
                 td->o.name, td_min_bs(td), d->info.lba_bytes);
-        goto fail;
+        goto fail_locked;
     }
-    d->qid = o->qid;
     d->ring_len = td->o.iodepth + 1;
     d->ring = calloc(d->ring_len, sizeof *d->ring);
     d->n_dsm = td->o.iodepth + 1;
@@ -469,21 +687,37 @@ static int ssdlab_init(struct thread_data *td)
     d->ctx = calloc(d->n_ctx, sizeof *d->ctx);
     if (!d->ring || !d->ctx || sl_dma_alloc(d->c, d->n_dsm * sizeof(struct nvme_dsm_range), &d->dsm)) {
         log_err("ssdlab: out of memory: %s\n", sl_errmsg(d->c));
+        goto fail_locked;
+    }
+    pthread_mutex_unlock(&b->mu);
+    /* Every job of the batch gets here before any of them does I/O (fio's own start
+     * barrier comes before init); from here on the job runs only with the share's token. */
+    if (sl_share_join(b->share, d->qid, 120000)) {
+        log_err("ssdlab: job %s: %s\n", td->o.name, sl_errmsg(d->c));
+        pthread_mutex_lock(&b->mu);
+        d->b = NULL;
+        if (d->dsm.vaddr)
+            sl_dma_free(d->c, &d->dsm);
+        batch_end(b);
+        pthread_mutex_unlock(&b->mu);
         goto fail;
     }
-    if (d->sim && ssdlab_clock_attach(d->c)) {
-        log_err("ssdlab: job %s: another job's simulated drive is fio's clock; jobs on "
-                "simulated drives must run one at a time\n", td->o.name);
+    d->joined = 1;
+    if (d->sim && ssdlab_clock_attach(d->c, b->share)) {
+        log_err("ssdlab: job %s: another simulated drive is fio's clock; jobs on two "
+                "simulated drives cannot run at the same time\n", td->o.name);
         goto fail;
     }
     d->clock = d->sim;
     d->t_init_ns = sl_time_ns(d->c);
-    const char *iolog = getenv("SSDLAB_IOLOG");
-    if (iolog && *iolog && !(d->iolog = fopen(iolog, "a"))) {
-        log_err("ssdlab: SSDLAB_IOLOG=%s: %s\n", iolog, strerror(errno));
-        goto fail;
-    }
     return 0;
+fail_locked:
+    if (d->dsm.vaddr)
+        sl_dma_free(d->c, &d->dsm);
+    sl_share_cancel(b->share);      /* after the free: the others may start at once */
+    d->b = NULL;
+    batch_end(b);
+    pthread_mutex_unlock(&b->mu);
 fail:
     ssdlab_cleanup(td);
     return 1;
@@ -548,10 +782,10 @@ static void ssdlab_done(const struct sl_cpl *cpl, void *user)
         d->lat_max_ns = lat;
     d->lat_sum_ns += lat;
     d->n_cpl++;
-    if (d->iolog)
-        fprintf(d->iolog, "%c %llu %llu %llu %u\n", iolog_kind(io_u->ddir),
+    if (d->b->iolog)                /* written by the token holder: lines stay whole */
+        fprintf(d->b->iolog, "%c %llu %llu %llu %u %u\n", iolog_kind(io_u->ddir),
                 (unsigned long long)io_u->xfer_buflen, (unsigned long long)cpl->submit_ns,
-                (unsigned long long)cpl->complete_ns, (unsigned)cpl->status);
+                (unsigned long long)cpl->complete_ns, (unsigned)cpl->status, d->qid);
     d->ring[(d->head + d->count) % d->ring_len] = io_u;
     d->count++;
 }
@@ -657,23 +891,22 @@ static int ssdlab_getevents(struct thread_data *td, unsigned int min, unsigned i
     d->count -= d->returned;
     d->returned = 0;
 
-    int r = sl_reap(d->c, d->qid, 0);
-    if (r < 0)
+    /* Reap what is there; when fewer than `min` arrived, let simulated time pass (the share
+     * drives the drive once every job of the batch waits). */
+    unsigned need = d->count < min ? min - d->count : 0;
+    uint64_t timeout = t ? (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec
+                         : ((struct ssdlab_options *)td->eo)->timeout_ms * 1000000ull;
+    int r = sl_share_wait(d->b->share, need, timeout);
+    if (r == -ETIMEDOUT && t) {
+        r = 0;                              /* fio's own timeout: return what there is */
+    } else if (r == -ETIMEDOUT) {
+        log_err("ssdlab: no completion for %llu ms (transport time) with %u commands "
+                "in flight\n", (unsigned long long)(timeout / 1000000),
+                sl_inflight(d->c, d->qid));
+        td_verror(td, ETIMEDOUT, "sl_wait");
+        return -ETIMEDOUT;
+    } else if (r < 0) {
         goto err;
-    if (d->count < min) {
-        uint64_t timeout = t ? (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec
-                             : ((struct ssdlab_options *)td->eo)->timeout_ms * 1000000ull;
-        r = sl_wait(d->c, d->qid, min - d->count, timeout);
-        if (r == -ETIMEDOUT && t)
-            r = 0;                          /* fio's own timeout: return what there is */
-        else if (r == -ETIMEDOUT) {
-            log_err("ssdlab: no completion for %llu ms (transport time) with %u commands "
-                    "in flight\n", (unsigned long long)(timeout / 1000000),
-                    sl_inflight(d->c, d->qid));
-            td_verror(td, ETIMEDOUT, "sl_wait");
-            return -ETIMEDOUT;
-        } else if (r < 0)
-            goto err;
     }
     d->returned = d->count < max ? d->count : max;
     return (int)d->returned;

@@ -20,12 +20,13 @@ __all__ = ["Geometry", "Section", "test_jobs", "render"]
 
 @dataclass(frozen=True)
 class Geometry:
-    """What the jobs need of the target: user bytes, LBA bytes, the largest transfer and the
-    deepest queue the target takes."""
+    """What the jobs need of the target: user bytes, LBA bytes, the largest transfer, the
+    deepest queue the target takes and its I/O queue pairs (T workers need T of them)."""
     capacity: int
     lba_bytes: int = 512
     max_transfer: int = 1 << 20
     max_qd: int = 1024
+    n_io_queues: int = 64
 
 
 @dataclass
@@ -55,7 +56,15 @@ def region_bytes(region, geo, scale):
 def point_opts(p, geo, scale, seed, avg_logs=False):
     """fio options of one point, and notes on what the target forced."""
     notes = []
-    qd = p.qd * p.workers
+    # T workers: T fio jobs (numjobs), each on its own I/O queue pair at queue depth Q, as a
+    # host runs them; a target with fewer queues (a SATA-like drive: one NCQ queue) gets one
+    # job at depth Q x T, which is what T submitters on one queue amount to.
+    jobs = p.workers
+    if jobs > 1 and geo.n_io_queues < jobs:
+        notes.append(f"T{jobs} as one job at iodepth {p.qd * jobs}: the drive has "
+                     f"{geo.n_io_queues} I/O queue(s), numjobs={jobs} needs {jobs}")
+        jobs = 1
+    qd = p.qd * p.workers // jobs
     bs = p.bs
     if bs > geo.max_transfer:           # what the host's block layer does: split at MDTS
         k = -(-bs // geo.max_transfer)
@@ -69,6 +78,11 @@ def point_opts(p, geo, scale, seed, avg_logs=False):
     size = region_bytes(p.region, geo, scale)
     o = {"rw": p.rw, "bs": bs, "iodepth": qd, "offset": 0, "size": size,
          "randrepeat": 1, "randseed": seed}
+    if jobs > 1:
+        o.update(numjobs=jobs, group_reporting=1)
+        if not p.rw.startswith("rand"):     # sequential: each job its own slice, in a row
+            o["size"] = _align(size // jobs, 128 * 1024)
+            o["offset_increment"] = o["size"]
     if p.rw.startswith("rand"):
         o["norandommap"] = 1
     if p.rwmixread is not None:
@@ -78,7 +92,7 @@ def point_opts(p, geo, scale, seed, avg_logs=False):
     elif scale.by_count:                           # the point is its I/O count
         o["io_size"] = scale.point_ios(p.bs) * p.bs      # counted in the point's own I/Os
     else:
-        o["io_size"] = scale.max_ios * bs
+        o["io_size"] = _align(scale.max_ios * bs // jobs, bs)     # the point's I/Os in all
         o["runtime"] = f"{scale.seconds(p.duration_s)}ms"
     if p.sample:                # one line per I/O on sim (binned by the runner), see results
         o["write_iops_log"] = f"logs/{p.name}"

@@ -78,17 +78,22 @@ def _rank(sorted_values, per_mille):
 
 
 def iolog_figures(path, decimal):
-    """The figures of one job from the ssdlab ioengine's I/O log ($SSDLAB_IOLOG: a line per
-    command, `kind bytes submit_ns complete_ns status`, transport time): IOPS and MB/s over
-    the interval from the first submission to the last completion, latency mean and
+    """The figures of one fio run from the ssdlab ioengine's I/O log ($SSDLAB_IOLOG: a line per
+    command, `kind bytes submit_ns complete_ns status [qid]`, transport time; the jobs of a
+    numjobs > 1 run write one log, each on its own queue): IOPS and MB/s over the interval
+    from the first submission to the last completion of any job, latency mean and
     percentiles (nearest rank) of each command's doorbell-to-completion time. Nanoseconds
     throughout, so no figure is a count over a whole number of milliseconds. Read and write
-    commands count; trims and flushes do not. None when the log has no read or write."""
+    commands count; trims and flushes do not. `queues`: commands per I/O queue id (a log
+    without the column counts as queue 1). None when the log has no read or write."""
     sides = {"r": [], "w": []}
+    queues = {}
     for line in Path(path).read_text().splitlines():
         f = line.split()
-        if len(f) == 5 and f[0] in sides:
+        if len(f) in (5, 6) and f[0] in sides:
             sides[f[0]].append((int(f[1]), int(f[2]), int(f[3])))
+            q = int(f[5]) if len(f) == 6 else 1
+            queues[q] = queues.get(q, 0) + 1
     every = sides["r"] + sides["w"]
     if not every:
         return None
@@ -112,7 +117,7 @@ def iolog_figures(path, decimal):
             "lat_mean_us": a["lat_mean_us"], "lat_p50_us": a["lat_p50_us"],
             "lat_p99_us": a["lat_p99_us"], "lat_p999_us": a["lat_p999_us"],
             "ios": a["ios"], "bytes": a["io_bytes"], "span_ns": span,
-            "read": r, "write": w}
+            "queues": dict(sorted(queues.items())), "read": r, "write": w}
 
 
 def read_iops_log(path, sample_ms, per_io=True):

@@ -215,6 +215,7 @@ def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):
         f = {**f, "time_basis": "fio"}
     row = {"name": p.name, "series": p.series, "x": p.x, "label": p.label or str(p.x),
            "rw": p.rw, "bs": p.bs, "iodepth": sec.opts["iodepth"],
+           "numjobs": sec.opts.get("numjobs", 1),
            "rwmixread": p.rwmixread, **f, "wall_s": round(wall, 1),
            "notes": list(sec.notes)}
     # the profile's minimum, in the point's own I/Os (a split I/O is one I/O of p.bs)

@@ -5,8 +5,9 @@ measured `Point`s. Durations are the methodology's, in seconds of the drive's ti
 applies the scale factors (`scale.py`). Nothing here runs anything.
 
 Mapping choices (also printed in every report, `Suite.notes`):
-- T workers x queue depth Q become one fio job at iodepth Q x T: the simulated drive runs one
-  fio job at a time (sw/fio/README.md), and the same job files run on a real device.
+- T workers x queue depth Q become T fio jobs (numjobs=T, group_reporting) at iodepth Q, each
+  on its own I/O queue pair (sw/fio/README.md); on a drive with fewer than T queues (SATA: one
+  NCQ queue) one job at iodepth Q x T, with a note.
 - "Mixed, one worker reads and one writes" is one job with rw=rw (sequential) or randrw and
   rwmixread = the read share.
 - Read tests after a deallocation first write their region (a `Fill` of the test region):
@@ -100,8 +101,9 @@ class Suite:
 
 
 _MAP_NOTES = [
-    "T workers x queue depth Q run as one fio job at iodepth Q x T (one fio job at a time on "
-    "the simulated drive; the same job files run on a device)",
+    "T workers x queue depth Q run as T fio jobs (numjobs=T) at iodepth Q, each on its own "
+    "I/O queue pair, figures of the T jobs together; one job at iodepth Q x T where the drive "
+    "has fewer than T queues (noted on the point)",
     "random data, direct I/O, I/O aligned to 4 KiB (or to the block size when smaller)",
 ]
 

@@ -105,14 +105,15 @@ class SimTarget(_Target):
         from sw.ssdlab.drive import Drive
         from sw.ssdlab.flows.sim import SimDrive
         self.sim = SimDrive(self.build_dir, boot_us=1000, extra_args=["--quiet-uart"]).start()
-        with Drive(sim=self.sim.socket) as d:        # waits for the firmware's first boot
+        # waits for the firmware's first boot; asks for every queue to learn how many there are
+        with Drive(sim=self.sim.socket, queues=64, depth=2) as d:
             self.info = d.info()
         i = self.info
         mqes = (i["cap"] & 0xFFFF)                   # 0's based: entries - 1
         self.geometry = Geometry(capacity=i["ns_blocks"] * i["lba_bytes"],
                                  lba_bytes=i["lba_bytes"],
                                  max_transfer=i["max_transfer"] or 131072,
-                                 max_qd=max(1, mqes))
+                                 max_qd=max(1, mqes), n_io_queues=i["n_io_queues"])
         return self
 
     def stop(self):

@@ -46,7 +46,8 @@ def fio(*args, env=None, timeout=900):
 
 def engine_stats(stderr):
     """The engine's cleanup line: commands, min/avg/max doorbell-to-completion ns."""
-    m = re.search(r"ssdlab: \S+: (\d+) commands, doorbell to completion \(simulated time\) "
+    m = re.search(r"ssdlab: \S+: (\d+) commands on queue \d+, doorbell to completion "
+                  r"\(simulated time\) "
                   r"min/avg/max = (\d+)/([\d.]+)/(\d+) ns", stderr)
     assert m, f"no engine statistics line in stderr:\n{stderr}"
     return dict(n=int(m[1]), min=int(m[2]), avg=float(m[3]), max=int(m[4]))

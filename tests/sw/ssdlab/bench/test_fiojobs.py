@@ -72,3 +72,26 @@ def test_plan_precondition_uses_fill_factor():
     assert t.name == "precondition"
     assert secs[0].kind == "fill" and secs[0].opts["size"] == 13107200   # half the drive
     assert secs[0].opts["end_fsync"] == 1
+
+
+def test_workers_are_jobs_on_their_own_queues():
+    """CrystalDiskMark's Q32T8: eight fio jobs at iodepth 32 (eight queue pairs) when the
+    drive has eight queues; one job at iodepth 256 on a one-queue drive, with a note."""
+    t = SUITES["enterprise"].test("cdm8-empty")
+    geo8 = Geometry(capacity=26214400, lba_bytes=512, max_transfer=131072, max_qd=1024,
+                    n_io_queues=8)
+    secs = {s.name: s for s in fiojobs.test_jobs(t, t.points, geo8, SC, seed=5)}
+    s = secs["empty-rnd4k-q32t8-read"]
+    assert (s.opts["numjobs"], s.opts["iodepth"], s.opts["group_reporting"]) == (8, 32, 1)
+    assert s.opts["io_size"] * 8 == SC.max_ios * 4096      # the point's I/Os over 8 jobs
+    assert not s.notes
+    q = secs["empty-seq-read-q8t8" if "empty-seq-read-q8t8" in secs else "empty-seq-read"]
+    assert q.opts["numjobs"] == 8 and q.opts["offset_increment"] == q.opts["size"]
+    assert q.opts["size"] * 8 <= 8 << 20                   # each job its own slice
+    assert "numjobs" not in secs["empty-rnd4k-q1t1-read"].opts
+    geo1 = Geometry(capacity=26214400, lba_bytes=512, max_transfer=131072, max_qd=1024,
+                    n_io_queues=1)
+    secs = {s.name: s for s in fiojobs.test_jobs(t, t.points, geo1, SC, seed=5)}
+    s = secs["empty-rnd4k-q32t8-read"]
+    assert s.opts["iodepth"] == 256 and "numjobs" not in s.opts
+    assert "T8 as one job at iodepth 256: the drive has 1 I/O queue(s)" in s.notes[0]

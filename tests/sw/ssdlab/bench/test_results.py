@@ -101,3 +101,15 @@ def test_write_and_load(tmp_path, result_factory):
         load_result(tmp_path)
     with pytest.raises(ResultError, match="no result.json"):
         load_result(tmp_path / "nothing")
+
+
+def test_iolog_of_several_jobs(tmp_path):
+    """numjobs > 1: one log, a queue id per line; the span runs from the first submission of
+    any job to the last completion of any job."""
+    log = tmp_path / "t8.iolog"
+    log.write_text("r 4096 1000 9000 0 1\nr 4096 500 4000 0 2\nr 4096 2000 12500 0 2\n"
+                   "w 4096 100 200 0\n")
+    f = iolog_figures(log, decimal=True)
+    assert f["span_ns"] == 12400 and f["ios"] == 4
+    assert f["queues"] == {1: 2, 2: 2}                   # the old 5-column line is queue 1
+    assert f["iops"] == round(4e9 / 12400, 1)
