@@ -441,7 +441,14 @@ static void do_read(const struct hal_be_req *r, struct req *q)
         uint32_t bytes = (uint32_t)(s1 - s0) << lbads, off = s0 << lbads;
         uint32_t v = F.l2p[lpn];
         if (v == MAP_NONE) {
-            fill_start(dst, 0, bytes);
+            /* a run of never-written (or deallocated) units is one fill job: reading a
+             * deallocated range then costs the buffer's fill rate, not a job per unit */
+            uint64_t run = s1 - s0;
+            while (lba + run < end && F.l2p[(uint32_t)((lba + run) >> F.spu_shift)] == MAP_NONE)
+                run += (end - (lba + run) < spu) ? end - (lba + run) : spu;
+            fill_start(dst, 0, (uint32_t)run << lbads);
+            lba += run;
+            continue;
         } else if (v & MAP_WB) {
             copy_start(dst, slot_addr(grp_slot(v & ~MAP_WB)) + off, bytes);
         } else if (bytes == UNIT_BYTES && dst % SLOT_BYTES == 0) {
