@@ -329,7 +329,8 @@ class NvmeDataDma(LiteXModule):
             rot.eq(_rotl(cs.dat, sh, L)),
         ]
         for i in range(L):
-            lo = i < sh
+            # lane L - 1 is never below sh (sh < L): a constant, which lint flags
+            lo = (i < sh) if i < L - 1 else 0
             self.comb += [
                 m_dat[32 * i:32 * (i + 1)].eq(Mux(lo, pw[32 * i:32 * (i + 1)],
                                                  rot[32 * i:32 * (i + 1)])),

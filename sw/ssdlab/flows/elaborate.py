@@ -59,9 +59,14 @@ class LiteXCore(Core):
     """
 
     def verilog(self) -> str:
+        from litex.gen import LiteXContext
         from litex.gen.fhdl.verilog import convert
         from migen import ClockDomain
 
+        # A core alone has no platform: a board elaborated earlier in this process would
+        # otherwise leak its device into LiteX's global context (LitePCIe's packetizer then
+        # picks the UltraScale 256-bit header format for every core after it).
+        LiteXContext.platform = None
         module = self.instantiate()
         if not hasattr(module, "get_ios"):
             raise TypeError(f"core {self.toplevel}: {self.factory} has no get_ios()")

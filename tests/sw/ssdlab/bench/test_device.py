@@ -33,14 +33,16 @@ def test_deallocate_and_idle(tmp_path):
 
 
 def test_bench_on_a_file(tmp_path):
-    # --max-ios high enough that every point runs its scaled time (1.2 s): with 100,000 the
+    # the full profile: points run their scaled time (1.2 s), not the quick profile's I/O
+    # count. --max-ios high enough that every point runs its scaled time: with 100,000 the
     # QD 64 point could end (buffered, on a quiet machine) before fio wrote any averaged
     # sample, and the test failed on a fast machine
     out = tmp_path / "res"
     r = CliRunner().invoke(main, [
         "bench", "--device", str(tmp_path / "dev.bin"), "--device-size", "16m", "--buffered",
         "--suite", "qdscan", "--tests", "qd-write", "--max-points", "2", "--time-scale",
-        "0.02", "--fill", "0.5", "--max-ios", "1000000", "--no-progress", "--out", str(out)])
+        "0.02", "--fill", "0.5", "--max-ios", "1000000", "--profile", "full", "--no-progress",
+        "--out", str(out)])
     assert r.exit_code == 0, r.output + str(r.exception)
     res = json.loads((out / "result.json").read_text())
     assert res["target"]["kind"] == "device" and res["target"]["ioengine"] == "io_uring"
