@@ -220,7 +220,7 @@ def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):
            "notes": list(sec.notes)}
     # the profile's minimum, in the point's own I/Os (a split I/O is one I/O of p.bs)
     row["min_ios"] = scale.point_min_ios(p.bs)
-    ios = (f.get("bytes") or 0) // p.bs if f.get("bytes") else f.get("ios") or 0
+    ios = f["bytes"] // p.bs if f.get("bytes") else f.get("ios") or 0
     row["short"] = ios < row["min_ios"]
     if p.sample:
         logs = sorted((out_dir / "logs").glob(f"{p.name}_iops*.log"))
