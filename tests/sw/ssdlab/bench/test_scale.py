@@ -48,3 +48,9 @@ def test_max_ios_caps_a_count_point():
 def test_bad_min_ios_names_the_field(bad):
     field, msg = Scale(min_ios=bad).check()
     assert field == "min_ios" and "min_ios" in msg
+
+
+def test_short_point_is_marked_in_the_report():
+    from sw.ssdlab.bench.report import ios_text
+    assert "SHORT" in ios_text({"ios": 512, "short": True, "min_ios": 2000})
+    assert ios_text({"ios": 2000, "short": False, "min_ios": 2000}) == "2000"
