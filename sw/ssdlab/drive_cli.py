@@ -23,6 +23,8 @@ import sys
 
 import click
 
+from sw.ssdlab import simspeed
+
 __all__ = ["drive", "register", "PatternType", "PciAddress"]
 
 PCI_RE = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[01][0-9a-fA-F]\.[0-7]$")
@@ -385,9 +387,11 @@ def bench(dev, as_json, rw, bs, qd, ios, lba, count, seed):
                        "clock": "simulated" if d.simulated else "wall"}
         r["wall_s"] = wall
         if after:
-            r["sim_cycles"] = int(after["cycles"]) - int(before["cycles"])
-            r["sim_cycles_per_wall_s"] = r["sim_cycles"] / wall if wall else None
-            r["ios_per_wall_s"] = r["ios"] / wall if wall else None
+            sp = simspeed.speed(simspeed.mark(before), simspeed.mark(after), wall, r["ios"])
+            r["sim_speed"] = sp
+            r["sim_cycles"] = sp["cycles"]
+            r["sim_cycles_per_wall_s"] = sp["cycles_per_s"]
+            r["ios_per_wall_s"] = sp["ios_per_s"]
         return r
     r = _run(dev, go)
     ns = r["elapsed_ns"] or 1
@@ -407,8 +411,7 @@ def bench(dev, as_json, rw, bs, qd, ios, lba, count, seed):
                                                                "p999", "max")))
         if "sim_cycles" in r:
             click.echo(f"  simulation: {r['sim_cycles']} cycles in {r['wall_s']:.2f} s wall "
-                       f"({r['sim_cycles_per_wall_s']:.0f} cycles/s, "
-                       f"{r['ios_per_wall_s']:.1f} I/Os per wall second)")
+                       f"({simspeed.text(r['sim_speed'])})")
         if r["errors"]:
             click.echo(f"  {r['errors']} I/O error(s), first: {r['first_error']}")
     if r["errors"]:

@@ -7,6 +7,7 @@ IOPS, MB/s, mean/p50/p99/p99.9 latency, runtime, wall time) and the steps betwee
 import html
 from pathlib import Path
 
+from sw.ssdlab import simspeed
 from sw.ssdlab.bench.charts import value
 
 __all__ = ["write_report", "header_rows", "point_rows"]
@@ -64,6 +65,9 @@ def header_rows(r):
              ("target", ", ".join(f"{k}={v}" for k, v in r["target"].items())),
              ("time domain", f"{r['time_domain']} (IOPS, MB/s, latency and runtime)"),
              ("started", r.get("started", "")), ("wall time", f"{r.get('wall_s', 0):.0f} s")]
+    if r.get("sim_speed"):
+        rows.append(("simulation speed", f"{simspeed.text(r['sim_speed'])} (the whole run; "
+                                         "per point and step under Simulation speed)"))
     return rows
 
 
@@ -157,6 +161,10 @@ def write_report(r, out_dir, charts):
     md += ["## Steps", ""]
     md += _md_table(["test", "step", "what", "drive time", "wall s"],
                     [_step_row(s) for s in r.get("steps", [])])
+    speed = list(speed_rows(r))
+    if speed:
+        md += ["", "## Simulation speed", "", SPEED_NOTE, ""]
+        md += _md_table(SPEED_COLUMNS, speed)
     (out_dir / "report.md").write_text("\n".join(md) + "\n")
 
     e = html.escape
@@ -178,10 +186,39 @@ def write_report(r, out_dir, charts):
         if notes:
             h.append("<ul>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul>")
     h += ["<h2>Steps</h2>", _html_table(["test", "step", "what", "drive time", "wall s"],
-                                        [_step_row(s) for s in r.get("steps", [])]),
-          "</body></html>"]
+                                        [_step_row(s) for s in r.get("steps", [])])]
+    if speed:
+        h += ["<h2>Simulation speed</h2>", f"<p>{e(SPEED_NOTE)}</p>",
+              _html_table(SPEED_COLUMNS, speed)]
+    h.append("</body></html>")
     (out_dir / "report.html").write_text("\n".join(h) + "\n")
     return out_dir / "report.md", out_dir / "report.html"
+
+
+SPEED_COLUMNS = ["test", "point or step", "cycles", "simulated ms", "wall s", "K cycles/s",
+                 "simulated ms per wall s", "I/Os per wall s", "skipped by fast-forward"]
+SPEED_NOTE = ("Wall-clock figures of this run on this machine (the harness's cycles and "
+              "simulated time over the host's wall time of each fio run or settle step): they "
+              "describe the simulator, not the drive, and vary with the machine's load.")
+
+
+def speed_rows(r):
+    """A row per point and step that has a simulation speed, and the whole run's last."""
+    def row(test, what, s):
+        return [test, what, f"{s['cycles']:,}", f"{s['sim_ns'] / 1e6:,.2f}",
+                f"{s['wall_s']:,.1f}", _fmt(s["cycles_per_s"] and s["cycles_per_s"] / 1e3, 0),
+                _fmt(s["sim_us_per_s"] and s["sim_us_per_s"] / 1e3, 3),
+                _fmt(s["ios_per_s"]) if s["ios"] else "-", f"{s['ff_skipped_pct']:.1f} %"]
+    for s in r.get("steps", []):
+        if s.get("sim_speed"):
+            what = s.get("name") or _step_row(s)[2]
+            yield row(s["test"], f"{s['kind']}: {what}", s["sim_speed"])
+    for t in r["tests"]:
+        for p in t["points"]:
+            if p.get("sim_speed"):
+                yield row(t["name"], p["label"], p["sim_speed"])
+    if r.get("sim_speed"):
+        yield row("whole run", "", r["sim_speed"])
 
 
 def _step_row(s):

@@ -9,15 +9,18 @@ result.json (schema_version 1):
     max_points}, sample_ms, persona, params, label, configuration (the scaled drive
     configuration: config.json of the build, or the device), capacity {user_bytes, lba_bytes,
     max_transfer, max_qd}, commit, dirty, seed, fio_version, target, time_domain, started,
-    wall_s, notes [...], steps [...],
+    wall_s, sim_speed (the whole run, below), notes [...], steps [...] (each with sim_speed),
     tests: [{name, title, chart, metric, x_label, points: [{name, series, x, label, rw, bs,
              iodepth, rwmixread, iops, mb_s, read {...}, write {...}, lat_mean_us,
              lat_p50_us, lat_p99_us, lat_p999_us, runtime_ms, ios, bytes, wall_s,
              samples [[t_ms, iops], ...], sample_mean_iops, time_basis ("ns": from the
              ioengine's per-command log, span_ns from the first submission to the last
              completion, fio's own figures under fio {...}; "fio": fio's), steady_state
-             {steady, window, mean, excursion_pct, slope_pct, rule} where sampled, notes}],
+             {steady, window, mean, excursion_pct, slope_pct, rule} where sampled,
+             sim_speed, notes}],
              ftl {FTL counter deltas, write_amplification} where the drive has them}]
+sim_speed (sw.ssdlab.simspeed; null on a device): {cycles, sim_ns, ff_skipped, wall_s, ios,
+    cycles_per_s, sim_us_per_s, ios_per_s, ff_skipped_pct}
 """
 
 import csv
@@ -151,7 +154,8 @@ def read_iops_log(path, sample_ms, per_io=True):
 CSV_FIELDS = ["suite", "persona", "label", "test", "point", "series", "x", "rw", "bs",
               "iodepth", "rwmixread", "iops", "mb_s", "lat_mean_us", "lat_p50_us",
               "lat_p99_us", "lat_p999_us", "runtime_ms", "ios", "bytes", "wall_s",
-              "sample_mean_iops", "time_basis", "span_ns", "fio_iops", "steady"]
+              "sample_mean_iops", "time_basis", "span_ns", "fio_iops", "steady",
+              "sim_cycles_per_s", "sim_us_per_s", "sim_ios_per_s", "ff_skipped_pct"]
 
 
 def csv_rows(result):
@@ -160,6 +164,10 @@ def csv_rows(result):
             row = {k: p.get(k) for k in CSV_FIELDS}
             row["fio_iops"] = (p.get("fio") or {}).get("iops")
             row["steady"] = (p.get("steady_state") or {}).get("steady")
+            sp = p.get("sim_speed") or {}
+            row.update(sim_cycles_per_s=sp.get("cycles_per_s"),
+                       sim_us_per_s=sp.get("sim_us_per_s"), sim_ios_per_s=sp.get("ios_per_s"),
+                       ff_skipped_pct=sp.get("ff_skipped_pct"))
             row.update(suite=result["suite"], persona=result["persona"],
                        label=result.get("label", ""), test=t["name"], point=p["name"])
             yield row

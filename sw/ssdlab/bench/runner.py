@@ -12,6 +12,7 @@ import subprocess
 import time
 from pathlib import Path
 
+from sw.ssdlab import simspeed
 from sw.ssdlab.bench import fiojobs, steady
 from sw.ssdlab.bench.limits import point_limit
 from sw.ssdlab.bench.results import (
@@ -123,7 +124,8 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     total = sum(len(s) for _, s in work)
     ftl_last = target.ftl_log() if hasattr(target, "ftl_log") else None
     done = 0
-    t_wall = time.monotonic()
+    t_wall, m_start = time.monotonic(), target.mark()
+    io_done = [0]                                   # I/Os of every fio run, precondition too
 
     def note(text):
         if progress:
@@ -144,13 +146,15 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
 
         def flush_settle(test=test, pending=pending):
             if pending["trim"] or pending["idle_ms"]:
-                t0 = time.monotonic()
+                t0, m0 = time.monotonic(), target.mark()
                 ns = target.settle(pending["trim"], pending["idle_ms"])
+                wall = time.monotonic() - t0
                 result["steps"].append({"test": test.name, "kind": "settle",
                                         "trim": pending["trim"],
                                         "idle_ms": pending["idle_ms"],
-                                        "elapsed_ns": ns,
-                                        "wall_s": round(time.monotonic() - t0, 1)})
+                                        "elapsed_ns": ns, "wall_s": round(wall, 1),
+                                        "sim_speed": simspeed.speed(m0, target.mark(),
+                                                                    wall)})
                 pending.update(trim=False, idle_ms=0)
 
         for sec in sections:
@@ -166,16 +170,23 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
                 flush_settle()
                 note(f"{test.name}: {sec.name}")
                 iolog = out_dir / "logs" / f"{sec.name}.iolog" if sec.kind != "fill" else None
+                m0 = target.mark()
                 job, wall, _ = target.run_fio(jobfile, sec.name, out_dir, iolog=iolog)
+                m1 = target.mark()
+                io_done[0] += sum(job[d].get("total_ios", 0) for d in ("read", "write", "trim")
+                                  if d in job)
                 if sec.kind == "fill":
                     f = point_figures(job, suite.decimal)
                     result["steps"].append({"test": test.name, "kind": "fill",
                                             "name": sec.name, "bytes": f["bytes"],
                                             "runtime_ms": f["runtime_ms"],
-                                            "mb_s": f["mb_s"], "wall_s": round(wall, 1)})
+                                            "mb_s": f["mb_s"], "wall_s": round(wall, 1),
+                                            "sim_speed": simspeed.speed(m0, m1, wall,
+                                                                        f["ios"])})
                 else:
                     row = _point(sec, job, wall, suite, out_dir, scale, target.avg_logs,
                                  iolog)
+                    row["sim_speed"] = simspeed.speed(m0, m1, wall, row["ios"])
                     if cfg:
                         p = sec.point
                         row["limit"] = point_limit(cfg, link, p.rw, p.bs, p.rwmixread)
@@ -187,13 +198,20 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
             tres["ftl"] = ftl_delta(ftl_before, ftl_last)
         if test.name != "precondition":
             result["tests"].append(tres)
-        result["wall_s"] = round(time.monotonic() - t_wall, 1)
+        _whole_run(result, target, t_wall, m_start, io_done[0])
         write_result(result, out_dir)              # partial results survive a failure
     done = total
     note("done")
-    result["wall_s"] = round(time.monotonic() - t_wall, 1)
+    _whole_run(result, target, t_wall, m_start, io_done[0])
     write_result(result, out_dir)
     return result
+
+
+def _whole_run(result, target, t_wall, m_start, ios):
+    """The run's wall time so far, and its simulation speed (ios: fio's I/Os so far)."""
+    wall = time.monotonic() - t_wall
+    result["wall_s"] = round(wall, 1)
+    result["sim_speed"] = simspeed.speed(m_start, target.mark(), wall, ios)
 
 
 def _point(sec, job, wall, suite, out_dir, scale, avg_logs, iolog=None):

@@ -86,6 +86,10 @@ class _Target:
     def env(self):
         return None
 
+    def mark(self):
+        """A reading for sw.ssdlab.simspeed (None: the target has no simulation)."""
+        return None
+
 
 class SimTarget(_Target):
     """A built drive (sw.ssdlab.flows.sim.build_drive's directory), started on its own
@@ -128,6 +132,12 @@ class SimTarget(_Target):
         from sw.ssdlab.drive import Transport
         with Transport(sim=self.sim.socket) as t:
             return int(t.stats().get("sim_ps", 0)) // 1000
+
+    def mark(self):
+        from sw.ssdlab import simspeed
+        from sw.ssdlab.drive import Transport
+        with Transport(sim=self.sim.socket) as t:
+            return simspeed.mark(t.stats())
 
     def settle(self, trim=False, idle_ms=0):
         """Deallocate the whole namespace and/or leave the drive idle for idle_ms of simulated

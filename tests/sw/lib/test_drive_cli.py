@@ -128,6 +128,7 @@ def test_end_to_end_on_fake_harness(harness):
     b = json.loads(r.output)
     assert b["ios"] == 200 and b["errors"] == 0 and b["config"]["clock"] == "simulated"
     assert 0 < b["lat_p50_ns"] <= b["lat_p99_ns"] and b["sim_cycles"] > 0
+    assert b["sim_speed"]["ios"] == 200 and b["sim_speed"]["sim_ns"] > 0
     r = run("bench", "--rw", "read", "--bs", "1000", env=harness)
     assert r.exit_code == 2 and "'--bs'" in r.output
     # power cycle keeps the data (the fake keeps its media); statistics; the harness exits

@@ -21,6 +21,14 @@ def fio_job(read=None, write=None):
     return {"jobname": "x", "error": 0, "read": read or fio_side(), "write": write or fio_side()}
 
 
+def _speed(cycles, ios, skipped=0):
+    """A second of wall time at 8 ns per cycle (sw.ssdlab.simspeed's figures)."""
+    from sw.ssdlab import simspeed
+    return simspeed.speed({"cycles": 0, "sim_ps": 0, "ff_skipped": 0},
+                          {"cycles": cycles, "sim_ps": 8000 * cycles, "ff_skipped": skipped},
+                          1.0, ios)
+
+
 def synthetic_result(suite="qdscan", persona="default", label=None, factor=1.0):
     """A result document as runner.run_suite writes it, with made-up figures."""
     from sw.ssdlab.bench.results import SCHEMA_VERSION
@@ -37,7 +45,8 @@ def synthetic_result(suite="qdscan", persona="default", label=None, factor=1.0):
                    "mb_s": round(iops * p.bs / 2**20, 2), "read": {}, "write": {},
                    "lat_mean_us": 100.0, "lat_p50_us": 90.0, "lat_p99_us": 300.0,
                    "lat_p999_us": 500.0, "runtime_ms": 18, "ios": 100, "bytes": 100 * p.bs,
-                   "wall_s": 1.0, "notes": []}
+                   "wall_s": 1.0, "notes": [],
+                   "sim_speed": _speed(400_000, 100)}
             if p.sample:
                 row["samples"] = [[t_ms, iops * (1.2 if t_ms % 3 else 0.6)]
                                   for t_ms in range(0, 60)]
@@ -60,9 +69,10 @@ def synthetic_result(suite="qdscan", persona="default", label=None, factor=1.0):
                          "max_qd": 4095},
             "commit": "0123456789abcdef", "dirty": False, "seed": 7, "fio_version": "fio-3.33",
             "target": {"kind": "sim"}, "time_domain": "simulated", "started": "now",
-            "wall_s": 10.0, "notes": list(s.notes),
+            "wall_s": 10.0, "notes": list(s.notes), "sim_speed": _speed(1_000_000, 0),
             "steps": [{"test": "x", "kind": "settle", "trim": True, "idle_ms": 90,
-                       "elapsed_ns": 90_000_000, "wall_s": 3.0}],
+                       "elapsed_ns": 90_000_000, "wall_s": 3.0,
+                       "sim_speed": _speed(30_000_000, 0, skipped=27_000_000)}],
             "tests": tests}
 
 

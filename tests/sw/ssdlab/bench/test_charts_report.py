@@ -30,8 +30,13 @@ def test_charts_and_report(tmp_path, result_factory, suite):
     text = md.read_text()
     for needle in ("persona | default", "scale: time_scale | 0.0001", "0123456789abcdef",
                    "seed | 7", "fio-3.33", "simulated", "n_channels=2", "16 blocks per plane",
-                   "per-second samples become one per 1 ms"):
+                   "per-second samples become one per 1 ms",
+                   "simulation speed | 1,000 K cycles/s, 8.00 ms simulated per wall s",
+                   "| x | settle: deallocate + idle 90 ms | 30,000,000 | 240.00 | 1.0 | "
+                   "30,000 | 240.000 | - | 90.0 % |",
+                   "| 400,000 | 3.20 | 1.0 | 400 | 3.200 | 100.0 | 0.0 % |"):
         assert needle in text, needle
+    assert "Simulation speed" in html.read_text()
     for t in SUITES[suite].tests:
         assert f"charts/{t.name}.png" in text
         assert f"charts/{t.name}.svg" in html.read_text()

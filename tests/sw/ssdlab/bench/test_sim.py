@@ -58,7 +58,17 @@ def test_qdscan_points(tmp_path, sim_lock):
     assert qd64["iops"] > qd1["iops"]           # queue depth buys parallel dies
     assert (tmp_path / "q" / "jobs" / "qd-read.fio").exists()
     assert (tmp_path / "q" / "charts" / "qd-read.png").exists()
-    assert "simulated" in (tmp_path / "q" / "report.md").read_text()
+    report = (tmp_path / "q" / "report.md").read_text()
+    assert "simulated" in report
+    # simulation speed: per point from the harness's counters around its fio run
+    for p in t["points"]:
+        sp = p["sim_speed"]
+        assert sp["ios"] == p["ios"] and sp["cycles"] > 0 and sp["cycles_per_s"] > 0
+        assert sp["sim_ns"] >= p["span_ns"] and sp["ios_per_s"] > 0
+    whole = res["sim_speed"]
+    assert whole["cycles"] > sum(p["sim_speed"]["cycles"] for p in t["points"])
+    assert whole["ios"] >= sum(p["ios"] for p in t["points"])
+    assert "## Simulation speed" in report and "K cycles/s" in report
 
 
 @pytest.mark.smoke
@@ -69,6 +79,7 @@ def test_recovery_idle_and_trim(tmp_path, sim_lock):
     idle, trim = settles
     assert idle["idle_ms"] == 9 and not idle["trim"]          # 15 min x 1e-5
     assert idle["elapsed_ns"] >= 9_000_000                     # simulated time passed
+    assert idle["sim_speed"]["sim_ns"] >= idle["elapsed_ns"]
     assert trim["trim"] and not trim["idle_ms"]
     (t,) = res["tests"]
     assert [p["label"] for p in t["points"]] == ["after 15 min idle", "after deallocation"]
