@@ -36,7 +36,7 @@ bench: deps ## the main job: review suite on the default persona: make bench [PE
 	    --suite $(SUITE) --profile $(PROFILE) $(foreach p,$(PARAMS),--param $(p)) $(ARGS)
 
 test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
-	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) $(T)
+	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) --durations=25 $(T)
 
 test-full: deps ## every tier, including long sweeps
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m "smoke or full" -n $(JOBS) $(T)

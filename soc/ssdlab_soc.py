@@ -67,7 +67,8 @@ class SocConfig:
 
     n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
-    onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64), tag_width (1..6),
+    onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64); mqes (1..4095: entries
+    per queue - 1, CAP.MQES: the persona's queue depth - 1, 31 for SATA NCQ); tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
     sys_clk_freq (Hz); pcie_data_width (64, 128, 256 or 512 bits: the front end's data path
     and the buffer memory's word); persona: name; main_ram_size: the firmware's data RAM;
@@ -99,6 +100,7 @@ class SocConfig:
         self.t_bers_ns = kw.pop("t_bers_ns", 3000000)
         self.onfi_mode = kw.pop("onfi_mode", 5)
         self.n_io_queues = kw.pop("n_io_queues", 16)
+        self.mqes = kw.pop("mqes", 4095)
         self.tag_width = kw.pop("tag_width", 5)
         self.max_transfer = kw.pop("max_transfer", 131072)
         self.lbads = kw.pop("lbads", 9)
@@ -153,6 +155,7 @@ class SsdlabIdent(LiteXModule):
     def __init__(self, cfg):
         consts = [("git_hash", git_hash()), ("n_channels", cfg.n_channels),
                   ("n_ways", cfg.n_ways), ("n_io_queues", cfg.n_io_queues),
+                  ("mqes", cfg.mqes),
                   ("tag_width", cfg.tag_width), ("max_transfer", cfg.max_transfer),
                   ("lbads", cfg.lbads), ("buf_slots", cfg.buf_size // SLOT),
                   ("fw_slot_first", cfg.fw_slot_first), ("clk_hz", int(cfg.sys_clk_freq)),
@@ -376,7 +379,7 @@ class SsdlabSoC(SoCCore):
                                                          address_width=64,
                                                          max_pending_requests=8)
         self.pcie_fixes = LitePCIeFixes(endpoint)
-        self.nvme = nvme = NvmeController(endpoint, n_io_queues=cfg.n_io_queues,
+        self.nvme = nvme = NvmeController(endpoint, n_io_queues=cfg.n_io_queues, mqes=cfg.mqes,
                                           tag_width=cfg.tag_width,
                                           max_transfer=cfg.max_transfer, lbads=cfg.lbads,
                                           clk_freq_hz=cfg.sys_clk_freq,

@@ -54,6 +54,7 @@ void hal_ident(struct hal_ident *id)
     id->n_io_queues = ssdlab_ident_n_io_queues_read();
     id->tag_width = ssdlab_ident_tag_width_read();
     id->max_transfer = ssdlab_ident_max_transfer_read();
+    id->mqes = ssdlab_ident_mqes_read();
     id->lbads = ssdlab_ident_lbads_read();
     id->buf_slots = ssdlab_ident_buf_slots_read();
     id->fw_slot_first = ssdlab_ident_fw_slot_first_read();

@@ -18,7 +18,7 @@ bool fw_init(void)
     G.n_tags = 1u << G.id.tag_width;
     G.handle_slots = G.id.max_transfer / SLOT_BYTES;
     G.xfer_addr = G.n_tags * G.handle_slots * SLOT_BYTES;
-    G.mqes = 4095;
+    G.mqes = G.id.mqes ? G.id.mqes : 4095;     /* Create I/O SQ/CQ refuse larger queues */
     shutdown_done = false;
     fw_puts("ssdlab firmware: persona ");
     fw_puts(G.id.persona);

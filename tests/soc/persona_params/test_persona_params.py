@@ -101,13 +101,15 @@ def test_link_params_and_soc_config():
     c = soc_config("kioxia-cm6v-3.2t", blocks_per_plane=4, pages_per_block=16).as_dict()
     assert (c["host_interface"], c["pcie_gen"], c["pcie_lanes"], c["pcie_data_width"],
             c["sys_clk_freq"], c["link_mb_s_cap"]) == ("nvme", 4, 4, 512, 250e6, None)
+    assert c["mqes"] == 4095                    # queue_depth 4096
+    assert soc_config("default").mqes == 1023   # samsung-950pro-512: 1024 entries
     # a board keeps its own clock
     assert soc_config("intel-750-1.2t", sys_clk_freq=100e6).sys_clk_freq == 100e6
     # SATA: NVMe with NCQ's one queue behind the persona's cap, 64 bits at 125 MHz
     c = soc_config("crucial-m500-240", {"n_channels": 2}).as_dict()
-    assert (c["host_interface"], c["link_mb_s_cap"], c["n_io_queues"], c["pcie_data_width"],
-            c["sys_clk_freq"], c["mps"], c["mrrs"], c["read_latency_ns"]) == \
-        ("sata", 550, 1, 64, 125e6, 256, 512, 400)
+    assert (c["host_interface"], c["link_mb_s_cap"], c["n_io_queues"], c["mqes"],
+            c["pcie_data_width"], c["sys_clk_freq"], c["mps"], c["mrrs"],
+            c["read_latency_ns"]) == ("sata", 550, 1, 31, 64, 125e6, 256, 512, 400)
     assert any("host link: SATA, payload capped at 550 MB/s" in n for n in c["notes"])
 
 

@@ -143,6 +143,7 @@ void hal_ident(struct hal_ident *id)
     id->n_io_queues = cfg.n_io_queues;
     id->tag_width = cfg.tag_width;
     id->max_transfer = cfg.max_transfer;
+    id->mqes = cfg.mqes;
     id->lbads = cfg.lbads;
     id->buf_slots = cfg.buf_slots;
     id->fw_slot_first = ((1u << cfg.tag_width) + cfg.fw_bufs) * (cfg.max_transfer / SLOT_BYTES);

@@ -17,6 +17,7 @@
 struct mock_cfg {
     uint32_t n_channels, n_ways, planes, page_bytes, spare_bytes, pages_per_block;
     uint32_t blocks_per_plane, tag_width, max_transfer, lbads, buf_slots, n_io_queues;
+    uint32_t mqes;              /* CAP.MQES the front end states (0: 4095) */
     uint32_t fw_bufs;           /* firmware transfer buffers after the tags' slots */
     uint32_t flash_queue;       /* ops the back end accepts before hal_flash_push says full */
     bool     onfi_ok;           /* parameter page carries the "ONFI" signature */

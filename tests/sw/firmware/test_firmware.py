@@ -23,9 +23,9 @@ BUILD = ROOT / "build" / "firmware"
 BINARY = BUILD / "host" / "test_fw"
 SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not given
 
-TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "features", "logs",
-         "integrity", "rmw", "gc", "badblocks", "restart", "format", "fua", "tight",
-         "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "perf"]
+TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "queues_mqes",
+         "features", "logs", "integrity", "rmw", "gc", "badblocks", "restart", "format",
+         "fua", "tight", "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "perf"]
 
 
 @pytest.fixture(scope="module")

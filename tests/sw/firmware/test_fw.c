@@ -446,6 +446,28 @@ static void t_flash_cb(void)
     CHECK(cb_n == 3 && mock_stats.violations == 0, "no stray calls, no violations");
 }
 
+/* The front end's CAP.MQES (a SATA persona's NCQ: one queue of 32) bounds Create I/O CQ/SQ. */
+static void t_queues_mqes(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.mqes = 31;
+    setup(c);
+    uint32_t *d = SQE(0x05);
+    d[6] = 0x100000;
+    d[11] = 1;
+    d[10] = 1 | 32u << 16;
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_SIZE, "CQ of 33 entries over MQES 31");
+    d[10] = 1 | 31u << 16;
+    CHECK(admin(d).status == 0, "CQ of 32 entries");
+    d = SQE(0x01);
+    d[6] = 0x200000;
+    d[11] = 1 | 1u << 16;
+    d[10] = 1 | 32u << 16;
+    CHECK(admin(d).status == NVME_SC_INVALID_QUEUE_SIZE, "SQ of 33 entries over MQES 31");
+    d[10] = 1 | 31u << 16;
+    CHECK(admin(d).status == 0, "SQ of 32 entries");
+}
+
 static void t_queues(void)
 {
     setup(cfg_default());
@@ -1205,6 +1227,7 @@ struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
     { "bringup_nvddr2", t_bringup_nvddr2 }, { "flash_cb", t_flash_cb }, { "queues", t_queues },
+    { "queues_mqes", t_queues_mqes },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },

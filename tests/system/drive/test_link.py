@@ -50,6 +50,8 @@ def seq_read(build, link):
     with SimDrive(build, boot_us=1000, link=link, extra_args=["--quiet-uart"]) as sim:
         with Drive(sim=sim.socket) as d:
             ns = d.info()["ns_blocks"]
+            # CAP.MQES from the persona's queue depth (samsung-950pro-512: 1024 entries)
+            assert d.info()["cap"] & 0xFFFF == 1023
             before = d.stats()
             r = d.bench(io_blocks=BLOCKS, qd=QD, n_ios=N_IOS, lba_first=0,
                         lba_count=ns // BLOCKS * BLOCKS)
