@@ -10,6 +10,7 @@ sources are unchanged. `SimDrive` is the same for tests and benchmarks: a contex
 that starts the harness on a private socket and stops it at the end.
 """
 
+import fcntl
 import hashlib
 import json
 import os
@@ -57,19 +58,24 @@ def build_drive(cfg, out=None, trace=False, log=sys.stderr):
     from sw.ssdlab.flows.sim_gateware import build as soc_build
     digest = _digest(cfg) + ("-trace" if trace else "")
     out = Path(out) if out else ROOT / "build" / "sim" / f"drive-{digest}"
-    stamp = out / "built.stamp"
-    if stamp.exists() and stamp.read_text() == digest:
-        write_rom_init(out, build_firmware(out, quiet=True))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    # one builder at a time per directory: parallel tests (pytest -n) that want the same
+    # drive wait for the first one's build instead of building it twice over each other
+    with open(out.parent / f"{out.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        stamp = out / "built.stamp"
+        if stamp.exists() and stamp.read_text() == digest:
+            write_rom_init(out, build_firmware(out, quiet=True))
+            return out
+        t0 = time.monotonic()
+        print(f"ssdlab sim: building {cfg.persona} ({cfg.n_channels} ch x {cfg.n_ways} "
+              f"ways) into {out}", file=log)
+        soc_build(out, cfg)
+        write_rom_init(out, build_firmware(out))
+        build_model(out, trace=trace)
+        stamp.write_text(digest)
+        print(f"ssdlab sim: built in {time.monotonic() - t0:.0f} s", file=log)
         return out
-    t0 = time.monotonic()
-    print(f"ssdlab sim: building {cfg.persona} ({cfg.n_channels} ch x {cfg.n_ways} "
-          f"ways) into {out}", file=log)
-    soc_build(out, cfg)
-    write_rom_init(out, build_firmware(out))
-    build_model(out, trace=trace)
-    stamp.write_text(digest)
-    print(f"ssdlab sim: built in {time.monotonic() - t0:.0f} s", file=log)
-    return out
 
 
 def config_link(cfg, read_latency_ns=None):

@@ -48,7 +48,12 @@ def write_rom_init(out, firmware_bin, rom_bytes=128 * 1024):
     words = [int.from_bytes(data[i:i + 4], "little") for i in range(0, len(data), 4)]
     words += [0] * (rom_bytes // 4 - len(words))
     path = Path(out) / "gateware" / "ssdlab_soc_rom.init"
-    path.write_text("".join(f"{w:08x}\n" for w in words))
+    text = "".join(f"{w:08x}\n" for w in words)
+    if not path.exists() or path.read_text() != text:
+        # a harness of this build starting now reads the old file or the new, never half
+        tmp = path.with_suffix(f".init.{os.getpid()}")
+        tmp.write_text(text)
+        tmp.replace(path)
     return path
 
 

@@ -2,10 +2,11 @@
 """fio's numjobs on one simulated drive (sw/fio README, "Several jobs on one drive"): each job on
 its own I/O queue pair, all advancing one simulated clock.
 
-smoke, on a 2-channel drive built with 8 I/O queues: numjobs=4 completes and
+smoke, on the 2-channel default drive the other fio tests use (the persona's 32 I/O queues,
+so no drive is built for this file alone): numjobs=4 completes and
 group_reporting adds the four up; the engine's per-command log shows each job's commands on its
-own queue; the figures over simulated nanoseconds match fio's I/O count; numjobs=16 is refused
-before any I/O with a message naming 16 and 8; a fixed amount of QD1 work takes less simulated
+own queue; the figures over simulated nanoseconds match fio's I/O count; numjobs=64 is refused
+before any I/O with a message naming 64 and 32; a fixed amount of QD1 work takes less simulated
 time shared by two jobs than done by one (the jobs overlap in simulated time).
 """
 
@@ -19,22 +20,28 @@ from test_fio import HERE, OUT, fio, ok
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 
-N_QUEUES = 8
+N_QUEUES = 32                               # the default persona's host.io_queues
 WORK = 192                                  # QD1 writes of the overlap comparison
 
 RUNS = {
     # name: (job file, fio arguments)
     "nj4": (HERE / "jobs" / "numjobs-smoke.fio", ("--numjobs=4",)),
-    "nj16": (HERE / "jobs" / "numjobs-smoke.fio", ("--numjobs=16",)),
+    "nj64": (HERE / "jobs" / "numjobs-smoke.fio", (f"--numjobs={2 * N_QUEUES}",)),
     "one_job": (HERE / "jobs" / "qd1-write.fio", ("--numjobs=1", f"--number_ios={WORK}")),
     "two_jobs": (HERE / "jobs" / "qd1-write.fio", ("--numjobs=2", f"--number_ios={WORK // 2}")),
 }
 
 
+def build_io_queues(build):
+    import json
+    return json.loads((Path(build) / "config.json").read_text())["n_io_queues"]
+
+
 def run_numjobs():
     from sw.ssdlab.bench.results import iolog_figures
     from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
-    build = build_drive(drive_config("default", {"n_channels": 2, "n_io_queues": N_QUEUES}))
+    build = build_drive(drive_config("default", {"n_channels": 2}))
+    assert build_io_queues(build) == N_QUEUES
     OUT.mkdir(parents=True, exist_ok=True)
     res = {}
     with SimDrive(build, boot_us=60000) as sim:
@@ -89,9 +96,10 @@ def test_four_jobs_each_on_its_own_queue(runs):
 
 @pytest.mark.smoke
 def test_numjobs_beyond_queues_is_refused(runs):
-    r = runs["nj16"]
+    r = runs["nj64"]
     assert r["returncode"] != 0
-    assert re.search(r"numjobs=16 but the drive has 8 I/O queues", r["stderr"]), r["stderr"]
+    assert re.search(rf"numjobs={2 * N_QUEUES} but the drive has {N_QUEUES} I/O queues",
+                     r["stderr"]), r["stderr"]
     assert not r["lines"]                           # before any I/O
 
 
