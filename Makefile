@@ -13,7 +13,7 @@ export WAVES SEED
 VERILATOR_CMD = $${VERILATOR:-$$(setup/verilator.sh)}
 
 .DEFAULT_GOAL := help
-.PHONY: help deps sim test test-full lint synth wave clean lock bench
+.PHONY: help deps sim profile test test-full lint synth wave clean lock bench
 
 help: ## list the targets
 	@echo "ssdlab make targets:"
@@ -25,6 +25,10 @@ deps: ## install everything: Debian packages, .venv from requirements.lock, Veri
 
 sim: deps ## build and start the simulated drive (default persona, sim scale): make sim [PERSONA=name]
 	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) sim run --persona $(or $(PERSONA),default)
+
+profile: deps ## where the simulation's wall time goes (perf): make profile [PERSONA= ARGS="--channels 2"]
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) sim profile --persona $(or $(PERSONA),default) \
+	    $(or $(ARGS),--channels 2)
 
 # make bench: the main job. PARAMS= (empty) benches the persona as it is (8 channels for the
 # default); ARGS= passes any other `ssdlab bench` option (--out DIR, --time-scale F, ...).

@@ -8,6 +8,7 @@
     ssdlab synth --soc [--persona P] [--buf-kib N] ...             Yosys counts of the SoC
     ssdlab sim build [--persona P] [--channels N] [--trace]        build the simulated drive
     ssdlab sim run [--persona P] [--socket PATH] ...               build and start it
+    ssdlab sim profile [--persona P] [--channels N] [--ways N]     where its wall time goes
     ssdlab board build --board B [--persona P] [--lint]            a card's Verilog/TCL/XDC
     ssdlab board load|flash --board B                              program the card
     ssdlab board synth [--board B ...] [--channels N --ways N]     Yosys counts vs the part
@@ -176,6 +177,54 @@ def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, hos
                   trace)
     except (PersonaError, ValueError) as e:
         raise click.ClickException(str(e)) from None
+
+
+@sim_group.command("profile")
+@click.option("--persona", default="default", show_default=True)
+@click.option("--channels", type=click.IntRange(1, 18), help="Override the persona's channels.")
+@click.option("--ways", type=click.IntRange(1, 8), help="Override the ways per channel.")
+@click.option("--blocks-per-plane", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--pages-per-block", type=click.IntRange(min=1), default=16, show_default=True)
+@_PARAM
+@click.option("--fill-kib", type=click.IntRange(min=128), default=1024, show_default=True,
+              help="Sequential fill (128 KiB writes, QD 8), a multiple of 128; the reads' "
+                   "region.")
+@click.option("--write-ios", type=click.IntRange(min=0), default=48, show_default=True,
+              help="128 KiB sequential writes at QD 8 after the fill.")
+@click.option("--read-ios", type=click.IntRange(min=0), default=800, show_default=True,
+              help="4 KiB random reads at QD 32 over the region.")
+@click.option("--no-perf", is_flag=True, help="Speed only, no perf record.")
+@click.option("--binary", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Run this harness binary of the same configuration instead of the "
+                   "profiling build's (e.g. the normal build's, for its speed).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="perf.data, perf_report.txt, profile.json (default <build>/profile).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def sim_profile_cmd(persona, channels, ways, blocks_per_plane, pages_per_block, params,
+                    fill_kib, write_ios, read_ios, no_perf, binary, out, as_json):
+    """Profile the simulated drive: a fixed workload under perf; the wall time's shares per
+    Verilated module, die models, harness, host; cycles, simulated time and I/Os per second."""
+    import json
+
+    from spec.persona import PersonaError
+    from sw.ssdlab.flows.sim import build_drive, drive_config
+    from sw.ssdlab.flows.sim_profile import format_report, profile
+    p = _params(params)
+    if channels:
+        p["n_channels"] = channels
+    if ways:
+        p["n_ways"] = ways
+    if fill_kib % 128:
+        raise click.BadParameter(f"{fill_kib} is not a multiple of 128", param_hint="--fill-kib")
+    try:
+        cfg = drive_config(persona, p or None, blocks_per_plane=blocks_per_plane,
+                           pages_per_block=pages_per_block)
+    except (PersonaError, ValueError, TypeError) as e:
+        raise click.ClickException(str(e)) from None
+    build = build_drive(cfg, profile=True)
+    r = profile(build, out_dir=out, use_perf=not no_perf, binary=binary, fill_kib=fill_kib,
+                write_ios=write_ios, read_ios=read_ios)
+    click.echo(json.dumps(r, indent=2) if as_json else format_report(r))
 
 
 # Boards ---------------------------------------------------------------------------------------

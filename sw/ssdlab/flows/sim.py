@@ -51,12 +51,13 @@ def _digest(cfg):
     return h.hexdigest()[:12]
 
 
-def build_drive(cfg, out=None, trace=False, log=sys.stderr):
+def build_drive(cfg, out=None, trace=False, log=sys.stderr, profile=False):
     """Build the drive of `cfg` unless an identical model exists (the firmware is always
-    brought up to date); returns its directory."""
+    brought up to date); returns its directory. profile: the profiling variant (`ssdlab sim
+    profile`), in its own directory drive-<hash>-prof."""
     from sw.ssdlab.flows.sim_build import build_firmware, build_model, write_rom_init
     from sw.ssdlab.flows.sim_gateware import build as soc_build
-    digest = _digest(cfg) + ("-trace" if trace else "")
+    digest = _digest(cfg) + ("-trace" if trace else "") + ("-prof" if profile else "")
     out = Path(out) if out else ROOT / "build" / "sim" / f"drive-{digest}"
     out.parent.mkdir(parents=True, exist_ok=True)
     # one builder at a time per directory: parallel tests (pytest -n) that want the same
@@ -72,7 +73,7 @@ def build_drive(cfg, out=None, trace=False, log=sys.stderr):
               f"ways) into {out}", file=log)
         soc_build(out, cfg)
         write_rom_init(out, build_firmware(out))
-        build_model(out, trace=trace)
+        build_model(out, trace=trace, profile=profile)
         stamp.write_text(digest)
         print(f"ssdlab sim: built in {time.monotonic() - t0:.0f} s", file=log)
         return out

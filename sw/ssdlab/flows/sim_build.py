@@ -71,7 +71,10 @@ def absolute_memory_inits(out):
         v.write_text(new)
 
 
-def build_model(out, trace=False, jobs=2):
+def build_model(out, trace=False, jobs=2, profile=False):
+    """Verilate and compile the drive into <out>/obj/ssdlab_sim. profile: the profiling variant
+    of `ssdlab sim profile` (same RTL; --prof-cfuncs names every function after its source
+    file and line, -g for perf's symbols)."""
     out = Path(out).resolve()
     gw = out / "gateware"
     absolute_memory_inits(out)
@@ -84,8 +87,13 @@ def build_model(out, trace=False, jobs=2):
            "--Mdir", str(obj), "-o", "ssdlab_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-TIMESCALEMOD",
            "--timescale", "1ns/1ps", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-           "--noassert", "-CFLAGS", f"-O2 -I{ROOT / 'sim' / 'bridge'} -I{NAND_CPP}",
+           "--noassert", "-CFLAGS", f"-O2 -I{ROOT / 'sim' / 'bridge'} -I{NAND_CPP}"
+           + (" -g" if profile else ""),
            "-MAKEFLAGS", "OPT_FAST=-O2"]
+    if profile:
+        # named functions for perf, without gprof's -pg: an mcount call in each of the
+        # thousands of small functions would dominate the profile
+        cmd += ["--prof-cfuncs", "-MAKEFLAGS", "VM_PROFC=0"]
     if trace:
         cmd += ["--trace-fst", "--trace-structs"]
     cmd += [str(s) for s in sources]

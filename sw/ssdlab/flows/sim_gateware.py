@@ -66,7 +66,7 @@ def sim_top(soc, cfg):
              "    output wire uart_valid,", "    output wire [7:0] uart_data,",
              "    output wire [31:0] nand_rule_violations,",
              "    output wire [31:0] nand_timing_violations,"]
-    conns = ["        .sys_clk(clk),", "        .sys_rst(rst),",
+    conns = ["        .sys_clk(clk),", "        .sys_rst(rst_q),",
              "        .serial_source_valid(uart_valid),", "        .serial_source_ready(1'b1),",
              "        .serial_source_data(uart_data),", "        .serial_sink_valid(1'b0),",
              "        .serial_sink_data(8'd0),", "        .serial_sink_ready(),",
@@ -74,11 +74,22 @@ def sim_top(soc, cfg):
     # PHY signal directions: what the PHY drives is an output of the top.
     outs = {"s_tlp_tready", "m_tlp_tvalid", "m_tlp_tdata", "m_tlp_tkeep", "m_tlp_tlast",
             "m_msi_valid", "m_msi_data"}
+    # The SoC's inputs come from registers loaded at the falling edge, where the harness
+    # changes them: cycle for cycle what the SoC saw of the ports, but the logic behind them
+    # is evaluated once per cycle in Verilator's NBA region, not in its input-combo region
+    # (ico), which runs at each of the two evals of every cycle.
+    regs = ["    reg rst_q = 1'b1;  // in reset from the first cycle, as the harness starts",
+            "    always @(negedge clk) rst_q <= rst;"]
     for s in phy_ios:
         name = s.name_override or s.backtrace[-1][0]
         d = "output" if name in outs else "input "
         ports.append(f"    {d} wire [{len(s) - 1}:0] {name},")
-        conns.append(f"        .{name}({name}),")
+        if name in outs:
+            conns.append(f"        .{name}({name}),")
+        else:
+            regs += [f"    reg [{len(s) - 1}:0] {name}_q;",
+                     f"    always @(negedge clk) {name}_q <= {name};"]
+            conns.append(f"        .{name}({name}_q),")
     # The MSI-X capability the harness presents in configuration space (0 vectors: none).
     msix = getattr(soc.nvme, "msix", None)
     msix_consts = [("msix_table_size", 12, msix.n_vectors if msix else 0),
@@ -91,6 +102,7 @@ def sim_top(soc, cfg):
     lines[-1] = lines[-1].rstrip(",")
     lines.append(");")
     lines += [f"    assign {name} = {w}'d{v};" for name, w, v in msix_consts]
+    lines += regs
     if cfg.nand_model == "emulator":
         # the NAND is inside the SoC (soc/nand_emulation.py): no dies, no timing checker
         conns.append("        .nand_emulation_rule_count(nand_rule_violations)")
