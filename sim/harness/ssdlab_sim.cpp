@@ -68,7 +68,7 @@ struct Options {
     PcieLinkParams link;                    // spec/pcie_link.py harness_args; 0 fs: unpaced
     bool fast_forward = true;               // jump over quiet time (README "Fast-forward")
     bool ff_check = false;                  // clock through every window instead, and check it
-    uint64_t ff_settle = 64;                // quiet this many cycles before a window opens
+    uint64_t ff_settle = 1024;              // quiet this many cycles before a window opens
     uint64_t ff_margin = 2;                 // stop this many cycles before the next event
 };
 
@@ -160,8 +160,14 @@ class Drive {
         if (tracing()) trace->dump(ctx->time());
 #endif
         cycles++;
-        quiet_run = top->ff_quiet && !top->m_tlp_tvalid && !top->m_msi_valid && !top->uart_valid
+        // quiet since how long: a TLP into the device and a die evaluation (a pin the
+        // controller changed, or a die's output edge) restart the count; the engines react
+        // to them, or pause inside an ONFI op, for less than ff_settle cycles
+        unsigned long long evals = nand_die_fast_evals();
+        quiet_run = top->ff_quiet && !top->m_tlp_tvalid && !top->m_msi_valid &&
+                    !top->uart_valid && !top->s_tlp_tvalid && evals == last_evals
                         ? quiet_run + 1 : 0;
+        last_evals = evals;
         if (s_fire) advance_s_tlp();
         if (m_fire) take_m_beat(m_data, m_keep, m_last);
         if (msi) arrivals.push_back({link_arrival(to_host, 12, 4), {}, msi_vec});
@@ -574,6 +580,7 @@ class Drive {
 #endif
     uint64_t half_ps;
     uint64_t quiet_run = 0;                 // cycles ff_quiet has held with idle outputs
+    unsigned long long last_evals = 0;      // nand_die_fast_evals() after the last cycle
     uint8_t *ram = nullptr;
     uint64_t ram_bytes = 0;
     std::deque<Tlp> to_dev;
