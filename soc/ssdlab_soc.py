@@ -21,7 +21,7 @@ from litex.soc.integration.soc import SoCRegion
 from litex.soc.integration.soc_core import SoCCore
 from litex.soc.interconnect import stream, wishbone
 from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
-from migen import FSM, Case, Cat, If, NextState, Replicate
+from migen import FSM, Case, Cat, If, NextState, Replicate, Signal
 from migen.genlib.io import CRG
 
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
@@ -30,13 +30,15 @@ from rtl.pcie.pcie_sim_phy import PCIeSimPHY
 from soc.buffer_copy import BufferCopy
 from soc.buffer_memory import BufferMemory
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
+from soc.fw_wait import FwWait
 from soc.nand_flash import NandFlash
-from spec.fw_streams import port_layouts
+from spec.fw_streams import FROM_FW, TO_FW, port_layouts
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
-__all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "NVME_PCIE"]
+__all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "FW_WAIT_BASE", "NVME_PCIE"]
 
 BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
+FW_WAIT_BASE = 0xA0000000       # the firmware's wait (soc/fw_wait.py), uncached
 SLOT = 4096
 
 # The drive's PCIe function, one table for the simulation (PCIeSimPHY's BAR0; the host model
@@ -338,6 +340,18 @@ class FirmwarePorts(LiteXModule):
                     for c, p in enumerate(pins)}),
             ]
 
+    def wake_signals(self):
+        """(sources, status) for FwWait, from the ports themselves so the list cannot drift:
+        sources are levels that need the firmware (a stream towards it is valid, a controller
+        reset is pending); status is every other register the firmware reads in its loop (a
+        stream from it is busy, and each plain status register): a change wakes it."""
+        sources = [a._valid.status for _, a in self.ports if a.direction == TO_FW]
+        sources.append(self._reset_pending.status)
+        status = [a._busy.status for _, a in self.ports if a.direction == FROM_FW]
+        status += [v.status for k, v in sorted(vars(self).items())
+                   if isinstance(v, CSRStatus) and k != "_reset_pending"]
+        return sources, status
+
     def c_header(self):
         return c_header("fw", self.ports)
 
@@ -363,6 +377,9 @@ class SsdlabSoC(SoCCore):
                          integrated_sram_size=8 * 1024,
                          integrated_main_ram_size=cfg.main_ram_size,
                          uart_name=uart_name, with_timer=True, timer_uptime=True,
+                         # The firmware's WAIT (soc/fw_wait.py) stalls a load for as long as
+                         # the drive is idle (minutes): no bus timeout may cut it short.
+                         bus_timeout=None,
                          ident=f"ssdlab {cfg.persona}", ident_version=False)
         self.cfg = cfg
         self.crg = crg if crg is not None else CRG(platform.request("sys_clk"),
@@ -423,6 +440,31 @@ class SsdlabSoC(SoCCore):
                                 sample_margin_ns=margin)
         self.ssdlab_ident = SsdlabIdent(cfg)
 
+        # The firmware's wait, and the drive's quiet state for the simulation's fast-forward.
+        sources, status = self.fw.wake_signals()
+        status += [self.bufcopy._done.status, self.bufcopy._room.status]
+        self.fw_wait = fw_wait = FwWait(len(Cat(*sources)), len(Cat(*status)),
+                                        self.timer0.uptime_cycles)
+        self.comb += [fw_wait.sources.eq(Cat(*sources)), fw_wait.status.eq(Cat(*status))]
+        self.bus.add_slave("fw_wait", fw_wait.bus,
+                           SoCRegion(origin=FW_WAIT_BASE, size=0x1000, cached=False))
+        # quiet: the CPU stalls in WAIT, timer0's down-counter is off and no interrupt is
+        # pending in the front end. The harness adds its own conditions (nothing on the link,
+        # no request of its own, the top's outputs stable) (sim/harness/README.md).
+        # The free-running counters the harness advances over a skipped window, named for it
+        # (sw/ssdlab/flows/sim_gateware.FF_COUNTERS; the CPU's mcycle is VexRiscv's own).
+        self.timer0.uptime_cycles.name_override = "timer0_uptime_cycles"
+        nvme.irq.time_base.name_override = "nvme_irq_now"
+        self.ff_quiet = Signal(name_override="ff_quiet")
+        self.ff_wake_at = Signal(64, name_override="ff_wake_at")
+        # The NAND emulator counts its busy times in RTL counters: never quiet.
+        emulated = cfg.nand_model == "emulator"
+        self.comb += [
+            self.ff_quiet.eq(fw_wait.waiting & ~self.timer0._en.storage & ~nvme.irq.pending
+                             & (0 if emulated else 1)),
+            self.ff_wake_at.eq(fw_wait.wake_at),
+        ]
+
     def nand_dram(self):
         """The LiteDRAM core the NAND emulators sit on (nand_model "emulator"): None here,
         so NandEmulation makes LiteDRAM's simulation model; a board returns its own DDR
@@ -433,6 +475,7 @@ class SsdlabSoC(SoCCore):
         """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""
         ios = getattr(self.pcie_phy, "get_ios", None)       # a board's PHY has pads instead
         ios = list(ios()) if ios else []
+        ios += [self.ff_quiet, self.ff_wake_at]
         if self.cfg.nand_model == "emulator":
             return ios + [self.nand_emulation.rule_count]
         return ios + self.flash.pin_ios()

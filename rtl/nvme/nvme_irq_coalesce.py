@@ -11,7 +11,7 @@ TIME = 0). See rtl/nvme/README.md, section nvme_irq_coalesce.
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import Array, If, Signal
+from migen import Array, Cat, If, Signal
 
 from rtl.nvme.nvme_common import check_param, stream_port
 from rtl.nvme.nvme_cq_post import cq_irq_layout
@@ -61,6 +61,8 @@ class NvmeIrqCoalesce(LiteXModule):
       mask    vectors held back (INTMS): not picked while set, their requests kept; a masked
               vector in the output register gives way to the others.
       bad_vector  pulse: an s_irq or s_ivc with vector >= n_vectors (ignored).
+      pending     some vector has requests not yet sent, or m_msi is valid: a deadline or an
+                  interrupt is ahead (the simulation's fast-forward does not skip then).
     """
     def __init__(self, n_vectors=65, clk_freq_hz=250e6):
         # Parameters checks.
@@ -84,6 +86,7 @@ class NvmeIrqCoalesce(LiteXModule):
         self.agg_time = Signal(8)
         self.bad_vector = Signal()
         self.mask = Signal(n)
+        self.pending = Signal()
         # `agg_` prefix: `time` is a Verilog keyword.
         for sig, name in [(self.agg_thr, "agg_thr"), (self.agg_time, "agg_time"),
                           (self.bad_vector, "bad_vector"), (self.mask, "mask")]:
@@ -101,6 +104,7 @@ class NvmeIrqCoalesce(LiteXModule):
         # that m_msi_valid is first sampled high exactly time * unit cycles after the edge
         # that took the first request (2 cycles of pipeline: expiry flag, output register).
         now = Signal(tw)
+        self.time_base = now            # free running (the simulation's fast-forward advances it)
         delay = Signal(tw)
         immediate_all = Signal()
         self.sync += [
@@ -126,6 +130,7 @@ class NvmeIrqCoalesce(LiteXModule):
 
         # Per-vector state, in registers.
         req = []
+        counting = []
         for v in range(n):
             cnt = Signal(9, name=f"cnt{v}")            # requests since the last interrupt
             deadline = Signal(tw, name=f"deadline{v}")
@@ -144,6 +149,7 @@ class NvmeIrqCoalesce(LiteXModule):
                 r.eq(fire & ~self.mask[v] & ~(out_valid & (out_vector == v))),
             ]
             req.append(r)
+            counting.append(cnt != 0)
             start = (cnt == 0) | cleared
             self.sync += [
                 If(hit & start,
@@ -164,6 +170,8 @@ class NvmeIrqCoalesce(LiteXModule):
             ]
             if v:
                 self.sync += If(s_ivc.valid & (s_ivc.vector == v), cd.eq(s_ivc.cd))
+
+        self.comb += self.pending.eq(out_valid | (Cat(*counting) != 0))
 
         # Round robin: the lowest requesting vector above the last one loaded, else the lowest.
         # The picked vector's state is cleared when m_msi takes it (`cleared`), not at load:

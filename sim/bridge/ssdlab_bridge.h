@@ -33,7 +33,8 @@
  *   SB_ADVANCE     run `data` ps. Reply: time.
  *   SB_INFO        Reply: data = cycles simulated, addr = interrupts sent (MSI and MSI-X),
  *                  size = DMA writes seen; name = "key=value ..." statistics (TLPs, bytes,
- *                  wall seconds, msix=0|1: MSI-X Enable).
+ *                  wall seconds, ff_skipped=<cycles the fast-forward jumped over>, msix=0|1:
+ *                  MSI-X Enable).
  *   SB_CFG_READ    configuration space dword at offset `addr` (size 4). Reply: data. The
  *                  bridge models only the MSI-X capability at SB_CFG_MSIX_CAP (below); other
  *                  offsets, or a drive built without MSI-X, get SB_ERR_ARG.

@@ -17,8 +17,11 @@
 #include <verilated_fst_c.h>
 #endif
 #include "Vssdlab_sim_top.h"
+#include <verilated_syms.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <chrono>
 #include <csignal>
 #include <cstdint>
@@ -37,6 +40,9 @@
 
 extern "C" {
 #include "ssdlab_bridge.h"
+// sim/nand/cpp/nand_die_fast_dpi.cpp: the dies' earliest scheduled output edge, eval calls
+long long nand_die_fast_next_ps(void);
+unsigned long long nand_die_fast_evals(void);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -60,6 +66,10 @@ struct Options {
     bool once = false;                      // exit when the first host disconnects
     bool quiet_uart = false;
     PcieLinkParams link;                    // spec/pcie_link.py harness_args; 0 fs: unpaced
+    bool fast_forward = true;               // jump over quiet time (README "Fast-forward")
+    bool ff_check = false;                  // clock through every window instead, and check it
+    uint64_t ff_settle = 1024;              // quiet this many cycles before a window opens
+    uint64_t ff_margin = 2;                 // stop this many cycles before the next event
 };
 
 constexpr uint64_t BAR0_BASE = 0xF7000000ull;
@@ -108,6 +118,7 @@ class Drive {
         top->cfg_max_read_req = opt.mrrs_code;
         top->m_tlp_tready = 1;
         top->m_msi_ready = 1;
+        if (opt.fast_forward) find_counters();
         reset(100);
     }
     ~Drive() {
@@ -149,6 +160,14 @@ class Drive {
         if (tracing()) trace->dump(ctx->time());
 #endif
         cycles++;
+        // quiet since how long: a TLP into the device and a die evaluation (a pin the
+        // controller changed, or a die's output edge) restart the count; the engines react
+        // to them, or pause inside an ONFI op, for less than ff_settle cycles
+        unsigned long long evals = nand_die_fast_evals();
+        quiet_run = top->ff_quiet && !top->m_tlp_tvalid && !top->m_msi_valid &&
+                    !top->uart_valid && !top->s_tlp_tvalid && evals == last_evals
+                        ? quiet_run + 1 : 0;
+        last_evals = evals;
         if (s_fire) advance_s_tlp();
         if (m_fire) take_m_beat(m_data, m_keep, m_last);
         if (msi) arrivals.push_back({link_arrival(to_host, 12, 4), {}, msi_vec});
@@ -161,6 +180,7 @@ class Drive {
         top->rst = 1;
         for (unsigned i = 0; i < n; i++) cycle();
         top->rst = 0;
+        quiet_run = 0;
         to_dev.clear(); beat = 0; rx.clear(); reads.clear(); msis.clear(); arrivals.clear();
         set_msix_control(0);                // a power cycle clears configuration space
         dma_pending = false;
@@ -240,13 +260,152 @@ class Drive {
             }
             if (deadline_ps && time_ps() >= deadline_ps) return 0;
             if (stop_requested) return 0;
+            if (fast_forward(deadline_ps ? (deadline_ps + opt.period_ps - 1) / opt.period_ps
+                                         : UINT64_MAX))
+                continue;
             cycle();
         }
     }
 
     void run_cycles(uint64_t n) {
-        for (uint64_t i = 0; i < n && !stop_requested; i++) cycle();
+        uint64_t end = cycles + n;
+        while (cycles < end && !stop_requested)
+            if (!fast_forward(end)) cycle();
     }
+
+    // Fast-forward (sim/harness/README.md). When the drive is quiet (the SoC's ff_quiet: the
+    // firmware waits in soc/fw_wait.py, nothing pending in the front end; held for ff_settle
+    // cycles with the top's outputs idle) and the harness has nothing of its own under way,
+    // every cycle up to the next event is the same: jump over them, advancing the model's
+    // time and its free-running counters as the cycles would have. The next event is the
+    // earliest of `host_end` (the first cycle the host request needs), the firmware's wake
+    // deadline and every die's next output edge, less ff_margin cycles. With ff_check the
+    // window is clocked through instead and checked. Returns true when it moved time.
+    bool fast_forward(uint64_t host_end) {
+        if (!opt.fast_forward || quiet_run < opt.ff_settle || !harness_idle()) return false;
+        uint64_t rtl = UINT64_MAX;
+        uint64_t wake_at = top->ff_wake_at;
+        if (wake_at != UINT64_MAX) {
+            uint64_t up = counter_value(0);
+            rtl = wake_at > up ? cycles + (wake_at - up) : cycles;
+        }
+        long long die_ps = nand_die_fast_next_ps();
+        if (die_ps != LLONG_MAX) {
+            // a die evaluates at the negedge of cycle c (time c * P + P / 2) when that time
+            // plus P / 2 has reached its next edge (nand_die_fast.sv)
+            long long first = die_ps - (long long)(half_ps + opt.period_ps / 2);
+            uint64_t c = first <= 0 ? 0 : (uint64_t(first) + opt.period_ps - 1) / opt.period_ps;
+            rtl = std::min(rtl, c);
+        }
+        if (rtl == UINT64_MAX && host_end == UINT64_MAX) return false;  // nothing will come
+        uint64_t end = std::min(host_end, rtl < opt.ff_margin ? 0 : rtl - opt.ff_margin);
+        if (end <= cycles + 1) return false;
+        uint64_t k = end - cycles;
+        if (opt.ff_check) check_window(k);
+        else jump(k);
+        return true;
+    }
+
+    uint64_t ff_skipped = 0, ff_checked = 0, ff_windows = 0;
+
+  private:
+    // The free-running counters a jump advances: every register that changes on a quiet
+    // cycle (the firmware's uptime first). sw/ssdlab/flows/sim_gateware.py reads this list
+    // (the lines below, verbatim) into the build's fast_forward.vlt, which makes them public.
+    // FF_COUNTERS: ssdlab_soc.timer0_uptime_cycles VexRiscv.CsrPlugin_mcycle
+    // FF_COUNTERS: ssdlab_soc.nvme_irq_now
+    static constexpr const char *FF_COUNTERS[] = {"timer0_uptime_cycles", "CsrPlugin_mcycle",
+                                                  "nvme_irq_now"};
+    struct Counter { std::string name; void *data; unsigned bytes, bits; };
+    std::vector<Counter> counters;
+
+    void find_counters() {
+        for (const char *want : FF_COUNTERS) {
+            size_t found = counters.size();
+            for (const auto &sc : *ctx->scopeNameMap()) {
+                const VerilatedVarNameMap *vars = sc.second->varsp();
+                auto it = vars ? vars->find(want) : VerilatedVarNameMap::iterator();
+                if (!vars || it == vars->end()) continue;
+                const VerilatedVar &var = it->second;
+                counters.push_back({std::string(sc.first) + "." + want, var.datap(),
+                                    var.entSize(), var.entBits()});
+                if (var.entBits() > 64 || var.udims()) {
+                    fprintf(stderr, "ssdlab_sim: fast-forward: %s is not a counter of <= 64 "
+                            "bits\n", counters.back().name.c_str());
+                    exit(1);
+                }
+            }
+            if (counters.size() != found + 1) {
+                fprintf(stderr, "ssdlab_sim: fast-forward: the model has %zu public '%s' (one "
+                        "expected: gateware/fast_forward.vlt); run with --fast-forward 0\n",
+                        counters.size() - found, want);
+                exit(1);
+            }
+        }
+    }
+    uint64_t counter_value(size_t i) const {
+        uint64_t v = 0;
+        memcpy(&v, counters[i].data, counters[i].bytes);      // little endian host
+        return counters[i].bits == 64 ? v : v & ((1ull << counters[i].bits) - 1);
+    }
+    void counter_add(size_t i, uint64_t k) {
+        uint64_t v = counter_value(i) + k;
+        if (counters[i].bits < 64) v &= (1ull << counters[i].bits) - 1;
+        memcpy(counters[i].data, &v, counters[i].bytes);
+    }
+
+    bool harness_idle() {
+        return to_dev.empty() && reads.empty() && arrivals.empty() && rx.empty() &&
+               !cpl_waiting && !to_host.holding(time_fs()) && !from_host.holding(time_fs());
+    }
+
+    void jump(uint64_t k) {
+        ctx->timeInc(k * opt.period_ps);
+        cycles += k;
+        for (size_t i = 0; i < counters.size(); i++) counter_add(i, k);
+        ff_skipped += k;
+        ff_windows++;
+    }
+
+    // --fast-forward-check: the window must be really quiet, cycle by cycle.
+    void check_window(uint64_t k) {
+        uint64_t c0 = cycles, evals = nand_die_fast_evals();
+        std::vector<uint64_t> before;
+        for (size_t i = 0; i < counters.size(); i++) before.push_back(counter_value(i));
+        uint64_t wake_at = top->ff_wake_at;
+        for (uint64_t i = 0; i < k; i++) {
+            cycle();
+            const char *why = !top->ff_quiet ? "the SoC left its quiet state"
+                : quiet_run == 0 ? "an output of the top became active"
+                : nand_die_fast_evals() != evals ? "a die pin changed or a die output edge came"
+                : uint64_t(top->ff_wake_at) != wake_at ? "the firmware's deadline changed"
+                : !harness_idle() ? "the harness got work" : nullptr;
+            if (why) {
+                fprintf(stderr, "ssdlab_sim: fast-forward check failed: %s at cycle %llu, "
+                        "inside the window %llu..%llu the jump would skip (wake_at %llu, next "
+                        "die edge %lld ps)\n", why, (unsigned long long)cycles,
+                        (unsigned long long)c0, (unsigned long long)(c0 + k),
+                        (unsigned long long)wake_at, nand_die_fast_next_ps());
+                exit(3);
+            }
+        }
+        for (size_t i = 0; i < counters.size(); i++) {
+            uint64_t want = before[i] + k;
+            if (counters[i].bits < 64) want &= (1ull << counters[i].bits) - 1;
+            if (counter_value(i) != want) {
+                fprintf(stderr, "ssdlab_sim: fast-forward check failed: counter %s is %llu "
+                        "after the window %llu..%llu, a jump would set %llu\n",
+                        counters[i].name.c_str(), (unsigned long long)counter_value(i),
+                        (unsigned long long)c0, (unsigned long long)(c0 + k),
+                        (unsigned long long)want);
+                exit(3);
+            }
+        }
+        ff_checked += k;
+        ff_windows++;
+    }
+
+  public:
     uint64_t ns_to_cycles(uint64_t ns) { return (ns * 1000 + opt.period_ps - 1) / opt.period_ps; }
     uint64_t time_ps() const { return cycles * opt.period_ps; }
     uint64_t time_fs() const { return time_ps() * 1000; }
@@ -420,6 +579,8 @@ class Drive {
     VerilatedFstC *trace = nullptr;
 #endif
     uint64_t half_ps;
+    uint64_t quiet_run = 0;                 // cycles ff_quiet has held with idle outputs
+    unsigned long long last_evals = 0;      // nand_die_fast_evals() after the last cycle
     uint8_t *ram = nullptr;
     uint64_t ram_bytes = 0;
     std::deque<Tlp> to_dev;
@@ -467,7 +628,9 @@ void usage() {
             "                  [--trace-from-us N] [--trace-for-us N] [--once]\n"
             "                  [--quiet-uart] [--link-fs-per-byte N] [--link-tlp-overhead N]\n"
             "                  [--link-header-on-wire 0|1] [--link-dllp-bytes N]\n"
-            "                  [--link-ack-every N] [--link-fc-every N]\n");
+            "                  [--link-ack-every N] [--link-fc-every N]\n"
+            "                  [--fast-forward 0|1] [--fast-forward-check]\n"
+            "                  [--ff-settle N] [--ff-margin N]\n");
 }
 
 bool parse(int argc, char **argv, Options &o) {
@@ -517,6 +680,18 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--link-dllp-bytes") o.link.dllp_bytes = unsigned(num(a.c_str()));
         else if (a == "--link-ack-every") o.link.ack_every = unsigned(num(a.c_str()));
         else if (a == "--link-fc-every") o.link.fc_every = unsigned(num(a.c_str()));
+        else if (a == "--fast-forward") {
+            uint64_t v = num("--fast-forward");
+            if (v > 1) {
+                fprintf(stderr, "ssdlab_sim: --fast-forward must be 0 or 1, got %llu\n",
+                        (unsigned long long)v);
+                exit(2);
+            }
+            o.fast_forward = v != 0;
+        }
+        else if (a == "--fast-forward-check") o.ff_check = o.fast_forward = true;
+        else if (a == "--ff-settle") o.ff_settle = num("--ff-settle");
+        else if (a == "--ff-margin") o.ff_margin = num("--ff-margin");
         else if (a == "-h" || a == "--help") { usage(); exit(0); }
         else if (a.rfind("+verilator", 0) == 0) continue;
         else { fprintf(stderr, "ssdlab_sim: unknown option '%s'\n", a.c_str()); usage(); return false; }
@@ -641,9 +816,10 @@ int main(int argc, char **argv) {
                 r.addr = drive.n_msi;
                 r.size = uint32_t(drive.n_dma_wr);
                 snprintf(r.name, sizeof r.name,
-                         "wall_s=%.3f dma_rd=%llu to_host_B=%llu from_host_B=%llu mmio=%llu "
-                         "malformed=%llu nand_rules=%u nand_timing=%u link_to_ns=%llu "
-                         "link_from_ns=%llu msix=%d", wall,
+                         "wall_s=%.3f ff_skipped=%llu dma_rd=%llu to_host_B=%llu "
+                         "from_host_B=%llu mmio=%llu malformed=%llu nand_rules=%u "
+                         "nand_timing=%u link_to_ns=%llu link_from_ns=%llu msix=%d", wall,
+                         (unsigned long long)(drive.ff_skipped + drive.ff_checked),
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
                          (unsigned long long)drive.bytes_from_host,
@@ -669,10 +845,15 @@ int main(int argc, char **argv) {
     }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     fprintf(stderr, "ssdlab_sim: %llu cycles (%.3f ms simulated) in %.1f s wall: %.0f cycles/s; "
-            "NAND rule violations %u, timing violations %u, malformed TLPs %llu\n",
+            "NAND rule violations %u, timing violations %u, malformed TLPs %llu; "
+            "fast-forward %s: %llu cycles %s in %llu windows (%.1f %%)\n",
             (unsigned long long)drive.cycles, drive.time_ps() / 1e9, wall,
             wall > 0 ? drive.cycles / wall : 0.0, drive.rule_violations(),
-            drive.timing_violations(), (unsigned long long)drive.n_malformed);
+            drive.timing_violations(), (unsigned long long)drive.n_malformed,
+            !opt.fast_forward ? "off" : opt.ff_check ? "checked" : "on",
+            (unsigned long long)(drive.ff_skipped + drive.ff_checked),
+            opt.ff_check ? "checked" : "skipped", (unsigned long long)drive.ff_windows,
+            drive.cycles ? 100.0 * (drive.ff_skipped + drive.ff_checked) / drive.cycles : 0.0);
     close(lfd);
     unlink(opt.socket_path.c_str());
     munmap(ram, opt.ram_bytes);

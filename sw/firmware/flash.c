@@ -104,6 +104,15 @@ void flash_poll(void)
     drain();
 }
 
+void flash_poll_wait(void)
+{
+    hal_wait_arm();
+    uint32_t a = hal_activity();
+    flash_poll();
+    if (hal_activity() == a)
+        hal_wait(HAL_NO_DEADLINE);
+}
+
 uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
 {
     for (;;) {
@@ -116,7 +125,7 @@ uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
                 return (uint8_t)t;
             }
         }
-        flash_poll();
+        flash_poll_wait();
     }
 }
 
@@ -129,7 +138,7 @@ void flash_push(struct hal_flash_op *op)
         return;
     }
     while (pool_free < 0)
-        flash_poll();
+        flash_poll_wait();
     int16_t i = pool_free;
     pool_free = pool_next[i];
     pool[i] = *op;
@@ -153,7 +162,7 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
     op->tag = t;
     flash_push(op);
     while (!ctx[t].done)
-        flash_poll();
+        flash_poll_wait();
     struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error };
     ctx[t].busy = 0;
     n_inflight--;
@@ -177,7 +186,7 @@ void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl,
     for (uint32_t i = 0; i < n; i++) {
         struct fop_ctx *x = &ctx[ops[i].tag];
         while (!x->done)
-            flash_poll();
+            flash_poll_wait();
         cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
                                          .error = x->error };
         x->busy = 0;

@@ -22,6 +22,9 @@ typedef void (*flash_done_fn)(uint32_t a, uint32_t b, bool fail);
 uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b);
 void flash_push(struct hal_flash_op *op);      /* op->tag from flash_tag_get */
 void flash_poll(void);                          /* run every waiting completion */
+/* flash_poll for a loop that waits on the flash: when it found nothing, the CPU waits
+ * (hal_wait) until the hardware shows something new, as the main loop does */
+void flash_poll_wait(void);
 struct hal_flash_cpl flash_sync(struct hal_flash_op *op);
 void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
 void flash_batch_push(struct hal_flash_op *ops, uint32_t n);     /* n <= 128 */

@@ -126,6 +126,7 @@ void gc_relocate(uint32_t die, uint32_t blk);
 void gc_poll(void);
 void gc_ensure(void);
 void gc_idle(bool host_busy);
+uint64_t gc_idle_deadline(void);
 void retire_poll(void);
 void blk_release_pending(void);
 

@@ -351,7 +351,7 @@ void ftl_format(bool erase_all)
                 flash_push(&op);
             }
         while (flash_inflight())
-            flash_poll();
+            flash_poll_wait();
         /* failed erases are retiring with no data: bad now */
         for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
             if (F.blk[b].state == BLK_RETIRING)

@@ -135,16 +135,30 @@ void gc_poll(void)
  * becomes free blocks again (the recovery a review measures after idle time). When there is
  * nothing left to do, a checkpoint returns the emptied (pending) blocks to the free pool.
  */
+static uint64_t idle_since;
+static bool was_busy = true;
+static bool timer_armed;            /* the last call returned only because it was too early */
+
+/* The uptime cycle at which gc_idle() acts next without any other change (the main loop's
+ * wait deadline), or HAL_NO_DEADLINE: once the idle time has passed, gc_idle() acts on the
+ * FTL's state alone, which changes only with other work. */
+uint64_t gc_idle_deadline(void)
+{
+    if (!timer_armed)
+        return HAL_NO_DEADLINE;
+    return idle_since + (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u);
+}
+
 void gc_idle(bool host_busy)
 {
-    static uint64_t idle_since;
-    static bool was_busy = true;
     if (host_busy || F.quiesced || !F.ready || F.in_gc || F.in_ckpt ||
         !ftl_config.gc_idle_us) {
         was_busy = true;
+        timer_armed = false;
         return;
     }
     uint64_t now = hal_cycles();
+    timer_armed = true;
     if (was_busy) {
         was_busy = false;
         idle_since = now;
@@ -152,6 +166,7 @@ void gc_idle(bool host_busy)
     }
     if (now - idle_since < (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u))
         return;
+    timer_armed = false;
     uint32_t target = ftl_config.gc_idle_free ? ftl_config.gc_idle_free : F.nblk / 4;
     int32_t die = -1;
     uint32_t fewest = target;

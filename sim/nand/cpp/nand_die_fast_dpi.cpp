@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // DPI-C front end of the fast NAND die model for the SystemVerilog module nand_die_fast
 // (nand_die_fast.sv): one NandDieFast per module instance, addressed by a handle.
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -13,6 +16,7 @@ using nandfast::NandDieFast;
 
 namespace {
 std::vector<std::unique_ptr<NandDieFast>> models;
+unsigned long long n_evals = 0;         // nand_die_fast_eval calls, all dies
 
 struct Ident {
     const char *name;
@@ -117,10 +121,22 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
 int nand_die_fast_eval(int handle, long long now_ps, int pins, int *rules, int *timing,
                        long long *next_ps) {
     NandDieFast &m = *models[handle];
+    n_evals++;
     int out = (int)m.eval(now_ps, (uint32_t)pins);
     *rules = (int)m.rule_count();
     *timing = (int)m.timing_count();
     *next_ps = m.next_event_ps();
     return out;
 }
+
+// For the harness's fast-forward (sim/harness/README.md): the earliest output edge any die
+// has scheduled (ps; INT64_MAX: none, or no dies), and the eval calls so far (a window the
+// harness skips must not contain one).
+long long nand_die_fast_next_ps(void) {
+    long long t = INT64_MAX;
+    for (auto &m : models) t = std::min<long long>(t, m->next_event_ps());
+    return t;
+}
+
+unsigned long long nand_die_fast_evals(void) { return n_evals; }
 }

@@ -166,6 +166,21 @@ uint64_t hal_cycles(void)
     return cycles += 7;
 }
 
+/* the wait: nothing in the mock changes by itself, so it returns at once, at the deadline
+ * if there is one (the time a real wait would take) */
+void hal_wait_arm(void) {}
+
+uint32_t hal_wait(uint64_t deadline)
+{
+    if (deadline == HAL_NO_DEADLINE)
+        return HAL_WAKE_STATUS;
+    if (cycles < deadline)
+        cycles = deadline;
+    return HAL_WAKE_DEADLINE;
+}
+
+uint32_t hal_activity(void) { return 0; }
+
 void hal_putc(char c)
 {
     if (getenv("FW_VERBOSE"))

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""FwWait: the firmware's low-power wait, as a real controller's `wfi` with a wake timer.
+
+The firmware's main loop (sw/firmware/main.c) polls. When a pass found nothing to do it reads
+WAIT here: the read is not acknowledged (the CPU stalls on the load, its state frozen) until
+a wake source is active, a status the firmware reads has changed since it wrote ARM, or the
+uptime has reached DEADLINE. The stall makes the whole drive quiet, so the simulation harness
+can jump over it (sim/harness/README.md, "Fast-forward").
+
+Registers (32-bit Wishbone slave, word offsets):
+
+    0  DEADLINE_LO  rw  uptime cycle to wake at, bits 31:0   (all ones in both: no deadline)
+    1  DEADLINE_HI  rw  bits 63:32
+    2  ARM          w   latch `status` (write at the start of a poll pass)
+    3  WAIT         r   stall until woken; returns the reason: bit 0 a wake source is active,
+                        bit 1 a status differs from ARM's latch, bit 2 uptime >= deadline
+
+Parameters: n_sources (1..256) and n_status (1..4096) are the widths of `sources` (levels
+that wake: a stream towards the firmware is valid, a controller reset is pending) and
+`status` (everything else the firmware reads in its loop: busy flags, counters; a change
+wakes); uptime: the 64-bit Signal of the timer the firmware's hal_cycles() reads.
+
+Outputs: `waiting`, the CPU is stalled in WAIT now; `wake_at`, DEADLINE (for the harness).
+"""
+
+from litex.gen import LiteXModule
+from litex.soc.interconnect import wishbone
+from migen import Case, Cat, If, Signal
+
+__all__ = ["FwWait", "NO_DEADLINE", "REG_DEADLINE_LO", "REG_DEADLINE_HI", "REG_ARM",
+           "REG_WAIT", "WAKE_SOURCE", "WAKE_STATUS", "WAKE_DEADLINE"]
+
+NO_DEADLINE = (1 << 64) - 1
+REG_DEADLINE_LO, REG_DEADLINE_HI, REG_ARM, REG_WAIT = 0, 1, 2, 3
+WAKE_SOURCE, WAKE_STATUS, WAKE_DEADLINE = 1, 2, 4
+
+
+class FwWait(LiteXModule):
+    def __init__(self, n_sources, n_status, uptime):
+        for name, v, hi in (("n_sources", n_sources, 256), ("n_status", n_status, 4096)):
+            if not isinstance(v, int) or isinstance(v, bool) or not 1 <= v <= hi:
+                raise ValueError(f"FwWait: {name}={v!r}: out of range 1..{hi}")
+        if len(uptime) != 64:
+            raise ValueError(f"FwWait: uptime is {len(uptime)} bits, must be 64")
+
+        # Ports.
+        self.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
+        self.sources = Signal(n_sources)
+        self.status = Signal(n_status)
+        self.waiting = Signal()
+        self.wake_at = Signal(64, reset=NO_DEADLINE)
+
+        # # #
+
+        armed = Signal(n_status)
+        reason = Signal(3)
+        self.comb += reason.eq(Cat(self.sources != 0, self.status != armed,
+                                   uptime >= self.wake_at))
+        adr = bus.adr[:2]
+        access = Signal()
+        stall = Signal()
+        self.comb += [
+            access.eq(bus.cyc & bus.stb & ~bus.ack),
+            stall.eq(access & ~bus.we & (adr == REG_WAIT) & (reason == 0)),
+            self.waiting.eq(stall),
+        ]
+        lo, hi = self.wake_at[:32], self.wake_at[32:]
+        self.sync += [
+            bus.ack.eq(0),
+            If(access & ~stall,
+                bus.ack.eq(1),
+                If(bus.we,
+                    Case(adr, {
+                        REG_DEADLINE_LO: lo.eq(bus.dat_w),
+                        REG_DEADLINE_HI: hi.eq(bus.dat_w),
+                        REG_ARM: armed.eq(self.status),
+                        "default": [],
+                    })
+                ).Else(
+                    Case(adr, {
+                        REG_DEADLINE_LO: bus.dat_r.eq(lo),
+                        REG_DEADLINE_HI: bus.dat_r.eq(hi),
+                        REG_WAIT: bus.dat_r.eq(reason),
+                        "default": bus.dat_r.eq(0),
+                    })
+                )
+            )
+        ]

@@ -1,0 +1,158 @@
+# SPDX-License-Identifier: BSD-2-Clause
+"""soc/fw_wait.py: FwWait's WAIT read stalls exactly until a wake condition, in Migen's
+simulator against the register description.
+
+A free-running 64-bit uptime drives the core, as timer0's does in the SoC. Checked: the
+deadline registers read back; WAIT with the deadline in the future stalls (ack withheld,
+`waiting` high every stalled cycle) and is acknowledged with WAKE_DEADLINE on the cycle the
+uptime reaches it, not one earlier; a deadline already passed returns at once; a wake
+source level returns WAKE_SOURCE; a status that changed after ARM returns WAKE_STATUS while
+one that changed before ARM does not wake; with no deadline and nothing changing the read
+stays stalled; `wake_at` shows the deadline; bad parameters are refused naming the field.
+"""
+
+import pytest
+from migen import Module, Signal, run_simulation
+
+from soc.fw_wait import (
+    NO_DEADLINE,
+    REG_ARM,
+    REG_DEADLINE_HI,
+    REG_DEADLINE_LO,
+    REG_WAIT,
+    WAKE_DEADLINE,
+    WAKE_SOURCE,
+    WAKE_STATUS,
+    FwWait,
+)
+
+
+class Top(Module):
+    def __init__(self):
+        self.uptime = Signal(64)
+        self.sync += self.uptime.eq(self.uptime + 1)
+        self.submodules.dut = FwWait(n_sources=2, n_status=8, uptime=self.uptime)
+
+
+def access(dut, adr, we=False, dat=0, limit=10_000):
+    """One Wishbone access; returns (data, cycles until ack, cycles `waiting` was high)."""
+    bus = dut.bus
+    yield bus.adr.eq(adr)
+    yield bus.we.eq(int(we))
+    yield bus.dat_w.eq(dat)
+    yield bus.sel.eq(0xF)
+    yield bus.cyc.eq(1)
+    yield bus.stb.eq(1)
+    n = waiting = 0
+    while True:
+        yield
+        n += 1
+        if (yield bus.ack):
+            break
+        waiting += (yield dut.waiting)
+        assert n < limit, "no ack"
+    data = yield bus.dat_r
+    yield bus.cyc.eq(0)
+    yield bus.stb.eq(0)
+    yield
+    return data, n, waiting
+
+
+def set_deadline(dut, t):
+    yield from access(dut, REG_DEADLINE_LO, True, t & 0xFFFFFFFF)
+    yield from access(dut, REG_DEADLINE_HI, True, t >> 32)
+
+
+def run(gen):
+    top = Top()
+    run_simulation(top, gen(top))
+
+
+@pytest.mark.smoke
+def test_fw_wait_deadline():
+    def gen(top):
+        dut = top.dut
+        assert (yield dut.wake_at) == NO_DEADLINE
+        now = yield top.uptime
+        t = now + 200
+        yield from set_deadline(dut, t)
+        assert (yield from access(dut, REG_DEADLINE_LO))[0] == t & 0xFFFFFFFF
+        assert (yield from access(dut, REG_DEADLINE_HI))[0] == t >> 32
+        assert (yield dut.wake_at) == t
+        yield from access(dut, REG_ARM, True, 1)
+        data, n, waiting = yield from access(dut, REG_WAIT)
+        after = yield top.uptime
+        assert data == WAKE_DEADLINE
+        # stalled until the uptime reached the deadline, acknowledged on the next edge
+        assert waiting == n - 2 and n > 100, (n, waiting)
+        assert after - 2 == t, (after, t)
+        # a deadline in the past: at once
+        data, n, waiting = yield from access(dut, REG_WAIT)
+        assert (data, n, waiting) == (WAKE_DEADLINE, 2, 0)      # registered ack
+    run(gen)
+
+
+@pytest.mark.smoke
+def test_fw_wait_sources_and_status():
+    def gen(top):
+        dut = top.dut
+        yield from set_deadline(dut, NO_DEADLINE)
+        yield dut.status.eq(0x5A)                   # changed before ARM: latched, no wake
+        yield
+        yield from access(dut, REG_ARM, True, 1)
+
+        # nothing changes: stays stalled
+        for _ in range(3):
+            yield
+        bus = dut.bus
+        yield bus.adr.eq(REG_WAIT)
+        yield bus.we.eq(0)
+        yield bus.cyc.eq(1)
+        yield bus.stb.eq(1)
+        for _ in range(500):
+            yield
+            assert not (yield bus.ack)
+            assert (yield dut.waiting)
+        yield dut.sources.eq(0b10)                  # a source level: wakes
+        yield
+        yield
+        assert (yield bus.ack)
+        assert (yield bus.dat_r) == WAKE_SOURCE
+        yield bus.cyc.eq(0)
+        yield bus.stb.eq(0)
+        yield dut.sources.eq(0)
+        yield
+    run(gen)
+
+
+@pytest.mark.smoke
+def test_fw_wait_status_change_timing():
+    """The status changes while the CPU is stalled: ack on the next edge with WAKE_STATUS."""
+    def gen(top):
+        dut = top.dut
+        yield from set_deadline(dut, NO_DEADLINE)
+        yield from access(dut, REG_ARM, True, 1)
+        bus = dut.bus
+        yield bus.adr.eq(REG_WAIT)
+        yield bus.we.eq(0)
+        yield bus.cyc.eq(1)
+        yield bus.stb.eq(1)
+        for _ in range(40):
+            yield
+            assert not (yield bus.ack)
+        yield dut.status.eq(1)
+        yield
+        yield
+        assert (yield bus.ack) and (yield bus.dat_r) == WAKE_STATUS
+    run(gen)
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("kw,field", [({"n_sources": 0}, "n_sources"),
+                                      ({"n_status": 5000}, "n_status")])
+def test_fw_wait_bad_parameters(kw, field):
+    args = {"n_sources": 1, "n_status": 1, "uptime": Signal(64), **kw}
+    with pytest.raises(ValueError, match=field):
+        FwWait(**args)
+    with pytest.raises(ValueError, match="uptime"):
+        FwWait(1, 1, Signal(32))
