@@ -118,20 +118,14 @@ class BufferMemory(LiteXModule):
         def lane_bits(width):
             return (dw // width - 1).bit_length()
 
-        ws = []
-        for w, width in self._writers:
+        def as_wide(w, width):
+            """A writer's (word address, data, byte strobes) on the full-width port."""
             k = lane_bits(width)
-            wide = stream.Endpoint(wr_layout(aw, dw))
-            self.comb += [
-                wide.valid.eq(w.valid), w.ready.eq(wide.ready),
-                wide.addr.eq(w.addr[k:]),
-                wide.data.eq(Replicate(w.data, dw // width)),
-                # Shift amounts as Cat, not products: Verilog sizes a product in a shift
-                # amount by its operands and would drop its top bits.
-                wide.strb.eq(w.strb << Cat(Constant(0, _log2(width // 8)), w.addr[:k])
-                             if k else w.strb),
-            ]
-            ws.append(wide)
+            return (w.addr[k:], Replicate(w.data, dw // width),
+                    # Shift amounts as Cat, not products: Verilog sizes a product in a shift
+                    # amount by its operands and would drop its top bits.
+                    w.strb << Cat(Constant(0, _log2(width // 8)), w.addr[:k]) if k else w.strb)
+
         rs = []
         for r, rsp, width in self._readers:
             k = lane_bits(width)
@@ -142,15 +136,20 @@ class BufferMemory(LiteXModule):
                 self.sync += If(r.valid & r.ready, lane.eq(r.addr[:k]))
             rs.append((r, rsp, k))
 
-        # Write port.
-        w_any, w_pick, w_adv = rr_pick(self, [w.valid for w in ws], "wr")
-        w_sel = Array(ws)[w_pick]
+        # Write port. The picked writer's address, data and strobes go to the port only in a
+        # cycle with a write (idle, the port holds zeros: no strobe, nothing written), so the
+        # simulator does not rebuild the wide data word of an idle port every cycle.
+        ws = self._writers
+        w_any, w_pick, w_adv = rr_pick(self, [w.valid for w, _ in ws], "wr")
+        cases = {}
+        for i, (w, width) in enumerate(ws):
+            adr, dat, strb = as_wide(w, width)
+            cases[i] = [wp.adr.eq(adr), wp.dat_w.eq(dat), wp.we.eq(strb)]
         self.comb += [
-            wp.adr.eq(w_sel.addr), wp.dat_w.eq(w_sel.data),
-            If(w_any, wp.we.eq(w_sel.strb)),
+            If(w_any, Case(w_pick, cases)),
             w_adv.eq(w_any),
         ]
-        for i, w in enumerate(ws):
+        for i, (w, _) in enumerate(ws):
             self.comb += w.ready.eq(w_pick == i)
 
         # Read port: data one cycle after the request, to the reader that made it.

@@ -16,7 +16,7 @@ CQE (NVMe 1.4, figure 124), little endian in host memory:
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
+from migen import FSM, Array, Case, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
@@ -269,20 +269,26 @@ class NvmeCqPost(LiteXModule):
         )
         # Per-queue state updates, one queue at a time (no Array lvalues: plain non-blocking
         # registers). cfg_we (IDLE) and post_done (WRITE) never coincide; a create wins over
-        # a doorbell to the same queue in the same cycle.
-        for i in range(n_cqs):
+        # a doorbell to the same queue in the same cycle (it comes last). Each kind of update
+        # is a `case` on its queue index under its strobe, so a cycle without one costs the
+        # simulator one test instead of a compare per queue.
+        def post(i):
             wrap = q_tail[i] == q_size[i]
-            self.sync += [
-                If(head_we & (s_head.cqid == i),
-                    q_head[i].eq(s_head.head)
+            return [
+                q_tail[i].eq(Mux(wrap, 0, q_tail[i] + 1)),
+                If(wrap,
+                    q_phase[i].eq(~q_phase[i])      # Next pass of the ring.
                 ),
-                If(post_done & (cq == i),
-                    q_tail[i].eq(Mux(wrap, 0, q_tail[i] + 1)),
-                    If(wrap,
-                        q_phase[i].eq(~q_phase[i])      # Next pass of the ring.
-                    )
-                ),
-                If(cfg_we & (s_cfg.cqid == i),
+            ]
+        self.sync += [
+            If(head_we,
+                Case(s_head.cqid, {i: q_head[i].eq(s_head.head) for i in range(n_cqs)})
+            ),
+            If(post_done,
+                Case(cq, {i: post(i) for i in range(n_cqs)})
+            ),
+            If(cfg_we,
+                Case(s_cfg.cqid, {i: [
                     q_en[i].eq(s_cfg.enable),
                     q_ien[i].eq(s_cfg.ien),
                     q_base[i].eq(s_cfg.base[4:]),
@@ -292,8 +298,9 @@ class NvmeCqPost(LiteXModule):
                     q_tail[i].eq(0),
                     q_head[i].eq(0),
                     q_phase[i].eq(1),
-                ),
-            ]
+                ] for i in range(n_cqs)})
+            ),
+        ]
 
         # The interrupt follows the last beat of the MWr on the same path out of the endpoint,
         # so the CQE is in host memory before the MSI(-X) write lands (PCIe posted ordering;

@@ -11,7 +11,7 @@ TIME = 0). See rtl/nvme/README.md, section nvme_irq_coalesce.
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import Array, Cat, If, Signal
+from migen import Array, Case, If, Replicate, Signal
 
 from rtl.nvme.nvme_common import check_param, stream_port
 from rtl.nvme.nvme_cq_post import cq_irq_layout
@@ -128,68 +128,83 @@ class NvmeIrqCoalesce(LiteXModule):
         out_masked = Array(self.mask[i] for i in range(n))[out_vector]
         self.comb += load.eq(~out_valid | m_msi.ready | out_masked)
 
-        # Per-vector state, in registers.
-        req = []
-        counting = []
-        for v in range(n):
-            cnt = Signal(9, name=f"cnt{v}")            # requests since the last interrupt
-            deadline = Signal(tw, name=f"deadline{v}")
-            expired = Signal(name=f"expired{v}")
-            cd = Signal(name=f"cd{v}") if v else None     # vector 0 is never coalesced
-            fire = Signal(name=f"fire{v}")
-            hit = Signal(name=f"hit{v}")
-            cleared = Signal(name=f"cleared{v}")
-            r = Signal(name=f"req{v}")
-            self.comb += [
-                hit.eq(s_irq.valid & (s_irq.vector == v)),
-                cleared.eq(sent & (out_vector == v)),
-                fire.eq((cnt != 0) & ((cnt > self.agg_thr) | expired | immediate_all
-                                      | (cd if v else 1))),
-                # The vector held in the output register is not picked again, nor a masked one.
-                r.eq(fire & ~self.mask[v] & ~(out_valid & (out_vector == v))),
-            ]
-            req.append(r)
-            counting.append(cnt != 0)
-            start = (cnt == 0) | cleared
-            self.sync += [
-                If(hit & start,
-                    cnt.eq(1),
-                    deadline.eq(now + delay),
-                    expired.eq(0),
-                ).Elif(cleared,
-                    cnt.eq(0),
-                    expired.eq(0),
-                ).Else(
-                    If(hit & (cnt <= self.agg_thr),
-                        cnt.eq(cnt + 1),
-                    ),
-                    If((cnt != 0) & (now == deadline),
-                        expired.eq(1),
-                    ),
-                ),
-            ]
-            if v:
-                self.sync += If(s_ivc.valid & (s_ivc.vector == v), cd.eq(s_ivc.cd))
+        # Per-vector state, in registers: a request count and a deadline per vector, and bit
+        # vectors of the per-vector flags (active: count != 0; expired; cd), so that a cycle
+        # without a request, a sent interrupt or an active vector costs the simulator a few
+        # tests instead of a few per vector. Each update is a `case` on its vector under its
+        # strobe; statements later in the list win (a vector restarted by a request in the
+        # cycle its interrupt is sent starts again at a count of 1).
+        cnt = [Signal(9, name=f"cnt{v}") for v in range(n)]    # requests since the last MSI
+        deadline = [Signal(tw, name=f"deadline{v}") for v in range(n)]
+        active = Signal(n, name="active")
+        expired = Signal(n, name="expired")
+        cd = Signal(n, name="cd", reset=1)      # bit 0 stays 1: vector 0 is never coalesced
+        timing = Signal(n, name="timing")
+        self.comb += timing.eq(active & ~expired)
+        # A request to the vector held in the output register in the cycle it is sent: the
+        # vector starts again (its state is cleared when sent).
+        restart = Signal()
+        self.comb += restart.eq(sent & (out_vector == s_irq.vector))
+        self.sync += [
+            # Expiry: the deadline of an active vector not yet expired.
+            If(timing != 0, *[
+                If(timing[v] & (now == deadline[v]), expired[v].eq(1)) for v in range(n)
+            ]),
+            # A request: the first one since the last interrupt starts the timer.
+            If(s_irq.valid, Case(s_irq.vector, {v: [
+                If(~active[v] | restart,
+                    cnt[v].eq(1),
+                    deadline[v].eq(now + delay),
+                    expired[v].eq(0),
+                    active[v].eq(1),
+                ).Elif(cnt[v] <= self.agg_thr,
+                    cnt[v].eq(cnt[v] + 1),
+                )] for v in range(n)})
+            ),
+            # The vector's interrupt is sent (and no request restarts it): cleared.
+            If(sent & ~(s_irq.valid & (s_irq.vector == out_vector)), Case(out_vector, {v: [
+                cnt[v].eq(0),
+                expired[v].eq(0),
+                active[v].eq(0),
+            ] for v in range(n)})),
+        ]
+        if n > 1:
+            self.sync += If(s_ivc.valid, Case(s_ivc.vector, {
+                v: cd[v].eq(s_ivc.cd) for v in range(1, n)}))
 
-        self.comb += self.pending.eq(out_valid | (Cat(*counting) != 0))
+        # Vectors that want an interrupt: count over the threshold, expired, not coalesced
+        # (CD, vector 0, TIME = 0); not masked, not the one in the output register.
+        over = Signal(n, name="over")
+        held = Signal(n, name="held")
+        req = Signal(n, name="req")
+        self.comb += [
+            If(out_valid, Case(out_vector, {v: held.eq(1 << v) for v in range(n)})),
+            If(active != 0,
+                *[over[v].eq(cnt[v] > self.agg_thr) for v in range(n)],
+                req.eq(active & (over | expired | cd | Replicate(immediate_all, n))
+                       & ~self.mask & ~held),
+            ),
+        ]
+
+        self.comb += self.pending.eq(out_valid | (active != 0))
 
         # Round robin: the lowest requesting vector above the last one loaded, else the lowest.
         # The picked vector's state is cleared when m_msi takes it (`cleared`), not at load:
         # requests that arrive while it waits are covered by it.
         pick_hi, any_hi = Signal(VECTOR_BITS, name="pick_hi"), Signal(name="any_hi")
         pick_lo, any_lo = Signal(VECTOR_BITS, name="pick_lo"), Signal(name="any_lo")
+        chains = []
         for v in reversed(range(n)):
             if v:
-                self.comb += If(req[v] & (out_vector < v),
+                chains.append(If(req[v] & (out_vector < v),
                     pick_hi.eq(v),
                     any_hi.eq(1),
-                )
-            self.comb += [
-                If(req[v],
-                    pick_lo.eq(v),
-                    any_lo.eq(1),
-                ),
-            ]
+                ))
+            chains.append(If(req[v],
+                pick_lo.eq(v),
+                any_lo.eq(1),
+            ))
+        self.comb += If(req != 0, *chains)
         self.sync += If(load,
             out_valid.eq(any_hi | any_lo),
             If(any_hi,

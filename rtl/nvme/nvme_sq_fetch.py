@@ -16,7 +16,7 @@ hold byte n (DW0 in bits 31:0: opcode 7:0, CID 31:16).
 
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
-from migen import FSM, Array, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
+from migen import FSM, Array, Case, Cat, Constant, If, Memory, Mux, NextState, NextValue, Signal
 
 from rtl.nvme.litepcie_fixes import require
 from rtl.nvme.nvme_common import check_param, stream_port
@@ -334,21 +334,25 @@ class NvmeSqFetch(LiteXModule):
         self.sync += self.fetch_err.eq(fetch_err & ~failed)
 
         # Per-queue state updates, one queue at a time (no Array lvalues). The fetch head moves
-        # when the request is issued; cfg_we and issue are exclusive (both in IDLE).
+        # when the request is issued; cfg_we and issue are exclusive (both in IDLE). Each kind
+        # of update is a `case` on its queue index under its strobe, so a cycle without one
+        # costs the simulator one test instead of a compare per queue; a create, last, still
+        # wins over a doorbell to the same queue in the same cycle.
         n_head = Signal(QSIZE_BITS + 1)
         self.comb += n_head.eq(s_head + n_sel)
-        for i in range(n_sqs):
-            self.sync += [
-                If(tail_we & (s_tail.sqid == i),
-                    q_tail[i].eq(s_tail.tail)
-                ),
-                If(issue & (sel == i),
-                    q_head[i].eq(Mux(n_head > q_size[i], 0, n_head))
-                ),
-                If(fetch_err & (q == i),
-                    q_err[i].eq(1)
-                ),
-                If(cfg_we & (s_cfg.sqid == i),
+        self.sync += [
+            If(tail_we,
+                Case(s_tail.sqid, {i: q_tail[i].eq(s_tail.tail) for i in range(n_sqs)})
+            ),
+            If(issue,
+                Case(sel, {i: q_head[i].eq(Mux(n_head > q_size[i], 0, n_head))
+                           for i in range(n_sqs)})
+            ),
+            If(fetch_err,
+                Case(q, {i: q_err[i].eq(1) for i in range(n_sqs)})
+            ),
+            If(cfg_we,
+                Case(s_cfg.sqid, {i: [
                     q_en[i].eq(s_cfg.enable),
                     q_err[i].eq(0),
                     q_base[i].eq(s_cfg.base[SQE_SHIFT:]),
@@ -356,8 +360,9 @@ class NvmeSqFetch(LiteXModule):
                     q_size[i].eq(s_cfg.qsize),
                     q_head[i].eq(0),
                     q_tail[i].eq(0),
-                ),
-            ]
+                ] for i in range(n_sqs)})
+            ),
+        ]
 
     def get_ios(self):
         """Core ports only; the endpoint's PHY ports belong to the enclosing top."""

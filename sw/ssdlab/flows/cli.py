@@ -143,14 +143,17 @@ def _drive_options(f):
                          default=SIM_SCALE["blocks_per_plane"], show_default=True),
             click.option("--pages-per-block", type=click.IntRange(min=1),
                          default=SIM_SCALE["pages_per_block"], show_default=True),
-            click.option("--trace", is_flag=True, help="Build with FST tracing.")]):
+            click.option("--trace", is_flag=True, help="Build with FST tracing."),
+            click.option("--pgo", is_flag=True, help="Build the model with gcc's profile-"
+                         "guided optimisation (a training run; about a minute more, "
+                         "drive-<hash>-pgo).")]):
         f = opt(f)
     return f
 
 
 @sim_group.command("build")
 @_drive_options
-def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace):
+def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, pgo):
     """Build the simulated drive of a persona (reused while nothing changed); prints its
     directory."""
     from spec.persona import PersonaError
@@ -160,21 +163,24 @@ def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace):
                            blocks_per_plane=blocks_per_plane, pages_per_block=pages_per_block)
     except (PersonaError, ValueError) as e:
         raise click.ClickException(str(e)) from None
-    click.echo(build_drive(cfg, trace=trace))
+    try:
+        click.echo(build_drive(cfg, trace=trace, pgo=pgo))
+    except ValueError as e:
+        raise click.ClickException(str(e)) from None
 
 
 @sim_group.command("run")
 @_drive_options
 @click.option("--host-delay-ns", type=click.IntRange(min=0), default=200, show_default=True)
 @click.option("--socket", help="Unix socket (default build/sim/drive.sock).")
-def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, host_delay_ns,
-                socket):
+def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, pgo,
+                host_delay_ns, socket):
     """Build (when needed) and start the simulated drive; attach with `ssdlab drive --sim`."""
     from spec.persona import PersonaError
     from sw.ssdlab.flows.sim import run_drive
     try:
         run_drive(persona, channels, blocks_per_plane, pages_per_block, host_delay_ns, socket,
-                  trace)
+                  trace, pgo)
     except (PersonaError, ValueError) as e:
         raise click.ClickException(str(e)) from None
 

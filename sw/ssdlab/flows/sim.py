@@ -51,13 +51,24 @@ def _digest(cfg):
     return h.hexdigest()[:12]
 
 
-def build_drive(cfg, out=None, trace=False, log=sys.stderr, profile=False):
+# The training workload of a PGO build (`pgo=True`): fill, sequential writes, random reads
+# (sw/ssdlab/flows/sim_profile.py default_workload), smaller than the profile's.
+PGO_TRAINING = dict(fill_kib=1024, write_ios=12, read_ios=300)
+
+
+def build_drive(cfg, out=None, trace=False, log=sys.stderr, profile=False, pgo=False):
     """Build the drive of `cfg` unless an identical model exists (the firmware is always
     brought up to date); returns its directory. profile: the profiling variant (`ssdlab sim
-    profile`), in its own directory drive-<hash>-prof."""
-    from sw.ssdlab.flows.sim_build import build_firmware, build_model, write_rom_init
+    profile`), in its own directory drive-<hash>-prof. pgo: the model compiled with gcc's
+    profile-guided optimisation (an instrumented build, a training run of PGO_TRAINING, a
+    rebuild with its profile; about a minute more), in drive-<hash>-pgo: the same RTL and
+    Verilated code, so the same cycles, only faster."""
+    from sw.ssdlab.flows.sim_build import build_firmware, build_model, pgo_rebuild, write_rom_init
     from sw.ssdlab.flows.sim_gateware import build as soc_build
-    digest = _digest(cfg) + ("-trace" if trace else "") + ("-prof" if profile else "")
+    if pgo and (trace or profile):
+        raise ValueError("build_drive: pgo is for the plain model (not with trace or profile)")
+    digest = (_digest(cfg) + ("-trace" if trace else "") + ("-prof" if profile else "")
+              + ("-pgo" if pgo else ""))
     out = Path(out) if out else ROOT / "build" / "sim" / f"drive-{digest}"
     out.parent.mkdir(parents=True, exist_ok=True)
     # one builder at a time per directory: parallel tests (pytest -n) that want the same
@@ -73,7 +84,13 @@ def build_drive(cfg, out=None, trace=False, log=sys.stderr, profile=False):
               f"ways) into {out}", file=log)
         soc_build(out, cfg)
         write_rom_init(out, build_firmware(out))
-        build_model(out, trace=trace, profile=profile)
+        build_model(out, trace=trace, profile=profile, pgo=pgo)
+        if pgo:
+            from sw.ssdlab.flows.sim_profile import profile as run_workload
+            print(f"ssdlab sim: PGO training run ({PGO_TRAINING})", file=log)
+            run_workload(out, out_dir=out / "pgo-training", use_perf=False, log=log,
+                         **PGO_TRAINING)
+            pgo_rebuild(out)
         stamp.write_text(digest)
         print(f"ssdlab sim: built in {time.monotonic() - t0:.0f} s", file=log)
         return out
@@ -169,14 +186,14 @@ class SimDrive:
 
 def run_drive(persona="default", channels=None, blocks_per_plane=SIM_SCALE["blocks_per_plane"],
               pages_per_block=SIM_SCALE["pages_per_block"], host_delay_ns=200,
-              socket=None, trace=False):
+              socket=None, trace=False, pgo=False):
     """Build (when needed) and start the simulated drive in this process (`ssdlab sim run`):
     the harness replaces the Python process and serves `socket` until stopped."""
     socket = socket or str(ROOT / "build" / "sim" / "drive.sock")
     params = {"n_channels": channels} if channels else None
     cfg = drive_config(persona, params, blocks_per_plane=blocks_per_plane,
                        pages_per_block=pages_per_block)   # PersonaError names the field
-    out = build_drive(cfg, trace=trace)
+    out = build_drive(cfg, trace=trace, pgo=pgo)
     print(f"drive: {cfg.persona}, {cfg.n_channels} channels x {cfg.n_ways} ways, "
           f"{cfg.part}, {cfg.pages_per_block} pages/block x {cfg.blocks_per_plane} "
           f"blocks/plane x {cfg.planes} planes; {cfg.scale_note}")

@@ -18,7 +18,14 @@ ROOT = Path(__file__).resolve().parents[3]
 HARNESS = ROOT / "sim" / "harness"
 NAND_CPP = ROOT / "sim" / "nand" / "cpp"
 
-__all__ = ["build_model", "write_rom_init", "build_firmware", "verilator"]
+__all__ = ["build_model", "pgo_rebuild", "write_rom_init", "build_firmware", "verilator"]
+
+# gcc profile-guided optimisation of the model (`ssdlab sim build --pgo`): build_model(pgo=True)
+# builds it instrumented, a training run writes its .gcda files next to the objects, and
+# pgo_rebuild() compiles the same C++ again with the profile.
+PGO_GENERATE = "-fprofile-generate -fprofile-update=single"
+PGO_USE = ("-fprofile-use -fprofile-partial-training -Wno-missing-profile "
+           "-Wno-coverage-mismatch")  # inline functions seen by several objects
 
 
 def verilator():
@@ -71,10 +78,15 @@ def absolute_memory_inits(out):
         v.write_text(new)
 
 
-def build_model(out, trace=False, jobs=2, profile=False):
+def _cflags(profile=False):
+    return f"-O2 -I{ROOT / 'sim' / 'bridge'} -I{NAND_CPP}" + (" -g" if profile else "")
+
+
+def build_model(out, trace=False, jobs=2, profile=False, pgo=False):
     """Verilate and compile the drive into <out>/obj/ssdlab_sim. profile: the profiling variant
     of `ssdlab sim profile` (same RTL; --prof-cfuncs names every function after its source
-    file and line, -g for perf's symbols)."""
+    file and line, -g for perf's symbols). pgo: instrumented for gcc's profile-guided
+    optimisation (run it, then `pgo_rebuild`)."""
     out = Path(out).resolve()
     gw = out / "gateware"
     absolute_memory_inits(out)
@@ -87,9 +99,10 @@ def build_model(out, trace=False, jobs=2, profile=False):
            "--Mdir", str(obj), "-o", "ssdlab_sim",
            "-Wno-fatal", "-Wno-lint", "-Wno-style", "-Wno-MULTIDRIVEN", "-Wno-TIMESCALEMOD",
            "--timescale", "1ns/1ps", "-O3", "--x-assign", "fast", "--x-initial", "fast",
-           "--noassert", "-CFLAGS", f"-O2 -I{ROOT / 'sim' / 'bridge'} -I{NAND_CPP}"
-           + (" -g" if profile else ""),
+           "--noassert", "-CFLAGS", _cflags(profile) + (f" {PGO_GENERATE}" if pgo else ""),
            "-MAKEFLAGS", "OPT_FAST=-O2"]
+    if pgo:
+        cmd += ["-LDFLAGS", PGO_GENERATE]
     if profile:
         # named functions for perf, without gprof's -pg: an mcount call in each of the
         # thousands of small functions would dominate the profile
@@ -99,4 +112,22 @@ def build_model(out, trace=False, jobs=2, profile=False):
     cmd += [str(s) for s in sources]
     print("sw.ssdlab.flows.sim_build:", " ".join(cmd[:12]), "...", file=sys.stderr)
     subprocess.run(cmd, check=True)
+    return obj / "ssdlab_sim"
+
+
+def pgo_rebuild(out, jobs=2):
+    """Compile the instrumented model of <out>/obj again with the profile its training run
+    left there (.gcda files); the same Verilated C++, so the same model, only faster."""
+    obj = Path(out).resolve() / "obj"
+    gcda = list(obj.glob("*.gcda"))
+    if not gcda:
+        raise SystemExit(f"sw.ssdlab.flows.sim_build: no profile (.gcda) in {obj}: run the "
+                         "instrumented model first")
+    for p in [*obj.glob("*.o"), *obj.glob("*.a"), *obj.glob("*.gch"), obj / "ssdlab_sim"]:
+        p.unlink(missing_ok=True)
+    print(f"sw.ssdlab.flows.sim_build: rebuilding {obj} with the profile of {len(gcda)} "
+          "objects", file=sys.stderr)
+    subprocess.run(["make", "-C", str(obj), "-j", str(jobs), "-f", "Vssdlab_sim_top.mk",
+                    f"VM_USER_CFLAGS={_cflags()} {PGO_USE}", "VM_USER_LDLIBS=", "ssdlab_sim"],
+                   check=True, stdout=subprocess.DEVNULL)
     return obj / "ssdlab_sim"
