@@ -51,6 +51,10 @@ def _scale_options(f):
                      help="Drive capacity scale: blocks per plane (default 16, SIM_SCALE)."),
         click.option("--pages-per-block", type=click.IntRange(min=1),
                      help="Drive capacity scale: pages per block (default 16, SIM_SCALE)."),
+        click.option("--pgo/--no-pgo", default=True, show_default=True,
+                     help="Simulated drive: its model compiled with gcc's profile-guided "
+                          "optimisation (sim/harness/README.md: about 1.2x the simulation "
+                          "speed, a minute more to build once; the same simulated figures)."),
         click.option("--seed", type=click.IntRange(min=0), default=1, show_default=True),
         click.option("--out", type=click.Path(file_okay=False),
                      help="Result directory (default build/bench/<persona>-<suite>-<time>)."),
@@ -186,7 +190,7 @@ def bench_cmd(suite, persona, params, label, device, ioengine, buffered, device_
     spec = BenchSpec(suite=suite, persona=persona, scale=_scale(opts), profile=opts["profile"],
                      seed=opts["seed"], tests=_tests(suite, opts["tests"]),
                      blocks_per_plane=opts["blocks_per_plane"],
-                     pages_per_block=opts["pages_per_block"], device=device,
+                     pages_per_block=opts["pages_per_block"], pgo=opts["pgo"], device=device,
                      ioengine=ioengine, direct=not buffered,
                      device_size=_size(device_size), label=label, out=opts["out"])
     if device:
@@ -285,7 +289,7 @@ def sweep_cmd(personas, params, suites, workers, address, **opts):
     spec = BenchSpec(scale=_scale(opts), profile=opts["profile"], seed=opts["seed"],
                      tests=_tests(list(suites), opts["tests"]),
                      blocks_per_plane=opts["blocks_per_plane"],
-                     pages_per_block=opts["pages_per_block"])
+                     pages_per_block=opts["pages_per_block"], pgo=opts["pgo"])
     out = Path(opts["out"] or Path("build/bench") / f"sweep-{time.strftime('%Y%m%d-%H%M%S')}")
     click.echo(f"ssdlab sweep: {len(cells)} cell(s) on "
                f"{address or f'a LocalCluster of {workers} worker(s)'}; scale "

@@ -91,6 +91,7 @@ class BenchSpec:
     tests: list | None = None
     blocks_per_plane: int | None = None
     pages_per_block: int | None = None
+    pgo: bool = False                   # the simulated drive's model built with gcc's PGO
     device: str | None = None
     ioengine: str = "io_uring"
     direct: bool = True
@@ -110,7 +111,7 @@ def drive_for(spec, log=sys.stderr):
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "w") as f:                   # one build per configuration at a time
         fcntl.flock(f, fcntl.LOCK_EX)
-        out = build_drive(cfg, log=log)
+        out = build_drive(cfg, log=log, pgo=spec.pgo)
     return json.loads((Path(out) / "config.json").read_text()), out
 
 

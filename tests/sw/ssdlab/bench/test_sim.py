@@ -31,7 +31,8 @@ def sim_lock():
 
 
 def bench(out, *args):
-    r = CliRunner().invoke(main, ["bench", "--param", "n_channels=2", "--no-progress",
+    # --no-pgo: the plain build the other drive tests use (one build for all of them)
+    r = CliRunner().invoke(main, ["bench", "--param", "n_channels=2", "--no-progress", "--no-pgo",
                                   "--out", str(out), "--seed", "3", *args])
     assert r.exit_code == 0, r.output + repr(r.exception)
     return json.loads((out / "result.json").read_text())
