@@ -125,7 +125,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
     ftl_last = target.ftl_log() if hasattr(target, "ftl_log") else None
     done = 0
     t_wall, m_start = time.monotonic(), target.mark()
-    io_done = [0]                                   # I/Os of every fio run, precondition too
+    io_done = 0                                     # I/Os of every fio run, precondition too
 
     def note(text):
         if progress:
@@ -173,7 +173,7 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
                 m0 = target.mark()
                 job, wall, _ = target.run_fio(jobfile, sec.name, out_dir, iolog=iolog)
                 m1 = target.mark()
-                io_done[0] += sum(job[d].get("total_ios", 0) for d in ("read", "write", "trim")
+                io_done += sum(job[d].get("total_ios", 0) for d in ("read", "write", "trim")
                                   if d in job)
                 if sec.kind == "fill":
                     f = point_figures(job, suite.decimal)
@@ -198,11 +198,11 @@ def run_suite(suite_name, target, scale, out_dir, seed=1, persona="default", par
             tres["ftl"] = ftl_delta(ftl_before, ftl_last)
         if test.name != "precondition":
             result["tests"].append(tres)
-        _whole_run(result, target, t_wall, m_start, io_done[0])
+        _whole_run(result, target, t_wall, m_start, io_done)
         write_result(result, out_dir)              # partial results survive a failure
     done = total
     note("done")
-    _whole_run(result, target, t_wall, m_start, io_done[0])
+    _whole_run(result, target, t_wall, m_start, io_done)
     write_result(result, out_dir)
     return result
 

@@ -9,8 +9,6 @@ the suite, then charts and the report.
 """
 
 import datetime
-import fcntl
-import hashlib
 import json
 import sys
 from dataclasses import dataclass, field
@@ -106,12 +104,7 @@ def drive_for(spec, log=sys.stderr):
     scale = {k: v for k, v in (("blocks_per_plane", spec.blocks_per_plane),
                                ("pages_per_block", spec.pages_per_block)) if v is not None}
     cfg = drive_config(spec.persona, spec.params or None, **scale)
-    key = hashlib.sha256(json.dumps(cfg.as_dict(), sort_keys=True).encode()).hexdigest()[:12]
-    lock = ROOT / "build" / "sim" / f"bench-build-{key}.lock"
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "w") as f:                   # one build per configuration at a time
-        fcntl.flock(f, fcntl.LOCK_EX)
-        out = build_drive(cfg, log=log, pgo=spec.pgo)
+    out = build_drive(cfg, log=log, pgo=spec.pgo)   # one build per configuration at a time
     return json.loads((Path(out) / "config.json").read_text()), out
 
 

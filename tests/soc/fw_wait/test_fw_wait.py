@@ -58,6 +58,20 @@ def access(dut, adr, we=False, dat=0, limit=10_000):
     return data, n, waiting
 
 
+def stall_in_wait(dut, cycles):
+    """Start a read of WAIT and leave it open: for `cycles` edges it is not acknowledged and
+    the core says the CPU is waiting. The caller ends it."""
+    bus = dut.bus
+    yield bus.adr.eq(REG_WAIT)
+    yield bus.we.eq(0)
+    yield bus.cyc.eq(1)
+    yield bus.stb.eq(1)
+    for _ in range(cycles):
+        yield
+        assert not (yield bus.ack)
+        assert (yield dut.waiting)
+
+
 def set_deadline(dut, t):
     yield from access(dut, REG_DEADLINE_LO, True, t & 0xFFFFFFFF)
     yield from access(dut, REG_DEADLINE_HI, True, t >> 32)
@@ -105,14 +119,7 @@ def test_fw_wait_sources_and_status():
         for _ in range(3):
             yield
         bus = dut.bus
-        yield bus.adr.eq(REG_WAIT)
-        yield bus.we.eq(0)
-        yield bus.cyc.eq(1)
-        yield bus.stb.eq(1)
-        for _ in range(500):
-            yield
-            assert not (yield bus.ack)
-            assert (yield dut.waiting)
+        yield from stall_in_wait(dut, 500)
         yield dut.sources.eq(0b10)                  # a source level: wakes
         yield
         yield
@@ -133,13 +140,7 @@ def test_fw_wait_status_change_timing():
         yield from set_deadline(dut, NO_DEADLINE)
         yield from access(dut, REG_ARM, True, 1)
         bus = dut.bus
-        yield bus.adr.eq(REG_WAIT)
-        yield bus.we.eq(0)
-        yield bus.cyc.eq(1)
-        yield bus.stb.eq(1)
-        for _ in range(40):
-            yield
-            assert not (yield bus.ack)
+        yield from stall_in_wait(dut, 40)
         yield dut.status.eq(1)
         yield
         yield

@@ -16,27 +16,20 @@ in simulated ns.
   path at 250 MHz.
 """
 
-import fcntl
 import time
-from pathlib import Path
 
 import pytest
 
 from spec.pcie_link import PcieLink, SataLink
 from sw.ssdlab.drive import Drive
 
-ROOT = Path(__file__).resolve().parents[3]
 PERSONA, PARAMS = "default", {"n_channels": 2}
 BLOCKS, QD, N_IOS = 256, 32, 256        # 128 KiB x 256 at QD 32: 32 MiB
 
 
 def _build(persona, params):
     from sw.ssdlab.flows.sim import build_drive, drive_config
-    lock_path = ROOT / "build" / "sim" / "system-drive.lock"
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        return build_drive(drive_config(persona, params))
+    return build_drive(drive_config(persona, params))   # build_drive locks its directory
 
 
 @pytest.fixture(scope="module")
