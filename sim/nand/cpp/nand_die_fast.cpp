@@ -4,8 +4,11 @@
 #include "nand_die_fast.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "nand_text.h"
 
@@ -24,6 +27,11 @@ NandDieFast::NandDieFast(const DieConfig &cfg, int id, int64_t clk_ps, bool verb
     checker.set_timings(iface_ != 0, mode);
     dq_out_ = garbage_.genrand() & 0xFF;
     out_cache_ = (uint32_t)dq_out_ | (1u << 8);
+    // SSDLAB_DIE_TRACE=all or =<die id>: one stdout line per command latched and per NV-DDR2
+    // data-out burst, for per-page timings of a whole drive (sim/nand/README.md)
+    const char *e = std::getenv("SSDLAB_DIE_TRACE");
+    trace_ = e && (!std::strcmp(e, "all") ||
+                   (std::isdigit((unsigned char)e[0]) && std::atoi(e) == id));
 }
 
 void NandDieFast::clear() {
@@ -122,9 +130,12 @@ bool NandDieFast::expect_addr(double now, size_t n, const std::string &what) {
 
 void NandDieFast::latch(int64_t now_ps, int kind, int byte) {
     sync(now_ps);
-    if (kind == 0)
+    if (kind == 0) {
         command(now_ps, byte);
-    else if (kind == 1)
+        if (trace_)
+            std::printf("die_trace %d t=%.3f cmd %02X ready=%.3f\n", die_id, now_ps / 1000.0,
+                        byte, std::max(die.ready_ns(), now_ps / 1000.0));
+    } else if (kind == 1)
         address(now_ps, byte);
     else
         data_in(now_ps, byte);
@@ -427,13 +438,19 @@ void NandDieFast::observe_nvddr2(int64_t t_ps, const Pins &prev, const Pins &pin
         if (!pins.re_n && !rd_on_) {
             rd_on_ = true;
             rd_last_fall_ = -1;
+            rd_start_ = t_ps;
+            rd_bytes_ = 0;
             drive(t_ps, t.tDQSD * DQSRE_FRACTION, -1, 0);
         } else if (pins.re_n && rd_on_ && rd_last_fall_ >= 0 &&
                    now - rd_last_fall_ / 1000.0 + 1e-3 >= t.tRPST) {
             rd_on_ = false;     // the postamble's rising edge: no data, DQS stays low
+            if (trace_)
+                std::printf("die_trace %d t=%.3f burst %d bytes from t=%.3f\n", die_id, now,
+                            rd_bytes_, rd_start_ / 1000.0);
         } else if (rd_on_) {
             if (!pins.re_n) rd_last_fall_ = t_ps;
             int v = nvddr2_byte(t_ps);
+            rd_bytes_++;
             drive(t_ps, t.tDQSRE * DQSRE_FRACTION, v, pins.re_n);
         }
     }

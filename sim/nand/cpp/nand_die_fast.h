@@ -77,6 +77,9 @@ class NandDieFast {
     // NV-DDR2 data-out burst (OnfiPinTarget.rd): in progress, the last RE# falling edge
     bool rd_on_ = false;
     int64_t rd_last_fall_ = -1;
+    int64_t rd_start_ = 0;  // its preamble's RE# falling edge; bytes (RE# edges) so far
+    int rd_bytes_ = 0;
+    bool trace_ = false;    // SSDLAB_DIE_TRACE names this die (or "all")
     int feat_raw_ = 0;      // NV-DDR2 SET FEATURES bytes seen (each comes twice)
     // command assembly
     int cmd_ = -1;
