@@ -62,3 +62,32 @@ def test_nvddr2_drive():
     assert "DQS calibration found no read window" not in log, log[-3000:]
     assert "NV-DDR2 failed" not in log, log[-3000:]
     assert "nand_die_fast[" not in log, "a die reported a violation:\n" + log[-3000:]
+
+
+@pytest.mark.full
+def test_nvddr2_sequential_read_rate():
+    """Sequential 128 KiB reads at QD 32 reach >= 90 % of the build's analytic limit
+    (sw/ssdlab/bench/limits.py: NV-DDR2 mode 7 at the engine clock, page data only), where
+    the flash binds: 64 writes and a flush first (so no program backlog shares the dies),
+    then 200 reads over that region."""
+    from sw.ssdlab.bench.limits import bus_of, point_limit
+    from sw.ssdlab.bench.session import link_limits
+    from sw.ssdlab.drive import Drive
+    from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
+    cfg = drive_config(PERSONA, PARAMS)
+    out = build_drive(cfg)
+    c = cfg.as_dict()
+    limit = point_limit(c, link_limits(c), "read", 131072)
+    assert limit["bound"] == "flash", limit
+    with SimDrive(out, boot_us=BOOT_US) as sim:
+        with Drive(sim=sim.socket) as d:
+            region = 64 * 256
+            w = d.bench(write=True, io_blocks=256, qd=32, n_ios=64, lba_count=region)
+            d.flush()
+            r = d.bench(write=False, io_blocks=256, qd=32, n_ios=200, lba_count=region)
+    assert w["errors"] == r["errors"] == 0
+    mb_s = r["bytes"] / r["elapsed_ns"] * 1e3
+    print(f"\n{cfg.persona}, {cfg.n_channels} ch x {cfg.n_ways} ways, {bus_of(c)['describe']}:"
+          f" 200 x 128 KiB sequential reads QD 32: {mb_s:.1f} MB/s of {limit['mb_s']} MB/s "
+          f"({100 * mb_s / limit['mb_s']:.1f} %)")
+    assert mb_s >= 0.9 * limit["mb_s"], (mb_s, limit)
