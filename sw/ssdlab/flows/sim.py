@@ -31,7 +31,7 @@ SIM_SCALE = dict(blocks_per_plane=16, pages_per_block=16)
 # loaded into the ROM image at every start, without rebuilding the model.
 _SOURCE_DIRS = ["spec", "rtl", "soc", "sim/bridge", "sim/nand/cpp", "sim/nand/fast_sources.py",
                 "sim/harness", "sw/ssdlab/flows/sim_build.py",
-                "sw/ssdlab/flows/sim_gateware.py"]
+                "sw/ssdlab/flows/sim_gateware.py", "sw/ssdlab/flows/sim_onfi_phy.py"]
 
 
 def drive_config(persona=None, params=None, **scale):
