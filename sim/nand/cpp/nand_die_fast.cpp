@@ -328,7 +328,9 @@ void NandDieFast::data_in(int64_t now_ps, int d) {
     }
 }
 
-int NandDieFast::data_out(int64_t now_ps) {
+// One data-output byte. `copies`: how often each READ ID / GET FEATURES byte repeats (SDR 1;
+// NV-DDR2 2, one per DQS edge). Status and array data are live on every edge.
+int NandDieFast::out_byte(int64_t now_ps, int copies) {
     sync(now_ps);
     double now = now_ps / 1000.0;
     int v = -1;
@@ -342,34 +344,16 @@ int NandDieFast::data_out(int64_t now_ps) {
     } else if (out_ == OUT_BYTES) {
         if (!die.rb_n(now))
             own(now, "busy", "data output while the target is busy");
-        else if (out_index_ < out_bytes_.size())
-            v = out_bytes_[out_index_++];
+        else if (out_index_ / copies < out_bytes_.size())
+            v = out_bytes_[out_index_++ / copies];
     }
     report();
     return v;
 }
 
-int NandDieFast::nvddr2_byte(int64_t now_ps) {
-    sync(now_ps);
-    double now = now_ps / 1000.0;
-    int v = -1;
-    if (out_ == OUT_STATUS) {
-        v = die.status(now, die.selected_lun);
-    } else if (out_ == OUT_ARRAY) {
-        Bytes data;
-        bool ok = false;
-        call(now, [&] { ok = die.read_data(now, 1, data); }, false);
-        v = ok && !data.empty() ? data[0] : -1;
-    } else if (out_ == OUT_BYTES) {
-        // READ ID and GET FEATURES bytes come twice each (on both DQS edges)
-        if (!die.rb_n(now))
-            own(now, "busy", "data output while the target is busy");
-        else if (out_index_ / 2 < out_bytes_.size())
-            v = out_bytes_[out_index_++ / 2];
-    }
-    report();
-    return v;
-}
+int NandDieFast::data_out(int64_t now_ps) { return out_byte(now_ps, 1); }
+
+int NandDieFast::nvddr2_byte(int64_t now_ps) { return out_byte(now_ps, 2); }
 
 void NandDieFast::set_wp(int64_t now_ps, int wp_n) { die.set_wp_n(now_ps / 1000.0, wp_n); }
 

@@ -68,6 +68,7 @@ class NandDieFast {
     int64_t next_event_ps() const { return next_event_ps_; }
 
   private:
+    int out_byte(int64_t now_ps, int copies);
     int64_t clk_ps_;
     bool verbose_;
     int iface_ = 0;
