@@ -47,8 +47,10 @@ def test_nvddr2_drive():
             chunk = 256                                 # LBAs: 128 KiB, the MDTS
             n_lba = d.info()["ns_blocks"]
             writes = {}
-            for _ in range(6):
-                lba = rng.randrange(0, n_lba - chunk) // 8 * 8
+            # six distinct chunk slots: overlapping writes would make the earlier one's
+            # read-back differ by design
+            for slot in rng.sample(range(n_lba // chunk), 6):
+                lba = slot * chunk
                 data = rng.randbytes(chunk * 512)
                 d.write(lba, data)
                 writes[lba] = data
