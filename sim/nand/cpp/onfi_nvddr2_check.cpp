@@ -124,19 +124,7 @@ void OnfiChecker::observe_nvddr2(double t, const Pins &prev, const Pins &pins) {
             protocol(t, "WE# latch needs exactly one of CLE and ALE high (NV-DDR2 data goes "
                         "with DQS)");
         } else {
-            int kind = prev.cle ? 0 : 1;
-            int byte = prev.dq >= 0 ? prev.dq : 0;
-            if (kind == 1) {
-                set(ADDR_RISE, t);
-            } else {
-                last_cmd_ = byte;
-                ccs_write_ = byte == 0x85;
-                if (byte == 0xE0)
-                    set(E0_RISE, t);
-                else
-                    has_[E0_RISE] = false;
-            }
-            last_kind_ = kind;
+            latch(prev.cle ? 0 : 1, prev.dq >= 0 ? prev.dq : 0, t);
         }
         set(WE_RISE, t);
     }

@@ -120,17 +120,10 @@ void OnfiChecker::observe_sdr(double t, const Pins &prev, const Pins &pins) {
                 if (ccs_write_) min(tCCS, t, ADDR_RISE);
             }
             ccs_write_ = false;
-        } else if (kind == 1) {
-            set(ADDR_RISE, t);
+            last_kind_ = kind;
         } else {
-            last_cmd_ = byte;
-            ccs_write_ = byte == 0x85;
-            if (byte == 0xE0)
-                set(E0_RISE, t);
-            else
-                has_[E0_RISE] = false;
+            latch(kind, byte, t);
         }
-        last_kind_ = kind;
         set(WE_RISE, t);
     }
     if (prev.re_n && !pins.re_n && sel) {
@@ -155,6 +148,21 @@ void OnfiChecker::observe_sdr(double t, const Pins &prev, const Pins &pins) {
         min(tRP, t, RE_FALL);
         set(RE_RISE, t);
     }
+}
+
+// A command (kind 0) or address (kind 1) cycle latched at t: the edges later rules time from.
+void OnfiChecker::latch(int kind, int byte, double t) {
+    if (kind == 1) {
+        set(ADDR_RISE, t);
+    } else {
+        last_cmd_ = byte;
+        ccs_write_ = byte == 0x85;
+        if (byte == 0xE0)
+            set(E0_RISE, t);
+        else
+            has_[E0_RISE] = false;
+    }
+    last_kind_ = kind;
 }
 
 }  // namespace nandfast

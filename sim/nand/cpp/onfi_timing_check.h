@@ -62,6 +62,7 @@ class OnfiChecker {
            CE_FALL, RB_RISE, ADDR_RISE, E0_RISE, RD_END, WPST_END, RD_START, N_EDGES };
     double last_[N_EDGES];
     bool has_[N_EDGES] = {};
+    void latch(int kind, int byte, double t);
     int last_kind_ = -1;    // 0 cmd, 1 addr, 2 data
     int last_cmd_ = -1;
     bool ccs_write_ = false;
