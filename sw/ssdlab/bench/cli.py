@@ -13,6 +13,7 @@ failed; 2 a usage error naming the option (unknown suite, persona, profile or te
 --param, a non-positive scale factor).
 """
 
+import json
 import sys
 import time
 from pathlib import Path
@@ -304,8 +305,69 @@ def sweep_cmd(personas, params, suites, workers, address, **opts):
         raise SystemExit(1)
 
 
+@click.command("fidelity")
+@click.option("--persona", "personas", multiple=True,
+              help="Only these personas (may repeat; default: every shipped one).")
+@_scale_options
+@click.option("--device", metavar="TEMPLATE",
+              help="Run on files or devices instead of simulated drives; \"{cell}\" in the "
+                   "path names the persona (tests the campaign itself).")
+@click.option("--device-size", metavar="BYTES", help="With --device: bytes to use.")
+@click.option("--dry-run", is_flag=True, help="Print the plan and the limits, run nothing.")
+@click.option("--from", "from_dir", type=click.Path(file_okay=False, exists=True),
+              help="Tabulate an earlier campaign's directory (its fidelity.json), run nothing.")
+@click.option("--readme", is_flag=True,
+              help="Write the table into personas/README.md between its fidelity markers.")
+def fidelity_cmd(personas, device, device_size, dry_run, from_dir, readme, **opts):
+    """Every shipped persona at its own full channel x way x LUN topology (only capacity
+    scaled: --blocks-per-plane, default 16): the `fidelity` suite beside the analytic
+    limits; fidelity.json, table.md and each persona's bench result in the output directory.
+    Exits 1 when a persona could not be run (its row says why)."""
+    from sw.ssdlab.bench import fidelity
+    from sw.ssdlab.bench.session import BenchSpec
+    if from_dir:
+        doc = json.loads((Path(from_dir) / "fidelity.json").read_text())
+        out = Path(from_dir)
+    else:
+        bpp = opts["blocks_per_plane"] or 16
+        ppb = opts["pages_per_block"] or 16
+        try:
+            entries = fidelity.plan(list(personas) or fidelity.shipped(), bpp, ppb)
+        except fidelity.FidelityError as e:
+            raise click.UsageError(str(e)) from None
+        for e in entries:
+            lim = e["limits"]
+            click.echo(f"{e['persona']}: {e['topology']}, {', '.join(e['parts'])}, "
+                       f"{e['onfi']}, {e['host']}; {e['scale']}; limits read "
+                       f"{lim['read']} MB/s ({lim['read_bound']}), program {lim['program']} "
+                       f"MB/s ({lim['program_bound']})")
+        if dry_run:
+            return
+        spec = BenchSpec(scale=_scale(opts), profile=opts["profile"], seed=opts["seed"],
+                         tests=_tests("fidelity", opts["tests"]), blocks_per_plane=bpp,
+                         pages_per_block=ppb, pgo=opts["pgo"], device=device, direct=device is None,
+                         device_size=_size(device_size))
+        out = Path(opts["out"] or Path("build/bench") /
+                   f"fidelity-{time.strftime('%Y%m%d-%H%M%S')}")
+        doc = fidelity.run_all(spec, entries, out, echo=click.echo)
+    text = fidelity.table(doc)
+    (out / "table.md").write_text(text)
+    click.echo(text)
+    if readme:
+        from sw.ssdlab.bench.session import ROOT
+        try:
+            fidelity.update_readme(ROOT / "personas" / "README.md", text)
+        except fidelity.FidelityError as e:
+            raise click.ClickException(str(e)) from None
+        click.echo("fidelity: table written into personas/README.md")
+    click.echo(f"fidelity: {out}/fidelity.json, table.md, <persona>/report.md")
+    if not all(p["ok"] for p in doc["personas"]):
+        raise SystemExit(1)
+
+
 def register(main):
-    """Add bench, compare and sweep to the `ssdlab` command line."""
+    """Add bench, compare, sweep and fidelity to the `ssdlab` command line."""
     main.add_command(bench_cmd)
     main.add_command(compare_cmd)
     main.add_command(sweep_cmd)
+    main.add_command(fidelity_cmd)

@@ -271,32 +271,37 @@ def _qdscan():
                      "point; a point's IOPS is the mean of its per-second samples"])
 
 
-def _basic():
-    kib = 1 << 10
-
-    def p(name, rw, bs, qd, label):
-        return Point(name, "read" if "read" in rw else "write", label, rw, bs, qd,
+def _figures(name, title):
+    """The drive's basic figures on the test region, just written: 128 KiB sequential write
+    and read at QD 32, 4 KiB random read and write at QD 1 and QD 32 (10 s each)."""
+    def p(pname, rw, bs, qd, label):
+        return Point(pname, "read" if "read" in rw else "write", label, rw, bs, qd,
                      duration_s=10, region="test", label=label)
-    figures = Test("basic", "Basic figures: sequential 128 KiB and random 4 KiB", "table",
-                   "mb_s",
-                   [Trim(), Fill(1.0, region="test"),
-                    p("seqwrite-128k-qd32", "write", 128 * kib, 32, "SEQ128K Q32"),
-                    p("seqread-128k-qd32", "read", 128 * kib, 32, "SEQ128K Q32"),
-                    p("randread-4k-qd1", "randread", 4 * kib, 1, "RND4K Q1"),
-                    p("randread-4k-qd32", "randread", 4 * kib, 32, "RND4K Q32"),
-                    p("randwrite-4k-qd1", "randwrite", 4 * kib, 1, "RND4K Q1"),
-                    p("randwrite-4k-qd32", "randwrite", 4 * kib, 32, "RND4K Q32")],
-                   thin=False)
+    return Test(name, title, "table", "mb_s",
+                [Trim(), Fill(1.0, region="test"),
+                 p("seqwrite-128k-qd32", "write", 128 * KIB, 32, "SEQ128K Q32"),
+                 p("seqread-128k-qd32", "read", 128 * KIB, 32, "SEQ128K Q32"),
+                 p("randread-4k-qd1", "randread", 4 * KIB, 1, "RND4K Q1"),
+                 p("randread-4k-qd32", "randread", 4 * KIB, 32, "RND4K Q32"),
+                 p("randwrite-4k-qd1", "randwrite", 4 * KIB, 1, "RND4K Q1"),
+                 p("randwrite-4k-qd32", "randwrite", 4 * KIB, 32, "RND4K Q32")],
+                thin=False)
+
+
+_FIGURES_NOTE = ("the test region deallocated, written sequentially, then each figure for 10 s "
+                 "(x time_scale) on it; QD 1 read latency is randread-4k-qd1's")
+
+
+def _basic():
+    figures = _figures("basic", "Basic figures: sequential 128 KiB and random 4 KiB")
     wa = Test("wa", "Write amplification: uniform random 128 KiB writes over the whole drive",
               "table", "mb_s",
               [Trim(), Point("wa-randwrite-128k-qd32", "write", "RND128K Q32 x capacity",
-                             "randwrite", 128 * kib, 32, duration_s=None, region="drive",
+                             "randwrite", 128 * KIB, 32, duration_s=None, region="drive",
                              label="RND128K Q32")], thin=False)
     return Suite("basic", "The drive's basic figures and its write amplification", False,
                  [figures, wa], notes=_MAP_NOTES + [
-                     "basic: the test region deallocated, written sequentially, then each "
-                     "figure for 10 s (x time_scale) on it; QD 1 read latency is "
-                     "randread-4k-qd1's",
+                     f"basic: {_FIGURES_NOTE}",
                      "wa: the drive deallocated, then write_multiple x its capacity of uniform "
                      "random 128 KiB writes (with replacement: fio's random map would "
                      "overwrite in write order and measure no GC); the test's write "
@@ -304,7 +309,32 @@ def _basic():
                      "(vendor log page C0h, sw/firmware/README.md)"])
 
 
-SUITES = {s.name: s for s in (_review(), _enterprise(), _freespace(), _qdscan(), _basic())}
+def _fidelity():
+    """What `ssdlab fidelity` measures on every persona (issue 20, item 6)."""
+    figures = _figures("figures", "Sequential 128 KiB and random 4 KiB at QD 1 and QD 32")
+    recover = dict(rw="randwrite", bs=4 * KIB, qd=32, duration_s=10)
+    sustained = Test(
+        "sustained", "Sustained random 4 KB writes at QD 32 (crosses an SLC cache)",
+        "degradation", "iops",
+        [Trim(), Idle(15 * 60),
+         Point("sustained", "write", 0, "randwrite", 4 * KIB, 32, duration_s=None,
+               sample=True),
+         Idle(15 * 60),
+         Point("sustained-idle", "write", "after 15 min idle", label="after 15 min idle",
+               **recover)],
+        x_label="data written (GB)", thin=False)
+    return Suite("fidelity", "A persona's figures at its full topology", False,
+                 [figures, sustained], notes=_MAP_NOTES + [
+                     f"figures: {_FIGURES_NOTE}",
+                     "sustained: the drive deallocated and left idle 15 min, then "
+                     "write_multiple x its capacity of random 4 KiB writes at QD 32 sampled "
+                     "against data written (an SLC cache shows as a plateau, then a cliff); "
+                     "then 15 min idle and 10 s more of the same writes (the cache folded "
+                     "back)"])
+
+
+SUITES = {s.name: s for s in (_review(), _enterprise(), _freespace(), _qdscan(), _basic(),
+                              _fidelity())}
 
 
 def suite_names():
