@@ -109,7 +109,7 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     need(h.io_queues <= 64, "host.io_queues", h.io_queues,
          "NvmeController n_io_queues is 1..64")
     need(h.queue_depth <= 4096, "host.queue_depth", h.queue_depth,
-         "NvmeController mqes is 1..4095 (queue_depth - 1)")
+         "NvmeController mqes is 1..4095 (queue_depth - 1; SATA: the NCQ depth)")
     need(h.max_transfer_kib >= 8, "host.max_transfer_kib", h.max_transfer_kib,
          "NvmeController max_transfer is 8 KiB..16 MiB")
     if h.interface == "sata":
@@ -158,7 +158,7 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
         "nvme_controller": {"n_io_queues": h.io_queues,
                             "max_transfer": h.max_transfer_kib * 1024,
                             "lbads": h.lba_bytes.bit_length() - 1,
-                            "mqes": h.queue_depth - 1},
+                            "mqes": h.mqes},
         "host_link": {"interface": h.interface, "mb_s": round(h.link_mb_s, 1),
                       "read_mb_s": round(link["limits"]["read_mb_s"], 1),
                       "write_mb_s": round(link["limits"]["write_mb_s"], 1),

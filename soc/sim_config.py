@@ -74,7 +74,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         blocks_per_plane=geo.blocks_per_plane, planes=geo.planes,
         bits_per_cell=geo.bits_per_cell, t_r_ns=g.timing.t_r_ns, t_prog_ns=g.timing.t_prog_ns,
         t_bers_ns=g.timing.t_bers_ns, onfi_mode=mode, n_io_queues=min(h.io_queues, 64),
-        mqes=min(h.queue_depth, 4096) - 1,
+        mqes=min(h.mqes, 4095),
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
         op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles,

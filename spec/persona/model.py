@@ -69,6 +69,13 @@ class Host:
             return pcie_link.SataLink(self.sata_mb_s, mps, mrrs, read_latency_ns)
         return pcie_link.PcieLink(self.pcie_gen, self.pcie_lanes, mps, mrrs, read_latency_ns)
 
+    @property
+    def mqes(self):
+        """The NVMe queue size the simulated drive offers (CAP.MQES, entries - 1): an NVMe
+        persona's queue_depth entries; a SATA persona's NCQ depth is commands in flight, and
+        an NVMe ring of N entries holds N - 1 commands, so NCQ's 32 take 33 entries."""
+        return self.queue_depth if self.interface == "sata" else self.queue_depth - 1
+
     def describe(self):
         if self.interface == "sata":
             return f"SATA, link capped at {self.sata_mb_s} MB/s"

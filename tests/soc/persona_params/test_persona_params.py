@@ -36,7 +36,7 @@ def test_rtl_params():
     assert r["onfi"] == {"interface": "sdr", "mode": 5, "clk_mhz": 100.0, "sdr_mode": 5}
     assert r["nvddr2_timing"] is None
     assert r["nvme_controller"] == {"n_io_queues": 1, "max_transfer": 262144, "lbads": 9,
-                                    "mqes": 31}
+                                    "mqes": 32}
     assert any("nv-ddr2 mode 6" in s for s in r["substitutions"])
     assert r["limits_mb_s"]["channel_read"] < load_persona("crucial-m500-240").flash_limits()[
         "channel_read"]                                     # SDR 5 is slower than NV-DDR2 6
@@ -122,11 +122,12 @@ def test_link_params_and_soc_config():
     assert soc_config("default").mqes == 1023   # samsung-950pro-512: 1024 entries
     # a board keeps its own clock
     assert soc_config("intel-750-1.2t", sys_clk_freq=100e6).sys_clk_freq == 100e6
-    # SATA: NVMe with NCQ's one queue behind the persona's cap, 64 bits at 125 MHz
+    # SATA: NVMe with NCQ's one queue of 32 commands (33 entries) behind the persona's cap,
+    # 64 bits at 125 MHz
     c = soc_config("crucial-m500-240", {"n_channels": 2}).as_dict()
     assert (c["host_interface"], c["link_mb_s_cap"], c["n_io_queues"], c["mqes"],
             c["pcie_data_width"], c["sys_clk_freq"], c["mps"], c["mrrs"],
-            c["read_latency_ns"]) == ("sata", 550, 1, 31, 64, 125e6, 256, 512, 400)
+            c["read_latency_ns"]) == ("sata", 550, 1, 32, 64, 125e6, 256, 512, 400)
     assert any("host link: SATA, payload capped at 550 MB/s" in n for n in c["notes"])
 
 
