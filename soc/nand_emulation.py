@@ -35,8 +35,10 @@ def emulated_part(cfg):
                      pages_per_block=cfg.pages_per_block,
                      blocks_per_plane=cfg.blocks_per_plane, planes=cfg.planes, luns=1,
                      bits_per_cell=cfg.bits_per_cell)
+    from soc.ssdlab_soc import PAGE_TIMING_FIELDS
     t = replace(base.timing, t_r_ns=cfg.t_r_ns, t_prog_ns=cfg.t_prog_ns,
-                t_bers_ns=cfg.t_bers_ns)
+                t_bers_ns=cfg.t_bers_ns, typical=cfg.nand_timing == "typical",
+                **{k: cfg.page_timing.get(k) for k in PAGE_TIMING_FIELDS})
     assert isinstance(t, NandArrayTiming)
     return replace(base, geometry=g, timing=t)
 

@@ -27,7 +27,7 @@ A drive small enough to be written end to end in Verilator also needs fewer page
 """
 
 from soc.persona_params import link_params, rtl_params
-from soc.ssdlab_soc import SocConfig
+from soc.ssdlab_soc import PAGE_TIMING_FIELDS, SocConfig
 from spec.pcie_link import SATA_NCQ_QUEUES
 
 __all__ = ["soc_config"]
@@ -74,6 +74,8 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         blocks_per_plane=geo.blocks_per_plane, planes=geo.planes,
         bits_per_cell=geo.bits_per_cell, t_r_ns=g.timing.t_r_ns, t_prog_ns=g.timing.t_prog_ns,
         t_bers_ns=g.timing.t_bers_ns, onfi_mode=mode, n_io_queues=min(h.io_queues, 64),
+        page_timing={k: getattr(g.timing, k) for k in PAGE_TIMING_FIELDS
+                     if getattr(g.timing, k) is not None},
         mqes=min(h.mqes, 4095),
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
@@ -102,4 +104,14 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
                      f"{rate:.0f} MT/s" + ("" if rate >= onfi.mt_s else
                                           f" (persona: engine at {onfi.clock_mhz:g} MHz)"))
     fields.update(params or {})
+    for op in ("r", "prog"):     # a tR / tPROG given as a parameter: one value for every type
+        if f"t_{op}_ns" in (params or {}) and "page_timing" not in params:
+            fields["page_timing"] = {k: v for k, v in fields["page_timing"].items()
+                                     if not k.startswith(f"t_{op}_")}
+            notes.append(f"t_{op}_ns={params[f't_{op}_ns']} given: the same for every page "
+                         f"type and corner")
+    corner = fields.get("nand_timing", "typical")
+    types = "/".join(geo.page_types)
+    notes.append(f"NAND array times: {corner} tR and tPROG per page type ({types}, page % "
+                 f"{geo.bits_per_cell}); sources: ssdlab persona show {p.name}")
     return SocConfig(**fields)

@@ -64,11 +64,19 @@ def git_hash():
         return 0
 
 
+# The per page type array times a build passes to its dies (spec.nand_geometry.NandArrayTiming)
+PAGE_TIMING_FIELDS = tuple(f"t_{op}{s}_ns" for op in ("r", "prog") for s in (
+    "_lower", "_middle", "_upper", "_typ", "_lower_typ", "_middle_typ", "_upper_typ"))
+
+
 class SocConfig:
     """The build's parameters, derived from a persona (spec/persona) and overrides.
 
     n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
+    page_timing: the part's per page type tR/tPROG maxima and typical values
+    ({NandArrayTiming field: ns}, fields PAGE_TIMING_FIELDS, absent: not set); nand_timing:
+    "typical" (the dies run the typical values, as real drives do) or "maximum" (worst case);
     onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64); mqes (1..4095: entries
     per queue - 1, CAP.MQES: the persona's queue depth - 1, 31 for SATA NCQ); tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
@@ -100,6 +108,8 @@ class SocConfig:
         self.t_r_ns = kw.pop("t_r_ns", 115000)
         self.t_prog_ns = kw.pop("t_prog_ns", 1600000)
         self.t_bers_ns = kw.pop("t_bers_ns", 3000000)
+        self.page_timing = dict(kw.pop("page_timing", {}))
+        self.nand_timing = kw.pop("nand_timing", "typical")
         self.onfi_mode = kw.pop("onfi_mode", 5)
         self.n_io_queues = kw.pop("n_io_queues", 16)
         self.mqes = kw.pop("mqes", 4095)
@@ -133,6 +143,13 @@ class SocConfig:
         if self.pcie_data_width not in (64, 128, 256, 512):
             raise ValueError(f"SocConfig: pcie_data_width={self.pcie_data_width!r}: one of "
                              "64, 128, 256, 512")
+        if self.nand_timing not in ("typical", "maximum"):
+            raise ValueError(f"SocConfig: nand_timing={self.nand_timing!r}: one of typical, "
+                             "maximum")
+        bad = sorted(set(self.page_timing) - set(PAGE_TIMING_FIELDS))
+        if bad:
+            raise ValueError(f"SocConfig: page_timing: unknown field(s) {', '.join(bad)}; "
+                             f"one of {', '.join(PAGE_TIMING_FIELDS)}")
         if self.nand_model not in ("die", "emulator"):
             raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
         if self.nvddr2_mode is not None and self.nvddr2_mode not in NVDDR2_MODES:

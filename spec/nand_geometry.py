@@ -4,10 +4,18 @@
 - `NandGeometry`: page and spare size, pages per block, blocks per plane, planes, LUNs per
   target (CE), bits per cell. Derived: block/LUN/target sizes, row-address bit fields, address
   cycle counts, plane of a block, MLC page type.
-- `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS, optionally per MLC page type)
-  and the short busy times of cache, multi-plane, feature and reset operations.
+- `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS; tR and tPROG per page type,
+  maxima and typical values, and the switch choosing which the die runs) and the short busy
+  times of cache, multi-plane, feature and reset operations.
 - `NandPart` and `PARTS`: the dies of `personas.md` (IMFT MLC; Samsung planar TLC and V-NAND
-  MLC; Kioxia BiCS4 TLC) with their ONFI identity.
+  MLC; Kioxia BiCS4 TLC) with their ONFI identity and the source of every array time
+  (`NandPart.timing_source`).
+
+Page types (`NandGeometry.page_type`): page p of a block is type PAGE_TYPES_OF[bits][p % bits]
+("lower"/"upper" for MLC, "lower"/"middle"/"upper" for TLC). This modulo order is assumed:
+real parts program word lines in a staggered shared-page order, which changes which page
+index is slow, not how many of each type a block holds (a sequential write programs every
+type equally often). Both die models (sim/nand/python, sim/nand/cpp) use this rule.
 
 ONFI row address (LSB first): page bits, then block bits (the plane is the block's low bits),
 then LUN bits; each field is ceil(log2(count)) bits wide. The column address is a byte offset
@@ -19,9 +27,12 @@ legal range, e.g. "NandGeometry.planes = 3: must be one of 1, 2, 4, 8".
 
 from dataclasses import dataclass, field
 
-__all__ = ["NandGeometry", "NandArrayTiming", "NandPart", "PARTS", "part", "PAGE_TYPES"]
+__all__ = ["NandGeometry", "NandArrayTiming", "NandPart", "PARTS", "part", "PAGE_TYPES",
+           "PAGE_TYPES_OF"]
 
-PAGE_TYPES = ("lower", "upper", "extra", "top")  # by page % bits_per_cell (see page_type)
+PAGE_TYPES = ("lower", "middle", "upper", "top")    # the index is the die models' type number
+PAGE_TYPES_OF = {1: ("lower",), 2: ("lower", "upper"), 3: ("lower", "middle", "upper"),
+                 4: ("lower", "middle", "upper", "top")}     # by page % bits_per_cell
 
 
 def _bits(count):
@@ -172,13 +183,19 @@ class NandGeometry:
         """Plane of a block: the low `plane_bits` of the block address (ONFI)."""
         return block % self.planes
 
-    def page_type(self, page):
-        """MLC/TLC page type of a page: PAGE_TYPES[page % bits_per_cell].
+    @property
+    def page_types(self):
+        """The page types of a word line, in page order (PAGE_TYPES_OF[bits_per_cell])."""
+        return PAGE_TYPES_OF[self.bits_per_cell]
 
-        Assumed mapping (even = lower, odd = upper for MLC); real parts use a shared-page
-        table that staggers lower and upper pages, which only changes which page is slow.
+    def page_type(self, page):
+        """Page type of page `page` (0..pages_per_block-1): page_types[page % bits_per_cell].
+
+        Assumed mapping (MLC: even lower, odd upper; TLC: lower, middle, upper in turn); real
+        parts use a shared-page table that staggers the types, which only changes which page
+        is slow (module docstring).
         """
-        return PAGE_TYPES[page % self.bits_per_cell]
+        return self.page_types[page % self.bits_per_cell]
 
     def pack_row(self, lun, block, page):
         """ONFI row address of (lun, block, page); each must be in range (ValueError)."""
@@ -224,14 +241,27 @@ class NandGeometry:
 _NS_MAX = 10**9  # 1 s: far above any NAND array time, low enough to catch unit mistakes
 
 
+_TYPED = ("lower", "middle", "upper")    # page types with their own tR / tPROG fields
+
+
 @dataclass(frozen=True)
 class NandArrayTiming:
     """Array busy times of one die, integer ns of simulated time.
 
+    tR and tPROG come as maxima and as typical values, each per page type; `typical` chooses
+    which the die runs. A page of type T reads in t_r(T):
+    typical: t_r_T_typ_ns, else t_r_typ_ns, else the maximum below;
+    maximum: t_r_T_ns, else t_r_ns. Likewise tPROG. The ONFI parameter page reports maxima.
+
     Parameters (legal ranges, ns):
-    - t_r_ns, t_prog_ns, t_bers_ns: page read, page program, block erase; 1..1e9.
-    - t_r_lower_ns, t_r_upper_ns, t_prog_lower_ns, t_prog_upper_ns: per MLC page type,
-      None (use t_r_ns / t_prog_ns) or 1..1e9. Page types "extra"/"top" use t_r_ns/t_prog_ns.
+    - t_r_ns, t_prog_ns, t_bers_ns: page read, page program, block erase; 1..1e9 (tR, tPROG:
+      the maximum of a page type without its own value).
+    - t_r_{lower,middle,upper}_ns, t_prog_{lower,middle,upper}_ns: per page type maxima
+      (middle: TLC); None (use t_r_ns / t_prog_ns) or 1..1e9. "top" (QLC) has no own fields.
+    - t_r_typ_ns, t_prog_typ_ns, t_r_{lower,middle,upper}_typ_ns,
+      t_prog_{lower,middle,upper}_typ_ns: typical values, None (fall back as above) or
+      1..1e9, at most the maximum of the same page type.
+    - typical: True (default) the die runs the typical values, False the maxima (worst case).
     - t_cbsy_ns: cache program busy (80h-15h until the cache register is free), 0..1e9.
     - t_rcbsy_ns: cache read busy (31h/3Fh until the cache register holds the page), 0..1e9.
     - t_dbsy_ns: multi-plane dummy busy after 11h/32h/D1h, 0..1e9.
@@ -256,37 +286,89 @@ class NandArrayTiming:
     t_rst_prog_ns: int = 10_000
     t_rst_erase_ns: int = 500_000
     t_rst_first_ns: int = 1_000_000
+    t_r_middle_ns: int | None = None
+    t_prog_middle_ns: int | None = None
+    t_r_typ_ns: int | None = None
+    t_r_lower_typ_ns: int | None = None
+    t_r_middle_typ_ns: int | None = None
+    t_r_upper_typ_ns: int | None = None
+    t_prog_typ_ns: int | None = None
+    t_prog_lower_typ_ns: int | None = None
+    t_prog_middle_typ_ns: int | None = None
+    t_prog_upper_typ_ns: int | None = None
+    typical: bool = True
 
     def __post_init__(self):
         c = "NandArrayTiming"
         for name in ("t_r_ns", "t_prog_ns", "t_bers_ns"):
             _check_int(c, name, getattr(self, name), 1, _NS_MAX)
-        for name in ("t_r_lower_ns", "t_r_upper_ns", "t_prog_lower_ns", "t_prog_upper_ns"):
-            if getattr(self, name) is not None:
-                _check_int(c, name, getattr(self, name), 1, _NS_MAX)
+        for op in ("r", "prog"):
+            for suffix in [f"_{t}" for t in _TYPED] + ["_typ"] + [f"_{t}_typ" for t in _TYPED]:
+                name = f"t_{op}{suffix}_ns"
+                if getattr(self, name) is not None:
+                    _check_int(c, name, getattr(self, name), 1, _NS_MAX)
+            for ptype in PAGE_TYPES:
+                typ, most = self._typ(op, ptype), self._max(op, ptype)
+                if typ is not None and typ > most:
+                    raise ValueError(f"{c}: typical t_{op} of {ptype} pages = {typ} ns: must be "
+                                     f"at most its maximum, {most} ns")
         for name in ("t_cbsy_ns", "t_rcbsy_ns", "t_dbsy_ns", "t_feat_ns", "t_rst_ns",
                      "t_rst_prog_ns", "t_rst_erase_ns", "t_rst_first_ns"):
             _check_int(c, name, getattr(self, name), 0, _NS_MAX)
+        if not isinstance(self.typical, bool):
+            raise ValueError(f"{c}.typical = {self.typical!r}: must be True or False")
 
-    def t_r(self, page_type="lower"):
-        """tR of a page of `page_type` (see NandGeometry.page_type)."""
-        specific = {"lower": self.t_r_lower_ns, "upper": self.t_r_upper_ns}.get(page_type)
-        return self.t_r_ns if specific is None else specific
+    def _max_field(self, op, page_type):
+        """The field holding the maximum of `op` ("r"/"prog") for a page type."""
+        own = f"t_{op}_{page_type}_ns"
+        return own if getattr(self, own, None) is not None else f"t_{op}_ns"
 
-    def t_prog(self, page_type="lower"):
-        """tPROG of a page of `page_type`."""
-        specific = {"lower": self.t_prog_lower_ns,
-                    "upper": self.t_prog_upper_ns}.get(page_type)
-        return self.t_prog_ns if specific is None else specific
+    def _typ_field(self, op, page_type):
+        """The field holding the typical value, or None when there is none."""
+        for name in (f"t_{op}_{page_type}_typ_ns", f"t_{op}_typ_ns"):
+            if getattr(self, name, None) is not None:
+                return name
+        return None
+
+    def _max(self, op, page_type):
+        return getattr(self, self._max_field(op, page_type))
+
+    def _typ(self, op, page_type):
+        name = self._typ_field(op, page_type)
+        return None if name is None else getattr(self, name)
+
+    def _of(self, op, page_type, typical):
+        typical = self.typical if typical is None else typical
+        typ = self._typ(op, page_type) if typical else None
+        return self._max(op, page_type) if typ is None else typ
+
+    def t_r(self, page_type="lower", typical=None):
+        """tR of a page of `page_type` (PAGE_TYPES; see NandGeometry.page_type), typical or
+        maximum as `typical` says (None: the timing's own `typical`)."""
+        return self._of("r", page_type, typical)
+
+    def t_prog(self, page_type="lower", typical=None):
+        """tPROG of a page of `page_type`, as t_r."""
+        return self._of("prog", page_type, typical)
+
+    def t_r_mean(self, bits_per_cell, typical=None):
+        """Mean tR over the page types of a `bits_per_cell` part (every type equally often, as
+        a sequential or uniformly random workload reads them), ns (float)."""
+        types = PAGE_TYPES_OF[bits_per_cell]
+        return sum(self.t_r(t, typical) for t in types) / len(types)
+
+    def t_prog_mean(self, bits_per_cell, typical=None):
+        """Mean tPROG over the page types (a sequential write programs every type), ns."""
+        types = PAGE_TYPES_OF[bits_per_cell]
+        return sum(self.t_prog(t, typical) for t in types) / len(types)
 
     @property
     def t_r_max_ns(self):
-        return max(v for v in (self.t_r_ns, self.t_r_lower_ns, self.t_r_upper_ns) if v)
+        return max(self._max("r", t) for t in PAGE_TYPES)
 
     @property
     def t_prog_max_ns(self):
-        return max(v for v in (self.t_prog_ns, self.t_prog_lower_ns, self.t_prog_upper_ns)
-                   if v)
+        return max(self._max("prog", t) for t in PAGE_TYPES)
 
 
 @dataclass(frozen=True)
@@ -299,6 +381,8 @@ class NandPart:
     - ecc_bits: ECC bits per 512-byte codeword the part needs, 0..254 (byte 112).
     - sdr_modes: supported SDR timing modes, a bit mask 0x01..0x3F with mode 0 set.
     - max_bad_blocks: bad blocks per LUN allowed over life (bytes 103-104), 0..65535.
+    - timing_sources: {NandArrayTiming field: where its value comes from}; a field not
+      named is assumed (`timing_source`).
     """
 
     name: str
@@ -313,6 +397,7 @@ class NandPart:
     sdr_modes: int = 0x3F
     max_bad_blocks: int | None = None
     notes: str = field(default="", compare=False)
+    timing_sources: dict = field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
         c = "NandPart"
@@ -333,6 +418,24 @@ class NandPart:
         if self.max_bad_blocks is not None:
             _check_int(c, "max_bad_blocks", self.max_bad_blocks, 0, 65535)
 
+    def timing_source(self, name):
+        """Where the array time `name` (a NandArrayTiming field) comes from: a datasheet or
+        paper, or a text starting "assumed"."""
+        return self.timing_sources.get(name, "assumed")
+
+    def page_timing(self):
+        """Per page type tR and tPROG of the part, typical and maximum, each with the field
+        that supplies it and that field's source: [(op "tR"/"tPROG", page type, typ_ns,
+        typ_source, max_ns, max_source)] over the geometry's page types."""
+        t, rows = self.timing, []
+        for op, key in (("tR", "r"), ("tPROG", "prog")):
+            for ptype in self.geometry.page_types:
+                most = t._max_field(key, ptype)
+                typ = t._typ_field(key, ptype) or most
+                rows.append((op, ptype, getattr(t, typ), self.timing_source(typ),
+                             getattr(t, most), self.timing_source(most)))
+        return rows
+
     @property
     def bad_blocks_limit(self):
         """max_bad_blocks, or 2 % of the blocks of a LUN when not given (assumed)."""
@@ -341,23 +444,73 @@ class NandPart:
         return min(65535, max(1, self.geometry.blocks_per_lun // 50))
 
 
+# Per page type array times. Datasheets give tR as a maximum and tPROG as a typical value,
+# page-averaged; neither splits them by page type. The splits below are assumed, after the
+# published behaviour of multi-level cells: a lower page reads with one sense and programs a
+# coarse two-level step, later pages need more senses and finer steps (Grupp et al.,
+# "Characterizing flash memory: anomalies, observations, and applications", MICRO 2009:
+# MLC program latency alternates fast/slow pages, several times apart). Typical tPROG per
+# type averages to the part's headline tPROG; tPROG maxima are 1.5x the typical values; tR
+# maxima are the headline tR for every type. 3D NAND (V-NAND, BiCS) programs a word line's
+# pages in one pass, so its tPROG is the same for every page type; its reads still split.
+_SPLIT = {2: {"r": (0.5, 0.8), "prog": (0.4, 1.6)},
+          3: {"r": (0.5, 0.7, 0.9), "prog": (0.5, 1.0, 1.5)}}
+_MAX_OVER_TYP = 1.5
+_SPLIT_NOTE = ("assumed: page-type split of the headline figure (spec/nand_geometry.py, "
+               "_SPLIT; after Grupp et al., MICRO 2009)")
+
+
+def _typed_timing(bits, t_r_us, t_prog_us, t_bers_us, one_pass_program, headline):
+    """NandArrayTiming with per page type values and the sources of each field: t_r_ns,
+    t_prog_ns, t_bers_ns are the headline figures (sources in `headline`: {field: text});
+    every page type has its own tPROG maximum, tR maxima are the headline tR."""
+    types = PAGE_TYPES_OF[bits]
+    kw = dict(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000, t_bers_ns=t_bers_us * 1000)
+    sources = dict(headline)
+    for ptype, f in zip(types, _SPLIT[bits]["r"], strict=True):
+        kw[f"t_r_{ptype}_typ_ns"] = round(t_r_us * f * 1000)
+        sources[f"t_r_{ptype}_typ_ns"] = _SPLIT_NOTE
+    if one_pass_program:
+        kw["t_prog_typ_ns"] = t_prog_us * 1000
+        sources["t_prog_typ_ns"] = sources["t_prog_ns"]
+        for ptype in types:
+            kw[f"t_prog_{ptype}_ns"] = round(t_prog_us * _MAX_OVER_TYP * 1000)
+            sources[f"t_prog_{ptype}_ns"] = ("assumed: 1.5x the typical tPROG (one-pass "
+                                             "program: the same for every page type)")
+    else:
+        for ptype, f in zip(types, _SPLIT[bits]["prog"], strict=True):
+            kw[f"t_prog_{ptype}_typ_ns"] = round(t_prog_us * f * 1000)
+            kw[f"t_prog_{ptype}_ns"] = round(t_prog_us * f * _MAX_OVER_TYP * 1000)
+            sources[f"t_prog_{ptype}_typ_ns"] = _SPLIT_NOTE
+            sources[f"t_prog_{ptype}_ns"] = "assumed: 1.5x the typical value of the page type"
+    return NandArrayTiming(**kw), sources
+
+
+_L85A = ("Micron MT29F64G08CBAB[A/B] (L85A) datasheet, features: read page 100 us (MAX), "
+         "program page 1300 us (TYP), erase block 3 ms (TYP)")
+_PERSONAS_MD = "personas.md class value (no datasheet named): assumed"
+
+
 def _imft(name, die_gbit, page_bytes, pages_per_block, t_r_us, t_prog_us, id_bytes, model,
-          note):
+          note, source=_PERSONAS_MD):
     geometry = NandGeometry.from_capacity(die_gbit, page_bytes, pages_per_block)
-    timing = NandArrayTiming(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000,
-                             t_bers_ns=3_000_000)
+    timing, sources = _typed_timing(2, t_r_us, t_prog_us, 3000, False,
+                                    {"t_r_ns": source, "t_prog_ns": source,
+                                     "t_bers_ns": source})
     return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
                     manufacturer="MICRON", model=model, jedec_id=0x2C, pe_cycles=3000,
-                    ecc_bits=40, notes=note)
+                    ecc_bits=40, notes=note, timing_sources=sources)
 
 
 _ASSUMED = ("planes 2 and spare = page/16 assumed (personas.md); ID bytes, model string, "
             "ECC requirement and the short busy times are assumed, Micron-class")
 
 # The IMFT dies of personas.md (one LUN per target; make more with dataclasses.replace).
+# Headline tR / tPROG: the imft-20nm-mlc-64gbit figures are the L85A datasheet's; the others
+# are personas.md's (L95B 128 Gbit 20 nm, L74A 64 Gbit 25 nm), no datasheet at hand.
 PARTS = {p.name: p for p in (
     _imft("imft-20nm-mlc-64gbit", 64, 8192, 256, 100, 1300, b"\x2c\x64\x44\x4b\xa9",
-          "SSDLAB-IMFT20-64G", _ASSUMED),
+          "SSDLAB-IMFT20-64G", _ASSUMED, source=_L85A),
     _imft("imft-20nm-mlc-128gbit", 128, 16384, 512, 115, 1600, b"\x2c\x84\x64\x3c\xa5",
           "SSDLAB-IMFT20-128G", _ASSUMED),
     _imft("imft-25nm-mlc-64gbit", 64, 8192, 256, 75, 1300, b"\x2c\x88\x04\x4b\xa9",
@@ -366,12 +519,14 @@ PARTS = {p.name: p for p in (
 
 
 def _other(name, geometry, t_r_us, t_prog_us, t_bers_us, pe_cycles, id_bytes, manufacturer,
-           jedec_id, model, note):
-    timing = NandArrayTiming(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000,
-                             t_bers_ns=t_bers_us * 1000)
+           jedec_id, model, note, one_pass_program):
+    assumed = "assumed: class value (personas.md gives none)"
+    timing, sources = _typed_timing(geometry.bits_per_cell, t_r_us, t_prog_us, t_bers_us,
+                                    one_pass_program, {"t_r_ns": assumed, "t_prog_ns": assumed,
+                                                       "t_bers_ns": assumed})
     return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
                     manufacturer=manufacturer, model=model, jedec_id=jedec_id,
-                    pe_cycles=pe_cycles, ecc_bits=40, notes=note)
+                    pe_cycles=pe_cycles, ecc_bits=40, notes=note, timing_sources=sources)
 
 
 _ASSUMED_OTHER = ("everything but the cell type, node and die size is assumed (personas.md "
@@ -380,22 +535,23 @@ _ASSUMED_OTHER = ("everything but the cell type, node and die size is assumed (p
 
 # The other dies of personas.md (Samsung and Kioxia drives). TLC dies hold a whole number of
 # blocks of 3-bit word lines, so they are built from blocks per plane, not from die_gbit:
-# their capacity is the nominal one within 0.1 % (over, like real TLC dies).
+# their capacity is the nominal one within 0.1 % (over, like real TLC dies). Planar TLC
+# programs its pages in steps (per page type tPROG); V-NAND and BiCS in one pass.
 PARTS.update({p.name: p for p in (
     _other("samsung-16nm-tlc-128gbit",
            NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=384,
                         blocks_per_plane=1366, planes=2, bits_per_cell=3),
            100, 2000, 5000, 1000, b"\xec\xde\x94\xc3\x00", "SAMSUNG", 0xEC,
-           "SSDLAB-SEC16-TLC128G", _ASSUMED_OTHER),
+           "SSDLAB-SEC16-TLC128G", _ASSUMED_OTHER, False),
     _other("samsung-vnand-32l-mlc-128gbit",
            NandGeometry.from_capacity(128, 16384, 256),
            60, 700, 4000, 6000, b"\xec\xd7\x14\x7e\x00", "SAMSUNG", 0xEC,
-           "SSDLAB-SECV2-MLC128G", _ASSUMED_OTHER),
+           "SSDLAB-SECV2-MLC128G", _ASSUMED_OTHER, True),
     _other("kioxia-bics4-tlc-512gbit",
            NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1152,
                         blocks_per_plane=1821, planes=2, bits_per_cell=3),
            70, 600, 5000, 3000, b"\x98\x3c\x99\xb3\x76", "TOSHIBA", 0x98,
-           "SSDLAB-BICS4-TLC512G", _ASSUMED_OTHER),
+           "SSDLAB-BICS4-TLC512G", _ASSUMED_OTHER, True),
 )})
 
 

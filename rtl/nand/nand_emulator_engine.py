@@ -131,13 +131,18 @@ class NandEmulatorEngine:
         with m.Else():
             m.d.sync += walk_plane.eq(walk_plane + 1)
 
-    def page_cycles(self, ns, lower, upper, page):
-        """Cycles of an array time that may differ by MLC page type (lower/upper)."""
-        cyc = self.emu._cyc
-        if (lower is None and upper is None) or self.geo.g.bits_per_cell < 2:
-            return Const(cyc(ns), 32)
-        return Mux(page[0], cyc(upper if upper is not None else ns),
-                   cyc(lower if lower is not None else ns))
+    def page_cycles(self, time_of, page):
+        """Cycles of an array time by page type: time_of is the timing's t_r or t_prog (the
+        corner it selects, typical or maximum). MLC: lower/upper by page parity, as the die
+        models; other cells run their slowest page type on every page (the emulator does not
+        divide the page by 3: a TLC drive on the card is timed pessimistically)."""
+        cyc, g = self.emu._cyc, self.geo.g
+        times = [time_of(t) for t in g.page_types]
+        if len(set(times)) == 1:
+            return Const(cyc(times[0]), 32)
+        if g.bits_per_cell != 2:
+            return Const(cyc(max(times)), 32)
+        return Mux(page[0], cyc(times[1]), cyc(times[0]))
 
     # --- logic --------------------------------------------------------------------------------
 

@@ -111,8 +111,7 @@ class NandEmulatorProgram:
                     with m.If(walk_ruled):
                         m.d.sync += [rule_count.eq(rule_count + 1),
                                      emu.rule_code.eq(walk_rule)]
-                    cycles = page_cycles(t.t_prog_ns, t.t_prog_lower_ns,
-                                         t.t_prog_upper_ns, walk_page)
+                    cycles = page_cycles(t.t_prog, walk_page)
                     start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
                     end = start + cycles
                     # 15h: the cache register is free tCBSY after the array takes the

@@ -76,7 +76,7 @@ class NandEmulatorRead:
                                  inf_erase[li].eq(0), lrr_valid[li].eq(1),
                                  lrr_row[li].eq(c_row), cache_mode[li].eq(CACHE_NONE),
                                  dreg_plane[li].eq(pl), dreg_row[li].eq(c_row)]
-                    cycles = page_cycles(t.t_r_ns, t.t_r_lower_ns, t.t_r_upper_ns, page_c)
+                    cycles = page_cycles(t.t_r, page_c)
                     end = walk_stamp + cycles
                     m.d.sync += [rdy_dl[li].eq(end),
                                  ardy_dl[li].eq(Mux(ardy_dl[li] > end, ardy_dl[li], end))]
@@ -237,7 +237,7 @@ class NandEmulatorRead:
             kind = Mux(e.fbad, Mux(edge_page, REG_MARK, REG_FF),
                        Mux(n_page < e.next_page, REG_DATA, REG_FF))
             start = Mux(ready(ardy_dl[li]), walk_stamp, ardy_dl[li])
-            t_r = page_cycles(t.t_r_ns, t.t_r_lower_ns, t.t_r_upper_ns, n_page)
+            t_r = page_cycles(t.t_r, n_page)
             rb = start + emu._cyc(t.t_rcbsy_ns)
             ab = start + t_r
             dp = dreg_plane[li]

@@ -8,7 +8,8 @@ times (`analytic_limits` for SDR, used by tests/nand/nand_backend; `analytic_lim
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.pcie_link import GT_S, lane_mb_s
 
-__all__ = ["PCIE_LANE_MB_S", "flash_limits", "analytic_limits", "analytic_limits_nvddr2"]
+__all__ = ["PCIE_LANE_MB_S", "flash_limits", "array_times", "analytic_limits",
+           "analytic_limits_nvddr2"]
 
 # per lane and direction, after line coding (spec/pcie_link.py)
 PCIE_LANE_MB_S = {g: lane_mb_s(g) for g in GT_S}
@@ -18,7 +19,8 @@ def flash_limits(persona, onfi=None):
     """Analytic flash limits of `persona` (a Persona) in MB/s (10^6 B/s of user data):
 
     - array_read / array_program: every die busy with multi_plane pages per tR / tPROG
-      (no bus cost);
+      (no bus cost); tR and tPROG here and below are the means over the part's page types
+      (`array_times`), in the corner its timing selects (typical unless set to maximum);
     - bus_peak: channels x the ONFI mode's transfer rate;
     - channel_read / channel_program: per channel, the bus cycles of the engine at
       controller.onfi.clock_mhz plus the array times (every page moves page + spare over
@@ -32,8 +34,9 @@ def flash_limits(persona, onfi=None):
     c = persona.controller
     onfi = onfi or c.onfi
     mp = c.multi_plane
-    arr_r = sum(mp * d[3].geometry.page_bytes * 1e9 / d[3].timing.t_r_ns for d in persona.dies)
-    arr_p = sum(mp * d[3].geometry.page_bytes * 1e9 / d[3].timing.t_prog_ns
+    arr_r = sum(mp * d[3].geometry.page_bytes * 1e9 / array_times(d[3])[0]
+                for d in persona.dies)
+    arr_p = sum(mp * d[3].geometry.page_bytes * 1e9 / array_times(d[3])[1]
                 for d in persona.dies)
     ch = {"read": 0.0, "program": 0.0}
     for channel in range(c.channels):
@@ -50,6 +53,14 @@ def flash_limits(persona, onfi=None):
     return out
 
 
+def array_times(part):
+    """(tR, tPROG) in ns of `part` (a NandPart) averaged over its page types, in the corner
+    its timing selects: a sequential write programs every page type in turn (and reads hit
+    them evenly), so a die's pages per second are the page count over the summed times."""
+    bits = part.geometry.bits_per_cell
+    return part.timing.t_r_mean(bits), part.timing.t_prog_mean(bits)
+
+
 def _channel_rates(mp, dies, onfi):
     """User-data bytes/s one channel sustains with these dies, reads and programs: every
     die runs mp (multi_plane) pages per array op; the bus carries one die at a time, in turn."""
@@ -59,14 +70,15 @@ def _channel_rates(mp, dies, onfi):
         bus_ns = data = array_bound = 0.0
         for d in dies:
             part = d[3]
-            g, t = part.geometry, part.timing
+            g = part.geometry
             regs = _engine_regs(onfi, period)
             fn = analytic_limits if onfi.interface == "sdr" else analytic_limits_nvddr2
-            lim = fn(regs, 1, g.register_bytes, t.t_r_ns, t.t_prog_ns, period_ns=period,
+            t_r, t_prog = array_times(part)
+            lim = fn(regs, 1, g.register_bytes, t_r, t_prog, period_ns=period,
                      column_cycles=g.column_cycles, row_cycles=g.row_cycles)
             _, bus_pages, _, _ = lim[kind]
             one_bus_ns = 1e9 / bus_pages                       # one page's bus phases
-            array_ns = t.t_r_ns if kind == "read" else t.t_prog_ns
+            array_ns = t_r if kind == "read" else t_prog
             bus_ns += mp * one_bus_ns
             data += mp * g.page_bytes
             array_bound += mp * g.page_bytes * 1e9 / (mp * one_bus_ns + array_ns)

@@ -373,6 +373,10 @@ class Persona:
                 "planes": g.part.geometry.planes, "bits_per_cell": g.part.geometry.bits_per_cell,
                 "t_r_ns": g.part.timing.t_r_ns, "t_prog_ns": g.part.timing.t_prog_ns,
                 "t_bers_ns": g.part.timing.t_bers_ns, "pe_cycles": g.part.pe_cycles,
+                "page_timing": [dict(zip(("op", "page_type", "typ_ns", "typ_source", "max_ns",
+                                          "max_source"), row, strict=True))
+                                for row in g.part.page_timing()],
+                "timing_corner": "typical" if g.part.timing.typical else "maximum",
                 "part_notes": g.part.notes} for g in self.groups]},
             "capacity": {"user_gb": self.user_gb, "die_count": self.die_count,
                          "raw_bytes": self.raw_bytes, "raw_gib": self.raw_bytes / 2**30,

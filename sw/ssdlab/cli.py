@@ -123,6 +123,26 @@ def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_
         raise SystemExit(1)
 
 
+def _print_page_timing(part):
+    """The part's tR / tPROG per page type, typical and maximum, each with its source; the
+    sources are listed once each and numbered."""
+    echo, sources = click.echo, []
+
+    def ref(text):
+        if text not in sources:
+            sources.append(text)
+        return f"[{sources.index(text) + 1}]"
+    t = part.timing
+    corner = "typical" if t.typical else "maximum"
+    echo(f"    page types (page % {part.geometry.bits_per_cell}), us, typical / maximum; the "
+         f"dies run {corner}, the limits below the mean over the types:")
+    for op, ptype, typ, typ_src, most, most_src in part.page_timing():
+        echo(f"      {op:5} {ptype:6} {typ / 1000:8g} {ref(typ_src):4} / {most / 1000:8g} "
+             f"{ref(most_src)}")
+    for i, text in enumerate(sources, 1):
+        echo(f"      [{i}] {text}")
+
+
 def _print(p):
     c, h, o = p.controller, p.host, p.controller.onfi
     echo = click.echo
@@ -144,6 +164,7 @@ def _print(p):
              f"{geo.blocks_per_plane} blocks/plane, {geo.planes} planes, {geo.bits_per_cell} "
              f"bits/cell; tR {t.t_r_ns / 1000:g} us, tPROG {t.t_prog_ns / 1000:g} us, tBERS "
              f"{t.t_bers_ns / 1000:g} us; {g.part.pe_cycles} P/E")
+        _print_page_timing(g.part)
     echo(f"  capacity: {p.die_count} dies, raw {_gib(p.raw_bytes)} ({p.raw_bytes} B), user "
          f"{p.user_bytes / 1e9:.3f} GB ({p.lba_count} LBAs), exposed {p.exposed_pct:.1f} %, "
          f"OP {p.op_pct:.1f} %")

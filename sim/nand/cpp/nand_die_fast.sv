@@ -45,6 +45,18 @@ module nand_die_fast #(
     parameter int    T_RST_PROG_NS = 10000,
     parameter int    T_RST_ERASE_NS = 500000,
     parameter int    T_RST_FIRST_NS = 1000000,
+    // TLC middle page maxima and typical values (-1: not set; NandArrayTiming's fallbacks)
+    parameter int    T_R_MIDDLE_NS = -1,
+    parameter int    T_PROG_MIDDLE_NS = -1,
+    parameter int    T_R_TYP_NS = -1,
+    parameter int    T_R_LOWER_TYP_NS = -1,
+    parameter int    T_R_MIDDLE_TYP_NS = -1,
+    parameter int    T_R_UPPER_TYP_NS = -1,
+    parameter int    T_PROG_TYP_NS = -1,
+    parameter int    T_PROG_LOWER_TYP_NS = -1,
+    parameter int    T_PROG_MIDDLE_TYP_NS = -1,
+    parameter int    T_PROG_UPPER_TYP_NS = -1,
+    parameter bit    TYPICAL = 1,                       // typical values, else the maxima
     // die options (NandDie): rules, faults
     parameter bit    STRICT = 1,                        // refuse a rule-breaking command
     parameter real   FACTORY_BAD_BLOCK_RATE = 0.0,      // 0.0..0.5
@@ -92,7 +104,11 @@ module nand_die_fast #(
         input int t_rst_first_ns, input int strict, input real factory_bad_block_rate,
         input int pe_limit, input real rber_base, input real rber_per_kcycle,
         input real rber_exponent, input int factory_erased, input int require_reset,
-        input int param_page_copies, input int verbose);
+        input int param_page_copies, input int verbose, input int t_r_middle_ns,
+        input int t_prog_middle_ns, input int t_r_typ_ns, input int t_r_lower_typ_ns,
+        input int t_r_middle_typ_ns, input int t_r_upper_typ_ns, input int t_prog_typ_ns,
+        input int t_prog_lower_typ_ns, input int t_prog_middle_typ_ns,
+        input int t_prog_upper_typ_ns, input int typical);
     import "DPI-C" function int nand_die_fast_eval(
         input int handle, input longint now_ps, input int pins, output int rules,
         output int timing, output longint next_ps);
@@ -108,7 +124,10 @@ module nand_die_fast #(
             T_PROG_UPPER_NS, T_CBSY_NS, T_RCBSY_NS, T_DBSY_NS, T_FEAT_NS, T_RST_NS,
             T_RST_PROG_NS, T_RST_ERASE_NS, T_RST_FIRST_NS, int'(STRICT),
             FACTORY_BAD_BLOCK_RATE, PE_LIMIT, RBER_BASE, RBER_PER_KCYCLE, RBER_EXPONENT,
-            int'(FACTORY_ERASED), int'(REQUIRE_RESET), PARAM_PAGE_COPIES, int'(VERBOSE));
+            int'(FACTORY_ERASED), int'(REQUIRE_RESET), PARAM_PAGE_COPIES, int'(VERBOSE),
+            T_R_MIDDLE_NS, T_PROG_MIDDLE_NS, T_R_TYP_NS, T_R_LOWER_TYP_NS, T_R_MIDDLE_TYP_NS,
+            T_R_UPPER_TYP_NS, T_PROG_TYP_NS, T_PROG_LOWER_TYP_NS, T_PROG_MIDDLE_TYP_NS,
+            T_PROG_UPPER_TYP_NS, int'(TYPICAL));
         if (handle < 0)
             $fatal(1, "nand_die_fast %m (DIE_ID %0d): illegal parameters (see above)", DIE_ID);
         last_pins = -1;

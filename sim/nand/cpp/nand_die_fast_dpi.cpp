@@ -55,7 +55,10 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
                       int strict, double factory_bad_block_rate, int pe_limit,
                       double rber_base, double rber_per_kcycle, double rber_exponent,
                       int factory_erased, int require_reset, int param_page_copies,
-                      int verbose) {
+                      int verbose, int t_r_middle_ns, int t_prog_middle_ns, int t_r_typ_ns,
+                      int t_r_lower_typ_ns, int t_r_middle_typ_ns, int t_r_upper_typ_ns,
+                      int t_prog_typ_ns, int t_prog_lower_typ_ns, int t_prog_middle_typ_ns,
+                      int t_prog_upper_typ_ns, int typical) {
     DieConfig c;
     const Ident *ident = nullptr;
     for (const Ident &p : PARTS)
@@ -94,6 +97,17 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
     t.t_rst_prog_ns = t_rst_prog_ns;
     t.t_rst_erase_ns = t_rst_erase_ns;
     t.t_rst_first_ns = t_rst_first_ns;
+    t.t_r_middle_ns = t_r_middle_ns;
+    t.t_prog_middle_ns = t_prog_middle_ns;
+    t.t_r_typ_ns = t_r_typ_ns;
+    t.t_r_lower_typ_ns = t_r_lower_typ_ns;
+    t.t_r_middle_typ_ns = t_r_middle_typ_ns;
+    t.t_r_upper_typ_ns = t_r_upper_typ_ns;
+    t.t_prog_typ_ns = t_prog_typ_ns;
+    t.t_prog_lower_typ_ns = t_prog_lower_typ_ns;
+    t.t_prog_middle_typ_ns = t_prog_middle_typ_ns;
+    t.t_prog_upper_typ_ns = t_prog_upper_typ_ns;
+    t.typical = typical != 0;
     c.seed = seed;
     c.strict = strict != 0;
     c.factory_bad_block_rate = factory_bad_block_rate;

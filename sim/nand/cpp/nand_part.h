@@ -20,7 +20,12 @@ struct Geometry {
     int register_bytes = 0, blocks_per_lun = 0, plane_bits = 0;
     std::string derive();   // "" or the error naming the field
     int plane_of(int block) const { return block % planes; }
-    int page_type(int page) const { return page % bits_per_cell; }  // 0 lower, 1 upper...
+    // Page type (spec.nand_geometry.PAGE_TYPES): 0 lower, 1 middle, 2 upper, 3 top; page
+    // p is type PAGE_TYPES_OF[bits_per_cell][p % bits_per_cell] (MLC: lower, upper).
+    int page_type(int page) const {
+        int k = page % bits_per_cell;
+        return bits_per_cell == 2 && k == 1 ? 2 : k;
+    }
     uint64_t pack_row(int lun, int block, int page) const {
         return ((((uint64_t)lun << block_bits) | (uint64_t)block) << page_bits) | page;
     }
@@ -34,8 +39,18 @@ struct ArrayTiming {
     int64_t t_cbsy_ns = 3000, t_rcbsy_ns = 3000, t_dbsy_ns = 500, t_feat_ns = 1000;
     int64_t t_rst_ns = 5000, t_rst_prog_ns = 10000, t_rst_erase_ns = 500000;
     int64_t t_rst_first_ns = 1000000;
+    // TLC middle page maxima; typical values (uniform, then per page type); -1: not set
+    int64_t t_r_middle_ns = -1, t_prog_middle_ns = -1;
+    int64_t t_r_typ_ns = -1, t_r_lower_typ_ns = -1, t_r_middle_typ_ns = -1;
+    int64_t t_r_upper_typ_ns = -1, t_prog_typ_ns = -1, t_prog_lower_typ_ns = -1;
+    int64_t t_prog_middle_typ_ns = -1, t_prog_upper_typ_ns = -1;
+    bool typical = true;    // run the typical values (else the maxima), as NandArrayTiming
     int64_t t_r(int page_type) const;
     int64_t t_prog(int page_type) const;
+    int64_t t_r_max_of(int page_type) const;      // the maximum, whatever `typical` says
+    int64_t t_prog_max_of(int page_type) const;
+    int64_t t_r_typ_of(int page_type) const;      // the typical value, -1 if none
+    int64_t t_prog_typ_of(int page_type) const;
     int64_t t_r_max() const;
     int64_t t_prog_max() const;
 };

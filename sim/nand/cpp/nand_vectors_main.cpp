@@ -114,6 +114,17 @@ int run_file(const std::string &path) {
             t.t_rst_prog_ns = num(m["t_rst_prog_ns"]);
             t.t_rst_erase_ns = num(m["t_rst_erase_ns"]);
             t.t_rst_first_ns = num(m["t_rst_first_ns"]);
+            t.t_r_middle_ns = num(m["t_r_middle_ns"]);
+            t.t_prog_middle_ns = num(m["t_prog_middle_ns"]);
+            t.t_r_typ_ns = num(m["t_r_typ_ns"]);
+            t.t_r_lower_typ_ns = num(m["t_r_lower_typ_ns"]);
+            t.t_r_middle_typ_ns = num(m["t_r_middle_typ_ns"]);
+            t.t_r_upper_typ_ns = num(m["t_r_upper_typ_ns"]);
+            t.t_prog_typ_ns = num(m["t_prog_typ_ns"]);
+            t.t_prog_lower_typ_ns = num(m["t_prog_lower_typ_ns"]);
+            t.t_prog_middle_typ_ns = num(m["t_prog_middle_typ_ns"]);
+            t.t_prog_upper_typ_ns = num(m["t_prog_upper_typ_ns"]);
+            t.typical = num(m["typical"]) != 0;
         }
         if (w[0] == "IDENT") {
             cfg.id_bytes.clear();

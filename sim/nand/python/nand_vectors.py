@@ -11,7 +11,8 @@ File format (text, one item per line, `#` starts a comment):
     PART imft-20nm-mlc-64gbit                      informative
     GEOMETRY page_bytes=.. spare_bytes=.. pages_per_block=.. blocks_per_plane=.. planes=..
              luns=.. bits_per_cell=..              (one line)
-    TIMING t_r_ns=.. t_prog_ns=.. ... (every NandArrayTiming field; none = not set)
+    TIMING t_r_ns=.. t_prog_ns=.. ... (every NandArrayTiming field; none = not set;
+           typical=0|1)
     IDENT id_bytes=<hex> manufacturer=.. model=.. jedec_id=.. pe_cycles=.. ecc_bits=..
           sdr_modes=.. max_bad_blocks=<n|none>
     DIE seed=.. strict=0|1 factory_bad_block_rate=.. pe_limit=<n|none> rber_base=..
@@ -132,7 +133,8 @@ _log.propagate = False
 def make_die(header):
     """A fresh NandDie from a parsed header."""
     g = NandGeometry(**{k: int(header["GEOMETRY"][k]) for k in GEOMETRY_FIELDS})
-    t = NandArrayTiming(**{k: _num(header["TIMING"][k]) for k in TIMING_FIELDS})
+    t = NandArrayTiming(**{k: _num(header["TIMING"][k]) for k in TIMING_FIELDS
+                           if k != "typical"}, typical=header["TIMING"]["typical"] == "1")
     ident = header["IDENT"]
     d = header["DIE"]
     base = PARTS.get(header.get("PART", ""), PARTS["imft-20nm-mlc-64gbit"])
@@ -157,7 +159,7 @@ def header_lines(die, cycle_ns, part_name):
     bem = die.bit_errors
 
     def none(v):
-        return "none" if v is None else repr(v)
+        return "none" if v is None else str(int(v)) if isinstance(v, bool) else repr(v)
     assert " " not in p.manufacturer and " " not in p.model
     return [
         "NANDVEC 1",
@@ -438,6 +440,9 @@ def _fmt(v):
 
 SMALL = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                      planes=2, luns=2, bits_per_cell=2)
+# The array times of the scenarios that do not test them: one tR and tPROG for every page type,
+# fixed here rather than taken from the part table (whose per page type values may change).
+UNIFORM = NandArrayTiming()
 
 
 class Scenario:
@@ -451,7 +456,7 @@ class Scenario:
                  cycle_ns=25, **die_args):
         self.name = name
         base = PARTS[part]
-        die = NandDie(base, geometry=geometry, timing=timing, **die_args)
+        die = NandDie(base, geometry=geometry, timing=timing or UNIFORM, **die_args)
         self.r = GoldenRunner(die, cycle_ns)
         self.die = die
         self.g = die.geometry
@@ -1457,6 +1462,78 @@ def _sc_edges():
     return s
 
 
+# TLC page types (lower, middle, upper by page % 3) with a distinct tR and tPROG per type and
+# per corner, so a model that maps a page to the wrong type, or runs the wrong corner, waits
+# a different time. Some values are left to the fallbacks: middle tR typical is the uniform
+# typical; upper tPROG has no typical value, so it programs at its maximum in both corners.
+TLC = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=12, blocks_per_plane=8,
+                   planes=2, luns=2, bits_per_cell=3)
+TLC_TIMING = NandArrayTiming(
+    t_r_ns=95_000, t_r_lower_ns=60_000, t_r_middle_ns=80_000, t_r_upper_ns=110_000,
+    t_r_typ_ns=70_000, t_r_lower_typ_ns=40_000, t_r_upper_typ_ns=90_000,
+    t_prog_ns=3_000_000, t_prog_lower_ns=900_000, t_prog_middle_ns=1_800_000,
+    t_prog_upper_ns=2_700_000, t_prog_lower_typ_ns=500_000, t_prog_middle_typ_ns=1_200_000,
+    t_bers_ns=2_500_000)
+MLC_TIMING = NandArrayTiming(
+    t_r_ns=90_000, t_r_lower_ns=70_000, t_r_upper_ns=120_000, t_r_lower_typ_ns=45_000,
+    t_r_upper_typ_ns=85_000, t_prog_ns=1_300_000, t_prog_lower_ns=800_000,
+    t_prog_upper_ns=2_400_000, t_prog_lower_typ_ns=500_000, t_prog_upper_typ_ns=2_000_000,
+    t_bers_ns=2_500_000)
+
+
+def _page_types(name, geometry, timing, typical):
+    timing = replace(timing, typical=typical)
+    s = Scenario(name, geometry=geometry, timing=timing, seed=15)
+    g = s.g
+    corner = "typical" if typical else "maximum"
+    types = ", ".join(f"{p}: {g.page_type(p)}" for p in range(g.bits_per_cell))
+    s.comment(f"per page type tR/tPROG, {corner} values; page % {g.bits_per_cell} -> {types}")
+    s.reset()
+    for lun in (0, 1):
+        s.erase(s.row(lun, 2, 0))
+    n = 2 * g.bits_per_cell
+    for page in range(n):
+        s.comment(f"page {page} ({g.page_type(page)}): tPROG {timing.t_prog(g.page_type(page))}"
+                  f" ns, tR {timing.t_r(g.page_type(page))} ns")
+        s.program(s.row(0, 2, page), pat=(90 + page, 32))
+    for page in range(n):
+        s.read(s.row(0, 2, page), 0, 32, pat=(90 + page, 32))
+    s.comment("multi-plane program and read of the last type: both planes' pages, one busy")
+    s.erase(s.row(1, 3, 0))
+    last = g.bits_per_cell - 1
+    for page in range(last + 1):
+        s.program(s.row(1, 2, page), pat=(100 + page, 16), confirm=0x11)
+        s.program(s.row(1, 3, page), pat=(110 + page, 16))
+    s.read(s.row(1, 2, last), 0, 0, confirm=0x32)
+    s.read(s.row(1, 3, last), 0, 0)
+    s.change_col(0, s.row(1, 3, last))
+    s.dout(16, pat=(110 + last, 16))
+    s.comment("sequential cache read across the types: each 31h waits for the page in the "
+              "array (its type's tR), then hands over the previous page")
+    s.read(s.row(0, 2, 0), 0, 8, pat=(90, 8))
+    for page in range(1, g.bits_per_cell + 1):
+        s.cmd(0x31)
+        s.wait_rb()
+        s.dout(8, pat=(90 + page - 1, 8))
+    s.cmd(0x3F)
+    s.wait_rb()
+    s.dout(8, pat=(90 + g.bits_per_cell, 8))
+    s.stats()
+    return s
+
+
+def _sc_page_types():
+    return _page_types("page_types", TLC, TLC_TIMING, True)
+
+
+def _sc_page_types_max():
+    return _page_types("page_types_max", TLC, TLC_TIMING, False)
+
+
+def _sc_page_types_mlc():
+    return _page_types("page_types_mlc", SMALL, MLC_TIMING, True)
+
+
 def _sc_sparse():
     geo = NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1024,
                        blocks_per_plane=1 << 16, planes=4, luns=1, bits_per_cell=3)
@@ -1514,6 +1591,9 @@ SCENARIOS = {
     "nvddr2_timing": _sc_nvddr2_timing,
     "random": _sc_random,
     "edges": _sc_edges,
+    "page_types": _sc_page_types,
+    "page_types_max": _sc_page_types_max,
+    "page_types_mlc": _sc_page_types_mlc,
     "sparse_4tb": _sc_sparse,
     "big_seed": _sc_big_seed,
 }

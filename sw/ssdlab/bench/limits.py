@@ -17,6 +17,11 @@ the SDR registers of `onfi_mode` otherwise. It is applied to what the firmware's
   die, one tPROG), whatever the host's I/O size; the limit is before write amplification
   (GC moves and map checkpoints share the same programs).
 
+The array times are the means over the part's page types (tR and tPROG per page type, the
+corner the build's dies run: config.json `page_timing`, `nand_timing`): a sequential write
+programs every type in turn and reads hit them evenly, so a die's pages per second are the
+page count over the summed busy times.
+
 Spare bytes are not moved: the FTL's reads and programs name the data area only (column 0
 and `page_bytes`, or whole units: sw/firmware/ftl.c; the spare is read only at boot, for the
 factory bad-block marks), and the back end has no ECC whose parity would ride in the spare.
@@ -30,11 +35,22 @@ point shares the flash between reads and writes (time-sharing: 1 / (r / R + (1 -
 while the link's two directions are independent.
 """
 
-from spec.nand_geometry import PARTS
+from spec.nand_geometry import PARTS, NandArrayTiming
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 
-__all__ = ["bus_of", "flash_limit_mb_s", "point_limit"]
+__all__ = ["bus_of", "array_ns", "flash_limit_mb_s", "point_limit"]
+
+
+def array_ns(cfg):
+    """(tR, tPROG) in ns the dies of the build `cfg` (config.json dict) average over their
+    page types, in the corner they run; a build without page_timing (older config.json): the
+    uniform t_r_ns / t_prog_ns."""
+    t = NandArrayTiming(t_r_ns=cfg["t_r_ns"], t_prog_ns=cfg["t_prog_ns"],
+                        t_bers_ns=cfg["t_bers_ns"], **cfg.get("page_timing", {}),
+                        typical=cfg.get("nand_timing", "typical") == "typical")
+    bits = cfg.get("bits_per_cell", 2)
+    return t.t_r_mean(bits), t.t_prog_mean(bits)
 
 UNIT = 4096             # the FTL's mapping unit (sw/firmware/ftl.h UNIT_BYTES)
 
@@ -76,7 +92,8 @@ def flash_limit_mb_s(cfg, kind, bs):
         user = min(bs, page)
     else:
         moved = user = cfg["planes"] * page             # a multi-plane program of full pages
-    lim = model(regs, cfg["n_ways"], moved, cfg["t_r_ns"], cfg["t_prog_ns"], period_ns=period,
+    t_r, t_prog = array_ns(cfg)
+    lim = model(regs, cfg["n_ways"], moved, t_r, t_prog, period_ns=period,
                 column_cycles=PARTS[cfg["part"]].geometry.column_cycles,
                 row_cycles=cfg["row_cycles"])
     pages_s = lim["read" if kind == "read" else "program"][0]

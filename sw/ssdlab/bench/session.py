@@ -59,7 +59,7 @@ def parse_params(items, multi=False):
 
 
 # Drive parameters that take a word, and their words (SocConfig).
-SIM_PARAM_CHOICES = {"nand_model": ("die", "emulator")}
+SIM_PARAM_CHOICES = {"nand_model": ("die", "emulator"), "nand_timing": ("typical", "maximum")}
 
 
 # Build options that are not SocConfig fields (sw/ssdlab/flows/sim.drive_config): booleans.

@@ -156,6 +156,8 @@ def sim_top(soc, cfg):
                 f".BLOCKS_PER_PLANE({cfg.blocks_per_plane}), .PLANES({cfg.planes}), "
                 f".BITS_PER_CELL({cfg.bits_per_cell}), .T_R_NS({cfg.t_r_ns}), "
                 f".T_PROG_NS({cfg.t_prog_ns}), .T_BERS_NS({cfg.t_bers_ns}), "
+                + "".join(f".{k.upper()}({v}), " for k, v in sorted(cfg.page_timing.items()))
+                + f".TYPICAL({int(cfg.nand_timing == 'typical')}), "
                 f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), .VERBOSE(1), "
                 f".DDR_PINS({int(nvddr2)})) die_{c}_{w} (",
                 f"        .clk(clk), .rst(rst), .ce_n(ch{c}_ce_n[{w}]), .cle(ch{c}_cle),",

@@ -40,7 +40,7 @@ from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
 from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
-from spec.nand_geometry import PARTS, NandGeometry
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_param_page import parse_parameter_page
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 
@@ -91,7 +91,8 @@ class TB:
         self.idle, self.pause = idle, pause
         self.log.info("seed %d salt %d params %s idle %.2f pause %.2f", cocotb.RANDOM_SEED,
                       salt, self.p, idle, pause)
-        part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO)
+        part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO,
+                       timing=NandArrayTiming())  # one tR, tPROG for every page type
         dut.write_protect.value = 0
         self.mode = mode
         self.set_timing(0)                      # what a die speaks after power-on and RESET

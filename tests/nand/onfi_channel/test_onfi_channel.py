@@ -27,7 +27,7 @@ from rtl.nand.onfi_channel import ChannelOp, Completion, OnfiChannel, op_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_ARDY, SR_FAIL, SR_RDY, SR_WP_N, NandDie
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from spec.nand_geometry import PARTS, NandGeometry, is_factory_bad
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry, is_factory_bad
 from spec.onfi_param_page import crc16_onfi, parse_parameter_page
 from spec.onfi_timing import engine_registers
 
@@ -63,7 +63,8 @@ class TB:
         self.width = self.p.get("timer_width", 8)
         self.max_len = self.p.get("max_len", 18432)
         self.geo = GEOS[self.p.get("row_cycles", 3)]
-        self.part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=self.geo)
+        self.part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=self.geo,
+                            timing=NandArrayTiming())  # one tR, tPROG for every page type
         self.layout = op_layout(self.max_len)
         self.seed = cocotb.RANDOM_SEED * 1000 + salt
         self.rng = random.Random(self.seed)

@@ -23,12 +23,13 @@ from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import timing_layout
 from sim.nand.python.nand_die import SR_FAIL, NandDie
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from spec.nand_geometry import PARTS, NandGeometry
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=2, bits_per_cell=2)
-PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO)
+PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO,
+               timing=NandArrayTiming())  # one tR, tPROG for every page type
 PARAMS = {"n_ways": 2, "row_cycles": 2, "col_cycles": 2, "max_len": GEO.register_bytes}
 OP = ChannelOp
 READS = {OP.READ_ID, OP.READ_PARAM, OP.READ_PAGE, OP.GET_FEATURES, OP.READ_STATUS,

@@ -39,7 +39,7 @@ from rtl.nand.onfi_phy_if import PHY_IN_LATENCY, PHY_OUT_LATENCY
 from rtl.nand.onfi_sdr_engine import CycleKind, CycleRequest, timing_layout
 from sim.nand.python.nand_die import NandDie
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from spec.nand_geometry import PARTS, NandGeometry
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_timing import (
     NVDDR2_ENGINE_REGISTERS,
     NVDDR2_MODES,
@@ -51,7 +51,8 @@ from spec.onfi_timing import (
 
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=1, bits_per_cell=2)
-PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO)
+PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO,
+               timing=NandArrayTiming())  # one tR, tPROG for every page type
 CMD, ADDR, DIN, DOUT, WAIT_RB, WAIT_CCS = (CycleKind.CMD, CycleKind.ADDR, CycleKind.DIN,
                                            CycleKind.DOUT, CycleKind.WAIT_RB, CycleKind.WAIT_CCS)
 

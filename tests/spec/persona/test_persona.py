@@ -326,12 +326,29 @@ def test_analytic_limits_match_the_measured_array():
 
 
 def test_array_limits():
+    """The array limits run every die at the mean over its page types (typical: MLC lower
+    57.5 / upper 92 us tR, 640 / 2560 us tPROG of imft-20nm-mlc-128gbit)."""
     p = load_persona("crucial-m500-120")                    # 8 dies, 2-plane, 16 KiB pages
     lim = p.flash_limits()
-    assert lim["array_read"] == pytest.approx(8 * 2 * 16384 / 115e-6 / 1e6)
+    assert lim["array_read"] == pytest.approx(8 * 2 * 16384 / 74.75e-6 / 1e6)
     assert lim["array_program"] == pytest.approx(8 * 2 * 16384 / 1600e-6 / 1e6)
     assert lim["bus_peak"] == pytest.approx(8 * 2000 / 6)   # NV-DDR2 mode 6: 333 MT/s
     assert lim["host"] == 550 and lim["read_bound"] == "host link"
+
+
+def test_array_times_are_page_type_means():
+    """A sequential write programs every page type: the limits use the mean, typical unless
+    the part's timing says maximum; TLC averages three types."""
+    from dataclasses import replace
+
+    from spec.persona.limits import array_times
+    mlc = PARTS["imft-20nm-mlc-128gbit"]
+    assert array_times(mlc) == (pytest.approx(74_750), pytest.approx(1_600_000))
+    worst = replace(mlc, timing=replace(mlc.timing, typical=False))
+    assert array_times(worst) == (pytest.approx(115_000), pytest.approx((960 + 3840) * 500))
+    tlc = PARTS["samsung-16nm-tlc-128gbit"]
+    assert array_times(tlc) == (pytest.approx((50 + 70 + 90) * 1000 / 3),
+                                pytest.approx((1000 + 2000 + 3000) * 1000 / 3))
 
 
 # -- docs ----------------------------------------------------------------------------------
@@ -373,6 +390,27 @@ def test_cli_show():
     r = cli("persona", "show", "default", "--rtl", "--json")
     d = json.loads(r.output)
     assert d["rtl"]["onfi"]["interface"] == "nv-ddr2" and d["rtl"]["onfi"]["mode"] == 7
+
+
+def test_cli_show_page_types():
+    """persona show names each page type's typical and maximum tR / tPROG and where each
+    comes from (a datasheet, or assumed); --json carries the same rows."""
+    r = cli("persona", "show", "crucial-m500-120")      # imft-20nm-mlc-128gbit, MLC
+    assert r.exit_code == 0, r.output
+    assert "page types (page % 2)" in r.output and "the dies run typical" in r.output
+    rows = [ln.split() for ln in r.output.splitlines() if ln.strip().startswith(("tR ", "tPROG"))]
+    assert [(row[0], row[1]) for row in rows] == [("tR", "lower"), ("tR", "upper"),
+                                                  ("tPROG", "lower"), ("tPROG", "upper")]
+    assert rows[3][2] == "2560" and rows[3][5] == "3840"    # upper tPROG, us: typical / max
+    assert "assumed: page-type split" in r.output
+    r = cli("persona", "show", "samsung-750-evo-250", "--json")
+    rows = json.loads(r.output)["nand"]["groups"][0]["page_timing"]
+    assert [x["page_type"] for x in rows] == ["lower", "middle", "upper"] * 2
+    assert all(x["typ_source"] and x["max_source"] for x in rows)
+    r = cli("persona", "show", "crucial-m500-480")
+    assert "Micron" not in r.output and "no datasheet named" in r.output     # 128 Gbit
+    from spec.nand_geometry import PARTS
+    assert "datasheet" in PARTS["imft-20nm-mlc-64gbit"].timing_source("t_r_ns")
 
 
 def test_cli_show_errors():

@@ -9,6 +9,7 @@ part. The randomised stream prints its seed; `NAND_SEED=<n>` replays one seed.
 import os
 import random
 import tracemalloc
+from dataclasses import replace
 
 import pytest
 
@@ -102,7 +103,9 @@ def test_parameter_page(name):
     assert page[100] == 1 and page[101] == 0x23 and page[102] == g.bits_per_cell
     assert page[14] == 3 and page[113] == 1             # copies, plane address bits
     assert le(129, 2) == 0x3F
-    assert le(137, 2) * 1000 == p.timing.t_r_ns and le(133, 2) * 1000 == p.timing.t_prog_ns
+    # the maxima over the page types (a part's typical values are not in the page)
+    assert le(137, 2) * 1000 == p.timing.t_r_max_ns
+    assert le(133, 2) * 1000 == p.timing.t_prog_max_ns
     assert le(135, 2) * 1000 == p.timing.t_bers_ns
     assert page[105] * 10 ** page[106] == p.pe_cycles
     assert page[32:44].rstrip() == p.manufacturer.encode() and page[64] == p.jedec_id
@@ -342,6 +345,58 @@ def test_page_type_timing():
     r2 = die.read_page(r1.ready_ns, row(0, 1, 1))
     assert r2.ready_ns - r1.ready_ns == 1500
     assert die.read_parameter_page(r2.ready_ns)[137] == 2        # tR max 1.5 us, rounded up
+
+
+@pytest.mark.smoke
+def test_tlc_page_types_typical_and_maximum():
+    """TLC pages are lower, middle, upper by page % 3; the die runs the typical values unless
+    the timing says maximum; a type without a typical value falls back to the uniform
+    typical, then to its maximum."""
+    g = replace(GEO, pages_per_block=6, bits_per_cell=3)
+    timing = NandArrayTiming(t_r_ns=1000, t_r_lower_ns=700, t_r_middle_ns=900,
+                             t_r_upper_ns=1200, t_r_typ_ns=800, t_r_lower_typ_ns=500,
+                             t_prog_ns=5000, t_prog_lower_ns=3000, t_prog_middle_ns=6000,
+                             t_prog_upper_ns=9000, t_prog_lower_typ_ns=2000,
+                             t_prog_middle_typ_ns=4000, t_bers_ns=20000)
+    assert [g.page_type(p) for p in range(6)] == ["lower", "middle", "upper"] * 2
+    want = {True: ([2000, 4000, 9000], [500, 800, 800]),
+            False: ([3000, 6000, 9000], [700, 900, 1200])}
+    for typical, (progs, reads) in want.items():
+        die, t = make_die(geometry=g, timing=replace(timing, typical=typical))
+        for p in range(6):
+            r = die.program_page(t, g.pack_row(0, 1, p), b"x")
+            assert r.ready_ns - t == progs[p % 3], (typical, p)
+            t = r.ready_ns
+        for p in range(6):
+            r = die.read_page(t, g.pack_row(0, 1, p))
+            assert r.ready_ns - t == reads[p % 3], (typical, p)
+            t = r.ready_ns
+        page = die.read_parameter_page(t)
+        assert page[133] == 9 and page[137] == 2         # maxima, us: 9000 ns, 1200 ns
+    assert timing.t_prog_mean(3) == (2000 + 4000 + 9000) / 3
+    assert timing.t_prog_mean(3, typical=False) == 6000
+    assert timing.t_r_mean(2) == (500 + 800) / 2     # MLC: lower, upper
+
+
+@pytest.mark.smoke
+def test_part_table_page_types():
+    """Every part has a typical and a maximum tR and tPROG per page type of its cell, typical
+    at most the maximum, a named source or "assumed" for each; the means of typical tPROG
+    keep the headline figure (split only)."""
+    for p in PARTS.values():
+        rows = p.page_timing()
+        assert [r[1] for r in rows] == list(p.geometry.page_types) * 2, p.name
+        for op, ptype, typ, typ_src, most, most_src in rows:
+            assert 0 < typ <= most, (p.name, op, ptype)
+            assert typ_src and most_src, (p.name, op, ptype)
+        t = p.timing
+        assert t.t_prog_mean(p.geometry.bits_per_cell) == pytest.approx(t.t_prog_ns, rel=1e-3)
+        assert t.t_prog_mean(p.geometry.bits_per_cell, typical=False) > t.t_prog_ns
+    l85a = PARTS["imft-20nm-mlc-64gbit"]
+    assert "datasheet" in l85a.timing_source("t_r_ns")
+    assert l85a.timing.t_prog("lower") < l85a.timing.t_prog("upper")
+    assert l85a.timing_source("t_prog_upper_typ_ns").startswith("assumed")
+    assert PARTS["samsung-16nm-tlc-128gbit"].geometry.page_types == ("lower", "middle", "upper")
 
 
 @pytest.mark.smoke
@@ -606,6 +661,13 @@ def test_timing_and_die_validation():
         NandArrayTiming(t_r_ns=0)
     with pytest.raises(ValueError, match=r"NandArrayTiming\.t_prog_upper_ns"):
         NandArrayTiming(t_prog_upper_ns=-5)
+    with pytest.raises(ValueError, match=r"NandArrayTiming\.t_prog_middle_typ_ns"):
+        NandArrayTiming(t_prog_middle_typ_ns=0)
+    with pytest.raises(ValueError, match=r"typical t_prog of lower pages = 3000 ns: must be at "
+                                         r"most its maximum, 2000 ns"):
+        NandArrayTiming(t_prog_ns=2000, t_prog_typ_ns=3000)
+    with pytest.raises(ValueError, match=r"NandArrayTiming\.typical = 1: must be True or"):
+        NandArrayTiming(typical=1)
     with pytest.raises(ValueError, match=r"NandGeometry\.die_gbit"):
         NandGeometry.from_capacity(1, 16384, 384)
     with pytest.raises(ValueError, match=r"NandDie\.factory_bad_block_rate"):

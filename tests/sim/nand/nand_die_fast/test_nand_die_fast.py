@@ -16,6 +16,7 @@ import random
 import subprocess
 import time
 from collections import deque
+from dataclasses import replace
 from pathlib import Path
 
 import cocotb
@@ -29,7 +30,7 @@ from ssdlab_streams import StreamSink, StreamSource
 from sim.nand.fast_sources import CPP, DPI_SOURCES, HEADERS, MODEL_SOURCES, VECTOR_MAIN
 from sim.nand.python.nand_die import SR_ARDY, SR_RDY, SR_WP_N, NandDie
 from sim.nand.python.nand_vectors import VECTOR_DIR, run_file
-from spec.nand_geometry import PARTS, NandGeometry
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_param_page import crc16_onfi, parse_parameter_page
 from spec.onfi_timing import engine_registers
 
@@ -45,7 +46,8 @@ TOP = "nand_die_fast_tb"
 CLK_MHZ = 100
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=2, bits_per_cell=2)
-PART = PARTS["imft-20nm-mlc-64gbit"]
+# the tb's dies run nand_die_fast.sv's default array times: one tR and tPROG for every page
+PART = replace(PARTS["imft-20nm-mlc-64gbit"], timing=NandArrayTiming())
 SEEDS = (1000, 1001)            # the SEED parameters of die0 / die1 in nand_die_fast_tb.sv
 SR_IDLE = SR_RDY | SR_ARDY | SR_WP_N
 

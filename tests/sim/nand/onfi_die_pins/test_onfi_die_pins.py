@@ -24,7 +24,7 @@ from ssdlab_harness import core_params, run, struct_bits
 from rtl.nand.onfi_sdr_engine import CycleKind, CycleRequest, timing_layout
 from sim.nand.python.nand_die import SR_ARDY, SR_FAIL, SR_RDY, NandDie
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
-from spec.nand_geometry import PARTS, NandGeometry, is_factory_bad
+from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry, is_factory_bad
 from spec.onfi_param_page import crc16_onfi, parse_parameter_page
 from spec.onfi_timing import engine_registers
 from sw.ssdlab.flows.elaborate import CATALOGUE
@@ -33,7 +33,8 @@ CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=2, bits_per_cell=2)
-PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO)
+PART = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO,
+               timing=NandArrayTiming())  # one tR, tPROG for every page type
 CMD, ADDR, DIN, DOUT, WAIT_RB, WAIT_CCS = (CycleKind.CMD, CycleKind.ADDR, CycleKind.DIN,
                                            CycleKind.DOUT, CycleKind.WAIT_RB, CycleKind.WAIT_CCS)
 

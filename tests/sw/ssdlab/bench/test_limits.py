@@ -4,8 +4,9 @@ link's payload limit per direction, whichever binds."""
 
 import pytest
 
+from spec.nand_geometry import PARTS
 from spec.persona import load_persona
-from sw.ssdlab.bench.limits import bus_of, flash_limit_mb_s, point_limit
+from sw.ssdlab.bench.limits import array_ns, bus_of, flash_limit_mb_s, point_limit
 from sw.ssdlab.flows.sim import drive_config
 
 pytestmark = pytest.mark.smoke
@@ -52,7 +53,25 @@ def test_small_reads_pay_a_whole_tr(cfg):
     rp = flash_limit_mb_s(cfg, "read", cfg["page_bytes"])
     assert r4 < rp
     ways = cfg["n_ways"] * cfg["n_channels"]
-    assert r4 <= ways * 4096 * 1e9 / cfg["t_r_ns"] / 1e6        # array bound of 4 KiB reads
+    t_r, _ = array_ns(cfg)                                    # the page types' mean tR
+    assert t_r < cfg["t_r_ns"]
+    assert r4 <= ways * 4096 * 1e9 / t_r / 1e6                  # array bound of 4 KiB reads
+
+
+def test_array_times_follow_page_types_and_corner(cfg):
+    """The limit runs the dies' page-type mean tR / tPROG in the corner the build's dies run:
+    the default build typical; "maximum" (worst case) slower on both."""
+    part = PARTS[cfg["part"]]
+    bits = cfg["bits_per_cell"]
+    assert array_ns(cfg) == (pytest.approx(part.timing.t_r_mean(bits)),
+                             pytest.approx(part.timing.t_prog_mean(bits)))
+    worst = {**cfg, "nand_timing": "maximum"}
+    assert array_ns(worst) == (pytest.approx(part.timing.t_r_mean(bits, typical=False)),
+                               pytest.approx(part.timing.t_prog_mean(bits, typical=False)))
+    assert flash_limit_mb_s(worst, "read", 4096) <= flash_limit_mb_s(cfg, "read", 4096)
+    assert flash_limit_mb_s(worst, "write", 131072) < flash_limit_mb_s(cfg, "write", 131072)
+    uniform = {**cfg, "page_timing": {}}                      # an older config.json
+    assert array_ns(uniform) == (cfg["t_r_ns"], cfg["t_prog_ns"])
 
 
 def test_writes_do_not_depend_on_io_size(cfg):
@@ -70,7 +89,8 @@ def test_link_binds_when_lower(cfg):
 
 
 def test_mixed_shares_the_flash(cfg):
-    cfg = {**cfg, "t_prog_ns": 20 * cfg["t_prog_ns"]}         # writes far slower than reads
+    cfg = {**cfg, "t_prog_ns": 20 * cfg["t_prog_ns"], "page_timing": {
+        k: v for k, v in cfg["page_timing"].items() if k.startswith("t_r_")}}   # slow writes
     r = point_limit(cfg, None, "randread", 4096)["mb_s"]
     w = point_limit(cfg, None, "randwrite", 4096)["mb_s"]
     m = point_limit(cfg, None, "randrw", 4096, 70)["mb_s"]
