@@ -90,7 +90,8 @@ module nand_die_fast #(
     output logic [31:0] rule_violations,
     output logic [31:0] timing_violations
 );
-    timeunit 1ns;
+    // ps as the unit: $time is the model's time as an integer, no real arithmetic per edge
+    timeunit 1ps;
     timeprecision 1ps;
 
     import "DPI-C" function int nand_die_fast_new(
@@ -145,7 +146,7 @@ module nand_die_fast #(
     task automatic evaluate();
         automatic int pins = {15'd0, dqs_oe, dqs_o, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle,
                               ce_n};
-        automatic longint now_ps = longint'($realtime * 1000.0);
+        automatic longint now_ps = longint'($time);
         automatic longint nxt;
         /* verilator lint_off UNUSEDSIGNAL */
         automatic int result;                   // [9:0]: {dqs_i, rb_n, dq_i}
