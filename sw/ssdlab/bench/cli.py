@@ -362,7 +362,7 @@ def fidelity_cmd(personas, device, device_size, dry_run, from_dir, readme, **opt
         click.echo("fidelity: table written into personas/README.md")
     click.echo(f"fidelity: {out}/fidelity.json, table.md, <persona>/report.md")
     if not all(p["ok"] for p in doc["personas"]):
-        raise SystemExit(1)
+        raise SystemExit(1)         # a persona failed, or (with --from) is still pending
 
 
 def register(main):

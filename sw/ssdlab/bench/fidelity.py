@@ -100,27 +100,29 @@ def plan(names, blocks_per_plane=16, pages_per_block=16):
 
 def run_all(spec, entries, out, echo=print):
     """Bench every planned persona with `spec` (a BenchSpec: scale, profile, seed, pgo; its
-    blocks_per_plane is the plan's) in turn; fidelity.json in `out` and the document
-    returned. A device template in spec.device ("{cell}" names the persona) runs the suite on
-    files instead (the campaign's own test)."""
+    blocks_per_plane is the plan's) in turn; fidelity.json in `out` (rewritten after each
+    persona, so a campaign stopped part-way still tabulates what finished, "pending" on the
+    rest) and the document returned. A device template in spec.device ("{cell}" names the
+    persona) runs the suite on files instead (the campaign's own test)."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    done = []
-    for e in entries:
-        cell = {"persona": e["persona"], "suite": SUITE, "params": {}}
-        r = run_cell(replace(spec, suite=SUITE), cell, out / e["persona"])
-        r.pop("cell")
-        done.append({**e, **r})
-        echo(f"fidelity: {e['persona']}: " + ("done" if r["ok"] else r["error"])
-             + f" in {r['wall_s']:.0f} s wall")
     doc = {"tool": "ssdlab fidelity", "suite": SUITE, "profile": spec.profile,
            "scale": spec.scale.as_dict(), "blocks_per_plane": spec.blocks_per_plane,
            "pages_per_block": spec.pages_per_block, "seed": spec.seed,
            "build": "device" if spec.device else ("PGO build" if spec.pgo else "plain build"),
-           "wall_s": round(time.monotonic() - t0, 1),
-           "personas": done}
-    (out / "fidelity.json").write_text(json.dumps(doc, indent=1))
+           "wall_s": 0.0, "personas": [{**e, "ok": False, "pending": True, "wall_s": 0.0,
+                                          "error": "pending (the campaign stopped before it)"}
+                                         for e in entries]}
+    for i, e in enumerate(entries):
+        cell = {"persona": e["persona"], "suite": SUITE, "params": {}}
+        r = run_cell(replace(spec, suite=SUITE), cell, out / e["persona"])
+        r.pop("cell")
+        doc["personas"][i] = {**e, **r}
+        doc["wall_s"] = round(time.monotonic() - t0, 1)
+        (out / "fidelity.json").write_text(json.dumps(doc, indent=1))
+        echo(f"fidelity: {e['persona']}: " + ("done" if r["ok"] else r["error"])
+             + f" in {r['wall_s']:.0f} s wall")
     return doc
 
 
@@ -149,6 +151,7 @@ def rows(doc):
         row = {k: e[k] for k in ("persona", "topology", "onfi", "scale", "ok", "wall_s")}
         if not e["ok"]:
             row["error"] = e["error"]
+            row["pending"] = e.get("pending", False)
             out.append(row)
             continue
         result = json.loads((Path(e["out"]) / "result.json").read_text())
@@ -207,7 +210,8 @@ def table(doc):
     for r in rows(doc):
         head = f"{r['persona']} ({r['topology']}, {r.get('bus') or r['onfi']}; {r['scale']})"
         if not r["ok"]:
-            lines.append(f"| {head} | not run: {r['error']} |" + " |" * (len(FIGURES) + 2)
+            what = r["error"] if r.get("pending") else f"not run: {r['error']}"
+            lines.append(f"| {head} | {what} |" + " |" * (len(FIGURES) + 2)
                          + f" {r['wall_s']:.0f} |")
             continue
         figs = [_fig(r[name], 1 if metric == "mb_s" else 0) for name, _, metric in FIGURES]

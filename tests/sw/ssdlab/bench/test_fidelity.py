@@ -80,6 +80,13 @@ def test_campaign_on_files(tmp_path):
     # tabulated again from the directory alone: the same table
     r2 = CliRunner().invoke(main, ["fidelity", "--from", str(out)])
     assert r2.exit_code == 0 and table in r2.output
+    # a campaign stopped after its first persona still tabulates, the rest pending
+    doc["personas"][1] = {**doc["personas"][1], "ok": False, "pending": True,
+                          "error": "pending (the campaign stopped before it)"}
+    (out / "fidelity.json").write_text(json.dumps(doc))
+    r3 = CliRunner().invoke(main, ["fidelity", "--from", str(out)])
+    assert r3.exit_code == 1 and "| crucial-m500-120 (" in r3.output
+    assert "| pending (the campaign stopped before it) |" in r3.output
 
 
 def _doc(tmp_path, result):
@@ -131,3 +138,22 @@ def test_readme_between_markers_only(tmp_path):
     # the shipped README has them, in order
     shutil.copy(ROOT / "personas" / "README.md", readme)
     fidelity.update_readme(readme, "| x |\n")
+
+
+def test_stopped_campaign_keeps_what_finished(tmp_path, monkeypatch):
+    """fidelity.json is rewritten after every persona: stopped during the second, the first
+    stays done and the second pending."""
+    from sw.ssdlab.bench.session import BenchSpec
+
+    def cell(spec, c, out_dir):
+        if c["persona"] == "crucial-m500-240":
+            raise KeyboardInterrupt
+        return {"cell": c, "name": c["persona"], "out": str(out_dir), "ok": True,
+                "wall_s": 3.0}
+    monkeypatch.setattr(fidelity, "run_cell", cell)
+    entries = fidelity.plan(["crucial-m500-120", "crucial-m500-240"])
+    with pytest.raises(KeyboardInterrupt):
+        fidelity.run_all(BenchSpec(), entries, tmp_path, echo=lambda s: None)
+    doc = json.loads((tmp_path / "fidelity.json").read_text())
+    assert [(p["persona"], p["ok"], p.get("pending", False)) for p in doc["personas"]] == \
+        [("crucial-m500-120", True, False), ("crucial-m500-240", False, True)]
