@@ -350,7 +350,7 @@ def fidelity_cmd(personas, device, device_size, dry_run, from_dir, readme, **opt
         out = Path(opts["out"] or Path("build/bench") /
                    f"fidelity-{time.strftime('%Y%m%d-%H%M%S')}")
         doc = fidelity.run_all(spec, entries, out, echo=click.echo)
-    text = fidelity.table(doc)
+    text = fidelity.table(doc, base=out)
     (out / "table.md").write_text(text)
     click.echo(text)
     if readme:

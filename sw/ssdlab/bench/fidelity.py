@@ -143,9 +143,11 @@ def _sustained(p):
     return sum(s[:k]) / k, sum(s[-k:]) / k
 
 
-def rows(doc):
+def rows(doc, base=None):
     """One dict per persona from a fidelity document: the figures with their limits and
-    steady-state verdicts, the sustained run, the wall time, or the error."""
+    steady-state verdicts, the sustained run, the wall time, or the error. `base`: the
+    campaign's directory, where each persona's result is when the recorded path (relative
+    to where the campaign ran) does not lead to it."""
     out = []
     for e in doc["personas"]:
         row = {k: e[k] for k in ("persona", "topology", "onfi", "scale", "ok", "wall_s")}
@@ -154,7 +156,10 @@ def rows(doc):
             row["pending"] = e.get("pending", False)
             out.append(row)
             continue
-        result = json.loads((Path(e["out"]) / "result.json").read_text())
+        where = Path(e["out"])
+        if base is not None and not (where / "result.json").exists():
+            where = Path(base) / e["persona"]
+        result = json.loads((where / "result.json").read_text())
         row["commit"] = result.get("commit")
         cfg = result["configuration"]
         row["bus"] = bus_of(cfg)["describe"] if "sys_clk_freq" in cfg else None
@@ -195,8 +200,9 @@ def _fig(f, digits):
     return s
 
 
-def table(doc):
-    """The Markdown table of a fidelity document, with the command and the configuration."""
+def table(doc, base=None):
+    """The Markdown table of a fidelity document (`base` as for rows), with the command and
+    the configuration."""
     lines = [f"`ssdlab fidelity` ({doc['profile']} profile; scale "
              + ", ".join(f"{k}={_scalar(v)}" for k, v in doc["scale"].items())
              + f"; seed {doc['seed']}; {doc['build']}; {doc['wall_s']:.0f} s wall in "
@@ -207,7 +213,8 @@ def table(doc):
              + " | QD1 read lat us | sustained 4K QD32 write IOPS: start / end / after idle "
              "| wall s |",
              "|---" * (len(FIGURES) + 4) + "|"]
-    for r in rows(doc):
+    rs = rows(doc, base)
+    for r in rs:
         head = f"{r['persona']} ({r['topology']}, {r.get('bus') or r['onfi']}; {r['scale']})"
         if not r["ok"]:
             what = r["error"] if r.get("pending") else f"not run: {r['error']}"
@@ -220,7 +227,7 @@ def table(doc):
                                            s["after_idle_iops"]))
         lines.append(f"| {head} | " + " | ".join(figs)
                      + f" | {_num(r['qd1_read_lat_us'], 1)} | {sus} | {r['wall_s']:.0f} |")
-    commits = sorted({r.get("commit") or "?" for r in rows(doc) if r["ok"]})
+    commits = sorted({r.get("commit") or "?" for r in rs if r["ok"]})
     if commits:
         lines += ["", f"Commit: {', '.join(c[:12] for c in commits)}."]
     return "\n".join(lines) + "\n"

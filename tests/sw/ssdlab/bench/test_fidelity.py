@@ -80,11 +80,17 @@ def test_campaign_on_files(tmp_path):
     # tabulated again from the directory alone: the same table
     r2 = CliRunner().invoke(main, ["fidelity", "--from", str(out)])
     assert r2.exit_code == 0 and table in r2.output
+    # ... also once moved elsewhere (the recorded result paths no longer lead there)
+    moved = tmp_path / "moved"
+    shutil.copytree(out, moved)
+    shutil.rmtree(out)
+    r2 = CliRunner().invoke(main, ["fidelity", "--from", str(moved)])
+    assert r2.exit_code == 0 and table in r2.output
     # a campaign stopped after its first persona still tabulates, the rest pending
     doc["personas"][1] = {**doc["personas"][1], "ok": False, "pending": True,
                           "error": "pending (the campaign stopped before it)"}
-    (out / "fidelity.json").write_text(json.dumps(doc))
-    r3 = CliRunner().invoke(main, ["fidelity", "--from", str(out)])
+    (moved / "fidelity.json").write_text(json.dumps(doc))
+    r3 = CliRunner().invoke(main, ["fidelity", "--from", str(moved)])
     assert r3.exit_code == 1 and "| crucial-m500-120 (" in r3.output
     assert "| pending (the campaign stopped before it) |" in r3.output
 
