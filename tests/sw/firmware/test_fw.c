@@ -1147,6 +1147,49 @@ static void t_tight(void)
     CHECK(vendor(16) > 0 && mock_stats.violations == 0, "GC ran, no violations");
 }
 
+/* Two LUNs per chip enable (a LUN is a die): bring-up resets and sets each target once, the
+ * stripe and GC use every (channel, way, LUN), whole drive plus random overwrites (GC),
+ * deallocate (TRIM) and a restart keep every byte; a parameter page stating another LUN
+ * count fails the bring-up. */
+static void t_luns(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.luns = 2;
+    c.param_luns = 1;
+    cfg = c;
+    mock_init(&cfg);
+    CHECK(!fw_init(), "bring-up must fail when the parameter page has 1 LUN, the build 2");
+    mock_free();
+    c.param_luns = 0;
+    setup(c);
+    CHECK(F.n_dies == 8 && F.n_targets == 4, "dies %u targets %u", F.n_dies, F.n_targets);
+    CHECK(mock_stats.resets == 4 && mock_stats.set_features == 4,
+          "bring-up: %llu resets, %llu SET FEATURES (one per target)",
+          (unsigned long long)mock_stats.resets, (unsigned long long)mock_stats.set_features);
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        bool any = false;
+        for (uint32_t b = 0; b < cfg.blocks_per_plane * cfg.planes && !any; b++)
+            any = mock_block_programmed(d, b);
+        CHECK(any, "die %u (LUN %u) never programmed", d, d / F.n_targets);
+    }
+    for (uint64_t i = 0; i < 2 * n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    CHECK(vendor(16) > 1000, "GC moved only %llu units", (unsigned long long)vendor(16));
+    deallocate(100, 300);
+    verify_all(64, 8);
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
 /* Per-request firmware time on the host (mock included): 4 KiB writes and reads, QD 16. */
 static void t_perf(void)
 {
@@ -1232,7 +1275,7 @@ static const struct test tests[] = {
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
-    { "idle_gc", t_idle_gc },
+    { "idle_gc", t_idle_gc }, { "luns", t_luns },
     { "perf", t_perf },
 };
 
