@@ -1190,6 +1190,45 @@ static void t_luns(void)
     CHECK(mock_stats.violations == 0, "violations");
 }
 
+/* The shape of tests/system/drive/test_drive_luns.py (crucial-m500-960 at 2 channels x 1 way
+ * x 2 LUNs, 16 KiB pages, 16 x 16 blocks and pages, one queue of 32): the whole drive in 128
+ * KiB writes in random order, half as many 4 KiB overwrites, eight trims, every LBA read back
+ * at QD 1. */
+static void t_luns_drive(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.luns = 2;
+    c.n_ways = 1;
+    c.page_bytes = 16384;
+    c.spare_bytes = 1024;
+    c.tag_width = 5;
+    c.max_transfer = 131072;
+    c.n_io_queues = 1;
+    c.buf_slots = 4096;
+    setup(c);
+    uint64_t n = F.ns_lbas, chunk = 256, nc = (n + chunk - 1) / chunk;
+    uint64_t *order = malloc(nc * sizeof(*order));
+    for (uint64_t i = 0; i < nc; i++)
+        order[i] = i * chunk;
+    for (uint64_t i = nc - 1; i > 0; i--) {
+        uint64_t j = rnd() % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (uint64_t i = 0; i < nc; i++)
+        wr(order[i], (uint32_t)(n - order[i] < chunk ? n - order[i] : chunk), rnd(), 1, 0);
+    free(order);
+    for (uint64_t i = 0; i < n / spu() / 2; i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 1, 0);
+    for (int i = 0; i < 8; i++) {
+        uint32_t k = 1 + rnd() % 2047;
+        deallocate(rnd() % (n - k), k);
+    }
+    verify_all(chunk, 1);
+    CHECK(vendor(16) > 0 && mock_stats.violations == 0, "GC moved %llu, violations",
+          (unsigned long long)vendor(16));
+}
+
 /* Per-request firmware time on the host (mock included): 4 KiB writes and reads, QD 16. */
 static void t_perf(void)
 {
@@ -1275,7 +1314,7 @@ static const struct test tests[] = {
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
-    { "idle_gc", t_idle_gc }, { "luns", t_luns },
+    { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf },
 };
 
