@@ -11,14 +11,22 @@ Registers (32-bit Wishbone slave, word offsets):
 
     0  DEADLINE_LO  rw  uptime cycle to wake at, bits 31:0   (all ones in both: no deadline)
     1  DEADLINE_HI  rw  bits 63:32
-    2  ARM          w   latch `status` (write at the start of a poll pass)
+    2  ARM          w   latch `status`, forget earlier writes (at the start of a poll pass)
     3  WAIT         r   stall until woken; returns the reason: bit 0 a wake source is active,
-                        bit 1 a status differs from ARM's latch, bit 2 uptime >= deadline
+                        bit 1 a status differs from ARM's latch, bit 2 uptime >= deadline,
+                        bit 3 the CPU wrote a register since ARM
+    4  UPTIME_LO    r   uptime bits 31:0; latches bits 63:32 for UPTIME_HI
+    5  UPTIME_HI    r   uptime bits 63:32 as of the last UPTIME_LO read
 
 Parameters: n_sources (1..256) and n_status (1..4096) are the widths of `sources` (levels
 that wake: a stream towards the firmware is valid, a controller reset is pending) and
 `status` (everything else the firmware reads in its loop: busy flags, counters; a change
-wakes); uptime: the 64-bit Signal of the timer the firmware's hal_cycles() reads.
+wakes); uptime: the 64-bit Signal of the timer the firmware's hal_cycles() reads (here,
+so reading the time is not a register write).
+
+Input `wrote`: the CPU wrote a register this cycle (the SoC's CSR bus write strobe). It stands
+in for a software count of the firmware's register writes, which cost instructions on every
+write of the firmware's hot path.
 
 Outputs: `waiting`, the CPU is stalled in WAIT now; `wake_at`, DEADLINE (for the harness).
 """
@@ -28,11 +36,12 @@ from litex.soc.interconnect import wishbone
 from migen import Case, Cat, If, Signal
 
 __all__ = ["FwWait", "NO_DEADLINE", "REG_DEADLINE_LO", "REG_DEADLINE_HI", "REG_ARM",
-           "REG_WAIT", "WAKE_SOURCE", "WAKE_STATUS", "WAKE_DEADLINE"]
+           "REG_WAIT", "REG_UPTIME_LO", "REG_UPTIME_HI", "WAKE_SOURCE", "WAKE_STATUS",
+           "WAKE_DEADLINE", "WAKE_WROTE"]
 
 NO_DEADLINE = (1 << 64) - 1
-REG_DEADLINE_LO, REG_DEADLINE_HI, REG_ARM, REG_WAIT = 0, 1, 2, 3
-WAKE_SOURCE, WAKE_STATUS, WAKE_DEADLINE = 1, 2, 4
+REG_DEADLINE_LO, REG_DEADLINE_HI, REG_ARM, REG_WAIT, REG_UPTIME_LO, REG_UPTIME_HI = range(6)
+WAKE_SOURCE, WAKE_STATUS, WAKE_DEADLINE, WAKE_WROTE = 1, 2, 4, 8
 
 
 class FwWait(LiteXModule):
@@ -47,16 +56,19 @@ class FwWait(LiteXModule):
         self.bus = bus = wishbone.Interface(data_width=32, address_width=32, addressing="word")
         self.sources = Signal(n_sources)
         self.status = Signal(n_status)
+        self.wrote = Signal()
         self.waiting = Signal()
         self.wake_at = Signal(64, reset=NO_DEADLINE)
 
         # # #
 
         armed = Signal(n_status)
-        reason = Signal(3)
+        dirty = Signal()                # a register was written since ARM
+        uptime_hi = Signal(32)
+        reason = Signal(4)
         self.comb += reason.eq(Cat(self.sources != 0, self.status != armed,
-                                   uptime >= self.wake_at))
-        adr = bus.adr[:2]
+                                   uptime >= self.wake_at, dirty))
+        adr = bus.adr[:3]
         access = Signal()
         stall = Signal()
         self.comb += [
@@ -73,7 +85,7 @@ class FwWait(LiteXModule):
                     Case(adr, {
                         REG_DEADLINE_LO: lo.eq(bus.dat_w),
                         REG_DEADLINE_HI: hi.eq(bus.dat_w),
-                        REG_ARM: armed.eq(self.status),
+                        REG_ARM: [armed.eq(self.status), dirty.eq(0)],
                         "default": [],
                     })
                 ).Else(
@@ -81,8 +93,12 @@ class FwWait(LiteXModule):
                         REG_DEADLINE_LO: bus.dat_r.eq(lo),
                         REG_DEADLINE_HI: bus.dat_r.eq(hi),
                         REG_WAIT: bus.dat_r.eq(reason),
+                        REG_UPTIME_LO: [bus.dat_r.eq(uptime[:32]), uptime_hi.eq(uptime[32:])],
+                        REG_UPTIME_HI: bus.dat_r.eq(uptime_hi),
                         "default": bus.dat_r.eq(0),
                     })
                 )
-            )
+            ),
+            # After the Case: a write on the CSR bus in ARM's cycle still counts.
+            If(self.wrote, dirty.eq(1)),
         ]

@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """From a drive persona (spec/persona) to the parameters and run-time register values of the
 RTL cores it is built of: rtl/nand/nand_backend and rtl/nvme/nvme_controller (`rtl_params`).
-It knows what those cores can do (channels, ways, planes, queues, the SDR-only back end) and
-refuses, naming each persona field, what they cannot. soc/sim_config.py builds the simulated
-drive from it; `ssdlab persona show --rtl` prints it."""
+It knows what those cores can do (channels, ways, planes, queues; SDR channels, and NV-DDR2
+channels behind an ONFI PHY: a board's, or the simulated drive's onfi_phy_sim) and refuses,
+naming each persona field, what they cannot. soc/sim_config.py builds the simulated drive
+from it; `ssdlab persona show --rtl` prints it."""
 
 from dataclasses import replace
 
-from spec.onfi_timing import SDR_MODES, engine_registers
+from spec.onfi_timing import SDR_MODES, engine_registers, nvddr2_engine_registers
 from spec.pcie_link import SATA_NCQ_DEPTH, SATA_NCQ_QUEUES, front_end
 from spec.persona import Onfi, PersonaError, display_path
 
@@ -37,19 +38,26 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     - "nand_backend": NandBackend(**...) (rtl/nand/nand_backend.py): n_channels (1..32),
       n_ways (1..8), n_luns (1..4: controller.dies_per_way, interleaved like ways),
       queue_depth, max_planes (1..4), max_len (page + spare), row_cycles (page, block and
-      LUN bits), col_cycles, timer_width;
+      LUN bits), col_cycles, timer_width, with_nvddr2;
     - "geometry": the `geometry` register {page_bits, block_bits, plane_bits};
-    - "timing": the SDR engine's `timing` registers at clk_mhz (onfi_timing);
-      "onfi": {interface, mode, clk_mhz} actually used;
+    - "timing": the SDR engine's `timing` registers at clk_mhz (onfi_timing): the bus's mode,
+      or on an NV-DDR2 bus the bring-up's (before the PHY's sampling margin, which the SoC
+      adds); "nvddr2_timing": the NV-DDR2 engine's registers (None on an SDR bus);
+      "onfi": {interface, mode, clk_mhz, sdr_mode} the bus runs after bring-up (sdr_mode:
+      the SDR mode of the bring-up or of the whole run);
     - "nvme_controller": NvmeController's n_io_queues (1..64), max_transfer, lbads, mqes;
     - "host_link": the link the harness paces (spec/pcie_link.py): interface, raw MB/s,
       payload MB/s per direction, MPS, MRRS and the front end's data path and clock
       (`link_params`; a link no data path carries is an error naming host.pcie_gen /
       host.pcie_lanes);
-    - "limits_mb_s": the persona's analytic limits with the SDR mode the RTL runs;
+    - "limits_mb_s": the persona's analytic limits on the bus the RTL runs (its interface and
+      mode at clk_mhz: the engines move at most one byte per clock);
     - "substitutions" (what differs from the drive) and "notes".
-    The back end is built of SDR channels only: an nv-ddr2 persona needs sdr_fallback=True
-    (then the part's fastest SDR mode, recorded in "substitutions").
+    An nv-ddr2 persona gets NV-DDR2 channels (nand_backend with_nvddr2; the SoC needs an
+    ONFI PHY: a board's, or onfi_phy_sim in the simulated drive): the firmware brings the bus
+    up in the part's fastest SDR mode, then switches every die and engine to the persona's
+    NV-DDR2 mode and calibrates the DQS capture. A clk_mhz below the mode's rate is recorded
+    in "substitutions". sdr_fallback=True keeps the whole run in that SDR mode (recorded).
 
     clk_mhz: the NAND engine clock, > 0. queue_depth: ops per die queue, passed through to
     NandBackend (its legal range: 1..16). timer_width: the engine's timing-counter bits
@@ -87,15 +95,20 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
          f"{g.row_cycles} row address cycles: the channel does 2..4")
     onfi = c.onfi
     mode = onfi.mode
+    nvddr2 = onfi.interface == "nv-ddr2" and not sdr_fallback
     if onfi.interface == "nv-ddr2":
-        if not sdr_fallback:
-            errs.append("controller.onfi.interface = 'nv-ddr2': nand_backend's channels "
-                        "are SDR builds (no with_nvddr2); use sdr_fallback=True "
-                        "(CLI --sdr-fallback) to run the drive in SDR")
-        mode = part.sdr_modes.bit_length() - 1
-        subs.append(f"controller.onfi: nv-ddr2 mode {onfi.mode} ({onfi.mt_s:.0f} MT/s) -> "
-                    f"sdr mode {mode} ({1000 / SDR_MODES[mode].tRC:.0f} MT/s): nand_backend "
-                    f"is SDR only")
+        mode = part.sdr_modes.bit_length() - 1      # the bring-up's, or the fallback's
+        if sdr_fallback:
+            subs.append(f"controller.onfi: nv-ddr2 mode {onfi.mode} ({onfi.mt_s:.0f} MT/s) -> "
+                        f"sdr mode {mode} ({1000 / SDR_MODES[mode].tRC:.0f} MT/s): "
+                        f"sdr_fallback")
+        else:
+            notes.append(f"NV-DDR2 mode {onfi.mode} after bring-up in SDR mode {mode} and "
+                         f"DQS calibration")
+            if clk_mhz < onfi.mt_s:
+                subs.append(f"controller.onfi: nv-ddr2 mode {onfi.mode} ({onfi.mt_s:.0f} "
+                            f"MT/s) with the engine at {clk_mhz:g} MHz (persona: "
+                            f"{onfi.clock_mhz:g}): one byte per clock, {clk_mhz:.0f} MT/s")
     h = persona.host
     need(h.io_queues <= 64, "host.io_queues", h.io_queues,
          "NvmeController n_io_queues is 1..64")
@@ -112,11 +125,16 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
         link = link_params(persona)
     except PersonaError as e:
         errs.extend(e.messages)
-    timing = None
+    timing = nv_timing = None
     try:
         timing = engine_registers(mode, clk_mhz, width=timer_width)
     except ValueError as e:
         errs.append(f"controller.onfi.mode = {mode}: {e}")
+    if nvddr2:
+        try:
+            nv_timing = nvddr2_engine_registers(onfi.mode, clk_mhz, width=timer_width)
+        except ValueError as e:
+            errs.append(f"controller.onfi.mode = {onfi.mode}: {e}")
     if errs:
         raise PersonaError(src, errs)
     if h.interface == "sata":
@@ -130,12 +148,15 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
                          "n_luns": c.dies_per_way,
                          "queue_depth": queue_depth, "max_planes": c.multi_plane,
                          "max_len": g.register_bytes, "row_cycles": g.row_cycles,
-                         "col_cycles": g.column_cycles, "timer_width": timer_width},
+                         "col_cycles": g.column_cycles, "timer_width": timer_width,
+                         "with_nvddr2": nvddr2},
         "geometry": {"page_bits": g.page_bits, "block_bits": g.block_bits,
                      "plane_bits": g.plane_bits},
         "luns": c.dies_per_way,
         "timing": timing,
-        "onfi": {"interface": "sdr", "mode": mode, "clk_mhz": clk_mhz},
+        "nvddr2_timing": nv_timing,
+        "onfi": {"interface": "nv-ddr2" if nvddr2 else "sdr",
+                 "mode": onfi.mode if nvddr2 else mode, "clk_mhz": clk_mhz, "sdr_mode": mode},
         "nvme_controller": {"n_io_queues": h.io_queues,
                             "max_transfer": h.max_transfer_kib * 1024,
                             "lbads": h.lba_bytes.bit_length() - 1,
@@ -147,7 +168,8 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
                       "pcie_data_width": link["pcie_data_width"],
                       "clk_mhz": link["clk_hz"] / 1e6},
         "limits_mb_s": {k: (round(x, 1) if isinstance(x, float) else x) for k, x in
-                        persona.flash_limits(Onfi("sdr", mode, clk_mhz)).items()},
+                        persona.flash_limits(Onfi("nv-ddr2", onfi.mode, clk_mhz) if nvddr2
+                                             else Onfi("sdr", mode, clk_mhz)).items()},
         "substitutions": subs,
         "notes": notes,
     }

@@ -5,8 +5,10 @@ The persona gives channels, ways, the part (geometry, array times), host queues,
 size (spec/persona, soc/persona_params.py `rtl_params`). Two things the RTL cannot take as they are:
 
 - NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported),
-  unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY), where that SDR mode
-  is the bring-up's and the firmware then switches to the persona's NV-DDR2 mode;
+  unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY, or the simulated
+  drive's onfi_phy_sim), where that SDR mode is the bring-up's and the firmware then switches
+  to the persona's NV-DDR2 mode (its timing, at the engine's clock: one byte per clock at
+  most, reported);
 - a persona mixing part types (intel-750-400g: 128 and 64 Gbit dies) gets its first group's
   part on every die, since the flash back end shares one geometry and timing register set
   (reported).
@@ -97,8 +99,13 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
     onfi = c.onfi
     if nvddr2 and onfi is not None and onfi.interface == "nv-ddr2":
         fields["nvddr2_mode"] = onfi.mode
-        notes.append(f"NV-DDR2 mode {onfi.mode} after bring-up in SDR mode {mode} (the "
-                     f"engine at {sys_clk_freq / 1e6:.0f} MHz: at most "
-                     f"{2 * sys_clk_freq / 1e6:.0f} MT/s)")
+        # not the SDR substitution rtl_params reports: the bus runs NV-DDR2
+        notes[:] = [n for n in notes if not n.startswith("controller.onfi: nv-ddr2")]
+        clk = sys_clk_freq / 1e6
+        rate = min(onfi.mt_s, clk)
+        notes.append(f"NV-DDR2 mode {onfi.mode} ({onfi.mt_s:.0f} MT/s) after bring-up in SDR "
+                     f"mode {mode}; the engine at {clk:.0f} MHz moves one byte per clock: "
+                     f"{rate:.0f} MT/s" + ("" if rate >= onfi.mt_s else
+                                          f" (persona: engine at {onfi.clock_mhz:g} MHz)"))
     fields.update(params or {})
     return SocConfig(**fields)

@@ -475,6 +475,11 @@ class SsdlabSoC(SoCCore):
             self.ff_wake_at.eq(fw_wait.wake_at),
         ]
 
+    def do_finalize(self):
+        SoCCore.do_finalize(self)
+        # The CSR bridge exists only now: FwWait sees every register write the CPU makes.
+        self.comb += self.fw_wait.wrote.eq(self.csr_bridge.csr.we)
+
     def nand_dram(self):
         """The LiteDRAM core the NAND emulators sit on (nand_model "emulator"): None here,
         so NandEmulation makes LiteDRAM's simulation model; a board returns its own DDR

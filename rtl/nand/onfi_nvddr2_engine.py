@@ -188,7 +188,10 @@ class OnfiNvddr2Engine(wiring.Component):
         hold = Signal(two_phase(8))
         hold_meta = Signal(3)
         hold_cnt = Signal(2)                # bytes of `hold` still to write (0..2)
-        m.d.comb += phy.rx_ready.eq((hold_cnt == 0) & meta.r_rdy)
+        # the next pair comes in while the last byte of this one goes into the FIFO, so the
+        # hold register passes a pair every two clocks: one byte per clock, RE#'s rate
+        m.d.comb += phy.rx_ready.eq(meta.r_rdy & ((hold_cnt == 0) |
+                                                  ((hold_cnt == 1) & rfifo.w_rdy)))
         pair_in = phy.rx_valid & phy.rx_ready
         m.d.comb += meta.r_en.eq(pair_in)
         with m.If(pair_in):

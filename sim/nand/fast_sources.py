@@ -18,14 +18,15 @@ __all__ = ["CPP", "MODEL_SOURCES", "HEADERS", "DPI_SOURCES", "VECTOR_MAIN"]
 
 CPP = Path(__file__).resolve().parent / "cpp"
 
-# Bottom layer first: Python's random, the part, the die, the SDR checks, the pin-level target.
+# Bottom layer first: Python's random, the part, the die, the timing checks (SDR, NV-DDR2),
+# the pin-level target.
 MODEL_SOURCES = tuple(CPP / name for name in (
     "nand_random.cpp", "nand_part.cpp", "nand_die_core.cpp", "onfi_timing_check.cpp",
-    "nand_die_fast.cpp"))
+    "onfi_nvddr2_check.cpp", "nand_die_fast.cpp"))
 
 HEADERS = tuple(CPP / name for name in (
     "nand_random.h", "nand_hash.h", "nand_text.h", "nand_part.h", "nand_die_core.h",
-    "onfi_timing_check.h", "nand_die_fast.h"))
+    "onfi_nvddr2_check.h", "onfi_timing_check.h", "nand_die_fast.h"))
 
 DPI_SOURCES = (CPP / "nand_die_fast.sv", *MODEL_SOURCES, CPP / "nand_die_fast_dpi.cpp")
 

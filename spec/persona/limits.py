@@ -21,7 +21,9 @@ def flash_limits(persona, onfi=None):
       (no bus cost);
     - bus_peak: channels x the ONFI mode's transfer rate;
     - channel_read / channel_program: per channel, the bus cycles of the engine at
-      controller.onfi.clock_mhz plus the array times, as
+      controller.onfi.clock_mhz plus the array times (every page moves page + spare over
+      the bus, as a controller with ECC parity in the spare does; the simulated drive's FTL
+      moves page data only, sw/ssdlab/bench/limits.py), as
       tests/nand/nand_backend/test_nand_backend_array.py measures (`analytic_limits`, or its
       NV-DDR2 counterpart), summed over the channels;
       `onfi` (an Onfi) replaces controller.onfi, e.g. the SDR mode the RTL runs;
@@ -110,7 +112,9 @@ def analytic_limits_nvddr2(regs, n_ways, length, t_r_ns, t_prog_ns, period_ns=10
     """`analytic_limits` with the NV-DDR2 engine's costs (rtl/nand/README.md,
     onfi_nvddr2_engine): a command/address cycle t_wp + t_wh, a data-in burst
     t_wpre + n t_dqs + t_wpst, a data-out burst t_rpre + n t_re + t_rpst; the status byte is
-    a two-byte burst. An estimate: the scheduler does not run NV-DDR2 yet."""
+    a two-byte burst. The engine streams one byte per RE# edge within a burst (its capture
+    path keeps up: tests/nand/onfi_nvddr2_engine test_read_rate), so a page's data-out is one
+    burst; the scheduler's and channel's own cycles between ops are not counted."""
     w = regs["t_wp"] + regs["t_wh"]
     addr = 1 + column_cycles + row_cycles
     read_start = (addr + 1) * w

@@ -107,10 +107,8 @@ void flash_poll(void)
 void flash_poll_wait(void)
 {
     hal_wait_arm();
-    uint32_t a = hal_activity();
     flash_poll();
-    if (hal_activity() == a)
-        hal_wait(HAL_NO_DEADLINE);
+    hal_wait(HAL_NO_DEADLINE);
 }
 
 uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)

@@ -175,11 +175,9 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
         if (F.filling == F.n_grp) {
             /* no free group until programs finish: wait for the flash when nothing moved */
             hal_wait_arm();
-            uint32_t a = hal_activity();
             flash_poll();
             ftl_submit_ready();
-            if (hal_activity() == a)
-                hal_wait(HAL_NO_DEADLINE);
+            hal_wait(HAL_NO_DEADLINE);
         }
     }
     struct grp *gr = &F.grp[F.filling];

@@ -57,16 +57,17 @@ uint64_t hal_cycles(void);
 /* The firmware's wait (soc/fw_wait.py), the low-power idle of the main loop. hal_wait_arm()
  * at the start of a poll pass latches every status the loop reads; hal_wait(deadline) then
  * stalls the CPU until a stream towards the firmware is valid, a controller reset is pending,
- * a latched status has changed, or hal_cycles() >= deadline (HAL_NO_DEADLINE: none); it
- * returns the reason (HAL_WAKE_* bits). hal_activity() counts the HAL's register writes: a
- * pass that made none changed nothing outside the firmware. */
+ * a latched status has changed, hal_cycles() >= deadline (HAL_NO_DEADLINE: none), or at once
+ * when the pass wrote a register since the arm (it did something, so the next pass may find
+ * more: a pass that wrote none changed nothing outside the firmware); it returns the reason
+ * (HAL_WAKE_* bits). */
 #define HAL_NO_DEADLINE UINT64_MAX
 #define HAL_WAKE_SOURCE 1u
 #define HAL_WAKE_STATUS 2u
 #define HAL_WAKE_DEADLINE 4u
+#define HAL_WAKE_WROTE 8u
 void hal_wait_arm(void);
 uint32_t hal_wait(uint64_t deadline);
-uint32_t hal_activity(void);
 
 /* Console (UART): one byte. */
 void hal_putc(char c);

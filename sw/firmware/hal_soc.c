@@ -14,10 +14,8 @@
 #include <stdint.h>
 
 #define CSR_ACCESSORS_DEFINED
-static uint32_t activity;           /* register writes: hal_activity() */
 static inline void csr_write_simple(unsigned long v, unsigned long a)
 {
-    activity++;
     *(volatile uint32_t *)a = (uint32_t)v;
 }
 static inline unsigned long csr_read_simple(unsigned long a)
@@ -80,26 +78,29 @@ void hal_ident(struct hal_ident *id)
     id->persona[31] = 0;
 }
 
-uint64_t hal_cycles(void)
-{
-    /* not counted as activity: reading the time changes nothing */
-    *(volatile uint32_t *)CSR_TIMER0_UPTIME_LATCH_ADDR = 1;
-    return timer0_uptime_cycles_read();
-}
-
 /* soc/fw_wait.py's registers (word offsets) */
 #define FW_WAIT_REG(n) (*(volatile uint32_t *)(FW_WAIT_BASE + 4 * (n)))
+
+/* timer0's uptime through FwWait: reading the time is no register write, so it does not
+ * count as work done in a poll pass */
+uint64_t hal_cycles(void)
+{
+    uint32_t lo = FW_WAIT_REG(4);       /* latches the high word */
+    return ((uint64_t)FW_WAIT_REG(5) << 32) | lo;
+}
 
 void hal_wait_arm(void) { FW_WAIT_REG(2) = 1; }
 
 uint32_t hal_wait(uint64_t deadline)
 {
-    FW_WAIT_REG(0) = (uint32_t)deadline;
-    FW_WAIT_REG(1) = (uint32_t)(deadline >> 32);
+    static uint64_t written = HAL_NO_DEADLINE;      /* FwWait's reset value */
+    if (deadline != written) {
+        FW_WAIT_REG(0) = (uint32_t)deadline;
+        FW_WAIT_REG(1) = (uint32_t)(deadline >> 32);
+        written = deadline;
+    }
     return FW_WAIT_REG(3);
 }
-
-uint32_t hal_activity(void) { return activity; }
 
 void hal_putc(char c)
 {

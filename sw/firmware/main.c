@@ -98,16 +98,15 @@ void fw_poll(void)
 #ifndef FW_HOST
 /* A pass that wrote no register changed nothing outside the firmware: the next one would
  * find the same, so the CPU waits (soc/fw_wait.py) until the hardware shows something new
- * or gc_idle's time comes. The arm before the pass makes a change during it wake at once. */
+ * or gc_idle's time comes. FwWait itself sees whether the pass wrote a register (then the
+ * wait returns at once), and the arm before the pass makes a change during it wake at once. */
 int main(void)
 {
     fw_init();
     for (;;) {
         hal_wait_arm();
-        uint32_t a = hal_activity();
         fw_poll();
-        if (hal_activity() == a)
-            hal_wait(gc_idle_deadline());
+        hal_wait(gc_idle_deadline());
     }
 }
 #endif

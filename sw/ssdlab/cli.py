@@ -87,7 +87,8 @@ def _load(name, scale, blocks_per_plane):
 @click.option("--json", "as_json", is_flag=True, help="Print the persona as JSON.")
 @click.option("--rtl", is_flag=True, help="Also map it to the RTL cores' parameters.")
 @click.option("--sdr-fallback", is_flag=True,
-              help="With --rtl: run an NV-DDR2 persona in SDR (the back end is SDR only).")
+              help="With --rtl: run an NV-DDR2 persona in SDR (default: NV-DDR2 channels, "
+                   "brought up in SDR).")
 @click.option("--clk-mhz", type=float, default=100.0, show_default=True,
               help="With --rtl: the NAND engine clock.")
 def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_mhz):
@@ -110,8 +111,8 @@ def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_
         _print(p)
         if rtl_map is not None:
             click.echo("\nRTL mapping:")
-            for key in ("nand_backend", "geometry", "luns", "onfi", "timing", "nvme_controller",
-                        "host_link", "limits_mb_s"):
+            for key in ("nand_backend", "geometry", "luns", "onfi", "timing", "nvddr2_timing",
+                        "nvme_controller", "host_link", "limits_mb_s"):
                 click.echo(f"  {key}: {rtl_map[key]}")
             for s in rtl_map["substitutions"]:
                 click.echo(f"  substituted: {s}")

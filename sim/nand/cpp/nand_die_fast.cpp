@@ -4,22 +4,34 @@
 #include "nand_die_fast.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "nand_text.h"
 
 namespace nandfast {
 
 constexpr double WB_FRACTION = 0.5;
+// NV-DDR2 data-out: the die's DQS (and DQ) edge follows each RE# edge after this fraction of
+// tDQSRE (a maximum); the read preamble drives DQS low after this fraction of tDQSD.
+constexpr double DQSRE_FRACTION = 0.6;
 
 NandDieFast::NandDieFast(const DieConfig &cfg, int id, int64_t clk_ps, bool verbose)
     : die(cfg), checker(0, fmt("die%d", id)), die_id(id), clk_ps_(clk_ps), verbose_(verbose),
       garbage_(cfg.seed * 7919 + id + 1) {
     mode = die.timing_mode();
-    checker.set_mode(mode);
+    iface_ = die.data_interface();
+    checker.set_timings(iface_ != 0, mode);
     dq_out_ = garbage_.genrand() & 0xFF;
     out_cache_ = (uint32_t)dq_out_ | (1u << 8);
+    // SSDLAB_DIE_TRACE=all or =<die id>: one stdout line per command latched and per NV-DDR2
+    // data-out burst, for per-page timings of a whole drive (sim/nand/README.md)
+    const char *e = std::getenv("SSDLAB_DIE_TRACE");
+    trace_ = e && (!std::strcmp(e, "all") ||
+                   (std::isdigit((unsigned char)e[0]) && std::atoi(e) == id));
 }
 
 void NandDieFast::clear() {
@@ -28,6 +40,7 @@ void NandDieFast::clear() {
     chunks_.clear();
     row_ = -1;
     feat_.clear();
+    feat_raw_ = 0;
 }
 
 void NandDieFast::own(double now, const std::string &rule, const std::string &message) {
@@ -50,12 +63,23 @@ void NandDieFast::sync(int64_t now_ps) {
     switch_pending_ = false;
     iface_ = die.data_interface();
     mode = die.timing_mode();
-    if (iface_ != 0 && !nvddr2_warned_ && verbose_) {
-        nvddr2_warned_ = true;
-        printf("nand_die_fast[%d] t=%.3f ns: NV-DDR2 selected: not modelled by nand_die_fast, "
-               "the pins keep SDR timing mode %d\n", die_id, now_ps / 1000.0, std::min(mode, 5));
+    checker.set_timings(iface_ != 0, mode);
+    rd_on_ = false;
+    if (verbose_) {
+        // not "nand_die_fast[<id>]", which starts a violation line
+        printf("nand_die_fast %d: t=%.3f ns: interface %s timing mode %d\n", die_id,
+               now_ps / 1000.0, iface_ ? "nvddr2" : "sdr", mode);
+        fflush(stdout);
     }
-    checker.set_mode(std::min(mode, 5));
+}
+
+// The output timings of the interface and mode the pins run (OnfiPinTarget.t).
+double NandDieFast::t_wb() const {
+    return iface_ ? nvddr2_timing(mode).tWB : sdr_timing(mode, tWB);
+}
+
+double NandDieFast::t_coh() const {
+    return iface_ ? nvddr2_timing(mode).tCOH : sdr_timing(mode, tCOH);
 }
 
 int NandDieFast::rb_at(int64_t t) const {
@@ -69,7 +93,7 @@ void NandDieFast::update_rb(int64_t now_ps) {
     double rdy = die.ready_ns();
     if (rdy <= now) return;
     int base = rb_at(now_ps);
-    double fall = sdr_timing(std::min(mode, 5), tWB) * WB_FRACTION;
+    double fall = t_wb() * WB_FRACTION;
     int64_t t0 = now_ps;
     rb_fall_ = -1;
     if (now + fall < rdy) {
@@ -83,9 +107,9 @@ void NandDieFast::update_rb(int64_t now_ps) {
     next_event_ps_ = std::min({next_event_ps_, rb_fall_ >= 0 ? rb_fall_ : INT64_MAX, rb_rise_});
 }
 
-void NandDieFast::drive(int64_t t_ps, double delay_ns, int value) {
+void NandDieFast::drive(int64_t t_ps, double delay_ns, int value, int dqs) {
     int64_t at = t_ps + std::max<int64_t>(1, (int64_t)std::nearbyint(delay_ns * 1000));
-    drives_.push_back({at, drive_seq_++, value});
+    drives_.push_back({at, drive_seq_++, value, dqs});
     next_event_ps_ = std::min(next_event_ps_, at);
 }
 
@@ -106,9 +130,12 @@ bool NandDieFast::expect_addr(double now, size_t n, const std::string &what) {
 
 void NandDieFast::latch(int64_t now_ps, int kind, int byte) {
     sync(now_ps);
-    if (kind == 0)
+    if (kind == 0) {
         command(now_ps, byte);
-    else if (kind == 1)
+        if (trace_)
+            std::printf("die_trace %d t=%.3f cmd %02X ready=%.3f\n", die_id, now_ps / 1000.0,
+                        byte, std::max(die.ready_ns(), now_ps / 1000.0));
+    } else if (kind == 1)
         address(now_ps, byte);
     else
         data_in(now_ps, byte);
@@ -278,8 +305,17 @@ void NandDieFast::data_in(int64_t now_ps, int d) {
     if (cmd_ == 0x80 && !chunks_.empty()) {
         chunks_.back().second.push_back((uint8_t)d);
     } else if (cmd_ == 0xEF && !addr_.empty()) {
-        feat_.push_back((uint8_t)d);
-        if (feat_.size() == 4) {
+        // NV-DDR2: each parameter byte comes twice (both DQS edges); keep the first and
+        // take the feature after the second copy of P4
+        bool done;
+        if (iface_) {
+            if (++feat_raw_ % 2) feat_.push_back((uint8_t)d);
+            done = feat_raw_ == 8;
+        } else {
+            feat_.push_back((uint8_t)d);
+            done = feat_.size() == 4;
+        }
+        if (done) {
             int address = addr_[0];
             Bytes params = feat_;
             call(now, [&] { die.set_features(now, address, params); });
@@ -292,7 +328,9 @@ void NandDieFast::data_in(int64_t now_ps, int d) {
     }
 }
 
-int NandDieFast::data_out(int64_t now_ps) {
+// One data-output byte. `copies`: how often each READ ID / GET FEATURES byte repeats (SDR 1;
+// NV-DDR2 2, one per DQS edge). Status and array data are live on every edge.
+int NandDieFast::out_byte(int64_t now_ps, int copies) {
     sync(now_ps);
     double now = now_ps / 1000.0;
     int v = -1;
@@ -306,12 +344,16 @@ int NandDieFast::data_out(int64_t now_ps) {
     } else if (out_ == OUT_BYTES) {
         if (!die.rb_n(now))
             own(now, "busy", "data output while the target is busy");
-        else if (out_index_ < out_bytes_.size())
-            v = out_bytes_[out_index_++];
+        else if (out_index_ / copies < out_bytes_.size())
+            v = out_bytes_[out_index_++ / copies];
     }
     report();
     return v;
 }
+
+int NandDieFast::data_out(int64_t now_ps) { return out_byte(now_ps, 1); }
+
+int NandDieFast::nvddr2_byte(int64_t now_ps) { return out_byte(now_ps, 2); }
 
 void NandDieFast::set_wp(int64_t now_ps, int wp_n) { die.set_wp_n(now_ps / 1000.0, wp_n); }
 
@@ -338,8 +380,16 @@ void NandDieFast::observe(int64_t t_ps, const Pins &pins, int wp_n) {
     prev_wp_ = wp_n;
     if (wp_n != prev_wp) die.set_wp_n(now, wp_n);
     if (prev.ce_n && !pins.ce_n) ce_fall_ps_ = t_ps;
-    if (!prev.ce_n && pins.ce_n) drive(t_ps, sdr_timing(std::min(mode, 5), tCOH), -1);
+    if (!prev.ce_n && pins.ce_n) {
+        // output released tCOH after CE# rises (the bus then floats: garbage)
+        drive(t_ps, t_coh(), -1);
+        rd_on_ = false;
+    }
     if (pins.ce_n && prev.ce_n) return;
+    if (iface_) {
+        observe_nvddr2(t_ps, prev, pins);
+        return;
+    }
     if (!prev.we_n && pins.we_n && !prev.ce_n) {
         if (prev.cle && prev.ale)
             own(now, "command-sequence", "CLE and ALE both high at a latch");
@@ -348,12 +398,46 @@ void NandDieFast::observe(int64_t t_ps, const Pins &pins, int wp_n) {
     }
     if (prev.re_n && !pins.re_n && !pins.ce_n) {
         int v = data_out(t_ps);
-        double valid_at = std::max(now + sdr_timing(std::min(mode, 5), tREA),
-                                   ce_fall_ps_ / 1000.0 + sdr_timing(std::min(mode, 5), tCEA));
+        double valid_at = std::max(now + sdr_timing(mode, tREA),
+                                   ce_fall_ps_ / 1000.0 + sdr_timing(mode, tCEA));
         drive(t_ps, valid_at - now, v);
     }
-    if (!prev.re_n && pins.re_n && !prev.ce_n)
-        drive(t_ps, sdr_timing(std::min(mode, 5), tRHOH), -1);
+    if (!prev.re_n && pins.re_n && !prev.ce_n) drive(t_ps, sdr_timing(mode, tRHOH), -1);
+}
+
+// OnfiPinTarget._observe_nvddr2: command/address on WE# rising, data in on every DQS edge,
+// data out as preamble, one DQS edge (with its byte) per RE# edge, postamble.
+void NandDieFast::observe_nvddr2(int64_t t_ps, const Pins &prev, const Pins &pins) {
+    double now = t_ps / 1000.0;
+    if (!prev.we_n && pins.we_n && !prev.ce_n) {
+        if (prev.cle && prev.ale)
+            own(now, "command-sequence", "CLE and ALE both high at a latch");
+        else if (prev.dq >= 0 && (prev.cle || prev.ale))
+            latch(t_ps, prev.cle ? 0 : 1, prev.dq);
+    }
+    if (prev.dqs >= 0 && pins.dqs >= 0 && prev.dqs != pins.dqs && !prev.ce_n && prev.dq >= 0)
+        latch(t_ps, 2, prev.dq);
+    const Nvddr2Timings &t = nvddr2_timing(mode);
+    if (pins.re_n != prev.re_n && !pins.ce_n) {
+        if (!pins.re_n && !rd_on_) {
+            rd_on_ = true;
+            rd_last_fall_ = -1;
+            rd_start_ = t_ps;
+            rd_bytes_ = 0;
+            drive(t_ps, t.tDQSD * DQSRE_FRACTION, -1, 0);
+        } else if (pins.re_n && rd_on_ && rd_last_fall_ >= 0 &&
+                   now - rd_last_fall_ / 1000.0 + 1e-3 >= t.tRPST) {
+            rd_on_ = false;     // the postamble's rising edge: no data, DQS stays low
+            if (trace_)
+                std::printf("die_trace %d t=%.3f burst %d bytes from t=%.3f\n", die_id, now,
+                            rd_bytes_, rd_start_ / 1000.0);
+        } else if (rd_on_) {
+            if (!pins.re_n) rd_last_fall_ = t_ps;
+            int v = nvddr2_byte(t_ps);
+            rd_bytes_++;
+            drive(t_ps, t.tDQSRE * DQSRE_FRACTION, v, pins.re_n);
+        }
+    }
 }
 
 void NandDieFast::report() {
@@ -401,6 +485,7 @@ uint32_t NandDieFast::eval(int64_t now_ps, uint32_t packed) {
         p.re_n = (packed >> 4) & 1;
         int wp = (packed >> 5) & 1;
         p.dq = (packed >> 14) & 1 ? (int)((packed >> 6) & 0xFF) : -1;
+        p.dqs = (packed >> 16) & 1 ? (int)((packed >> 15) & 1) : -1;
         p.rb_n = rb_at(edge);
         observe(edge, p, wp);
         rb_checked_ = edge;
@@ -411,14 +496,16 @@ uint32_t NandDieFast::eval(int64_t now_ps, uint32_t packed) {
             return a.t != b.t ? a.t < b.t : a.seq < b.seq;
         });
         size_t i = 0;
-        for (; i < drives_.size() && drives_[i].t <= next; i++)
+        for (; i < drives_.size() && drives_[i].t <= next; i++) {
             dq_out_ = drives_[i].value >= 0 ? drives_[i].value : (int)(garbage_.genrand() & 0xFF);
+            if (drives_[i].dqs >= 0) dqs_out_ = drives_[i].dqs;
+        }
         drives_.erase(drives_.begin(), drives_.begin() + (long)i);
     }
     next_event_ps_ = drives_.empty() ? INT64_MAX : drives_.front().t;
     for (int64_t te : {rb_fall_, rb_rise_})
         if (te >= 0 && te > rb_checked_) next_event_ps_ = std::min(next_event_ps_, te);
-    out_cache_ = (uint32_t)dq_out_ | ((uint32_t)rb_at(next) << 8);
+    out_cache_ = (uint32_t)dq_out_ | ((uint32_t)rb_at(next) << 8) | ((uint32_t)dqs_out_ << 9);
     report();
     return out_cache_;
 }

@@ -4,10 +4,15 @@
 //
 // Pins are the controller's (rtl/nand/onfi_sdr_engine): they are registers updated at posedge
 // clk, so the model evaluates once per clock at NEGEDGE and sees the values set at the
-// preceding posedge (edge time = negedge time - CLK_PS/2). dq_i and rb_n are driven so that
-// at the next posedge they show what the golden model would show then: data valid from
-// max(RE# fall + tREA, CE# fall + tCEA) until RE# rise + tRHOH (seeded garbage otherwise),
-// R/B# low from tWB/2 after a busy-making latch until the end of the busy time. NAND rule and
+// preceding posedge (edge time = negedge time - CLK_PS/2). Behind a double-edge PHY
+// (rtl/nand/onfi_phy_sim: RE#, DQ and DQS change at both edges, NV-DDR2) DDR_PINS = 1 makes
+// it evaluate at both edges, each seeing the values set at the edge before. dq_i, dqs_i and
+// rb_n are driven so that at the next edge they show what the golden model would show then:
+// in SDR data valid from max(RE# fall + tREA, CE# fall + tCEA) until RE# rise + tRHOH (seeded
+// garbage otherwise); in NV-DDR2 (after SET FEATURES 01h selects it) DQS low tDQSD x 0.6 into
+// the read preamble, then a DQS edge with its byte on DQ tDQSRE x 0.6 after each RE# edge,
+// data in latched on every edge of the controller's DQS (dqs_o / dqs_oe); R/B# low from
+// tWB/2 after a busy-making latch until the end of the busy time. NAND rule and
 // interface timing violations print one line each ("nand_die_fast[<DIE_ID>] t=... ns: ...")
 // and are counted on rule_violations / timing_violations. rst high holds the model (the
 // pins are not looked at); the die itself has no reset pin.
@@ -50,7 +55,8 @@ module nand_die_fast #(
     parameter bit    FACTORY_ERASED = 1,
     parameter bit    REQUIRE_RESET = 1,
     parameter int    PARAM_PAGE_COPIES = 3,
-    parameter bit    VERBOSE = 1                        // print each violation
+    parameter bit    VERBOSE = 1,                       // print each violation
+    parameter bit    DDR_PINS = 0                       // 1: pins change at both clock edges
 ) (
     input  logic        clk,
     input  logic        rst,
@@ -63,7 +69,10 @@ module nand_die_fast #(
     input  logic        wp_n,
     input  logic [7:0]  dq_o,
     input  logic        dq_oe,
+    input  logic        dqs_o,                          // NV-DDR2 DQS from the controller
+    input  logic        dqs_oe,
     output logic [7:0]  dq_i,
+    output logic        dqs_i,                          // NV-DDR2 DQS from the die
     output logic        rb_n,
     // violations so far (NAND rules; interface timing)
     output logic [31:0] rule_violations,
@@ -105,20 +114,22 @@ module nand_die_fast #(
         last_pins = -1;
         next_ps = 0;
         dq_i = 8'h00;
+        dqs_i = 1'b0;
         rb_n = 1'b1;
         rule_violations = 32'd0;
         timing_violations = 32'd0;
     end
 
-    // pins: ce_n 0, cle 1, ale 2, we_n 3, re_n 4, wp_n 5, dq_o 13:6, dq_oe 14. The model is
-    // called when a pin changed or an output edge is due by the next posedge (next_ps, which
-    // it returns); otherwise nothing can change and the call is skipped.
-    always @(negedge clk) begin : eval
-        automatic int pins = {17'd0, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle, ce_n};
+    // pins: ce_n 0, cle 1, ale 2, we_n 3, re_n 4, wp_n 5, dq_o 13:6, dq_oe 14, dqs_o 15,
+    // dqs_oe 16. The model is called when a pin changed or an output edge is due by the next
+    // edge (next_ps, which it returns); otherwise nothing can change and the call is skipped.
+    task automatic evaluate();
+        automatic int pins = {15'd0, dqs_oe, dqs_o, dq_oe, dq_o, wp_n, re_n, we_n, ale, cle,
+                              ce_n};
         automatic longint now_ps = longint'($realtime * 1000.0);
         automatic longint nxt;
         /* verilator lint_off UNUSEDSIGNAL */
-        automatic int result;                   // [8:0]: {rb_n, dq_i}
+        automatic int result;                   // [9:0]: {dqs_i, rb_n, dq_i}
         /* verilator lint_on UNUSEDSIGNAL */
         automatic int rules, timing;
         if (!rst && (pins != last_pins || now_ps + longint'(CLK_PS) / 2 >= next_ps)) begin
@@ -127,8 +138,17 @@ module nand_die_fast #(
             next_ps <= nxt;
             dq_i <= result[7:0];
             rb_n <= result[8];
+            dqs_i <= result[9];
             rule_violations <= rules;
             timing_violations <= timing;
         end
-    end
+    endtask
+
+    generate
+        if (DDR_PINS) begin : both_edges
+            always @(posedge clk or negedge clk) evaluate();
+        end else begin : negedge_only
+            always @(negedge clk) evaluate();
+        end
+    endgenerate
 endmodule

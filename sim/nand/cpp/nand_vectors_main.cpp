@@ -5,7 +5,8 @@
 // naming the first mismatch: file, line, expected, got.
 //
 //   g++ -std=c++17 -O2 -o build/nand_vectors sim/nand/cpp/nand_vectors_main.cpp
-//       sim/nand/cpp/nand_{random,part,die_core,die_fast}.cpp sim/nand/cpp/onfi_timing_check.cpp
+//       sim/nand/cpp/nand_{random,part,die_core,die_fast}.cpp
+//       sim/nand/cpp/onfi_{timing,nvddr2}_check.cpp
 //       && build/nand_vectors sim/nand/vectors/*.vec
 // (the model's sources: MODEL_SOURCES in sim/nand/fast_sources.py)
 #include <chrono>
@@ -162,7 +163,9 @@ int run_file(const std::string &path) {
         now_ps += cycle_ps;
     };
     auto dout = [&]() {
-        int v = m.data_out(now_ps);
+        // one data-out cycle: an RE# falling edge in SDR, one DQS edge in NV-DDR2
+        m.sync(now_ps);
+        int v = m.iface() ? m.nvddr2_byte(now_ps) : m.data_out(now_ps);
         now_ps += cycle_ps;
         return v;
     };
@@ -250,6 +253,8 @@ int run_file(const std::string &path) {
         } else if (key == "MODE") {
             checks++;
             if (m.mode != std::stoi(w[1])) fail("timing mode " + w[1], std::to_string(m.mode));
+            std::string iface = m.iface() ? "nvddr2" : "sdr";
+            if (w.size() > 2 && w[2] != iface) fail("interface " + w[2], iface);
         } else if (key == "STATS") {
             checks++;
             for (auto &p : kv(w)) {
@@ -275,6 +280,7 @@ int run_file(const std::string &path) {
             p.re_n = std::stoi(w[6]);
             p.dq = w[7] == "--" ? -1 : (int)std::strtol(w[7].c_str(), 0, 16);
             p.rb_n = std::stoi(w[8]);
+            if (w.size() > 9) p.dqs = w[9] == "--" ? -1 : std::stoi(w[9]);
             m.checker_observe(t_ps, p);
         } else {
             fail("a known line", "'" + key + "'");

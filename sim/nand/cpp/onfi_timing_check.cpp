@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // SDR timing checks (see onfi_timing_check.h): the port of onfi_timing.py, same table,
-// same rules, same messages.
+// same rules, same messages. The NV-DDR2 rules: onfi_nvddr2_check.cpp.
 #include "onfi_timing_check.h"
 
 #include <cmath>
@@ -30,7 +30,7 @@ static const double SDR_TABLE[SDR_N_PARAMS][6] = {
 
 double sdr_timing(int mode, int param) { return SDR_TABLE[param][mode]; }
 
-void SdrChecker::violate(const std::string &param, double t_ns, double measured,
+void OnfiChecker::violate(const std::string &param, double t_ns, double measured,
                          double required, const std::string &what) {
     std::string w = what.empty()
                         ? fmt("%s violated: %.1f ns < %g ns", param.c_str(), measured, required)
@@ -39,7 +39,18 @@ void SdrChecker::violate(const std::string &param, double t_ns, double measured,
                                            t_ns)});
 }
 
-void SdrChecker::min(int param, double t_ns, int since, double required) {
+void OnfiChecker::protocol(double t_ns, const std::string &what) {
+    violate("protocol", t_ns, NAN, NAN, "protocol: " + what);
+}
+
+void OnfiChecker::min_ns(const char *param, double t_ns, bool has, double since,
+                         double required) {
+    if (!has || since < 0) return;
+    double measured = t_ns - since;
+    if (measured + 1e-3 < required) violate(param, t_ns, measured, required);
+}
+
+void OnfiChecker::min(int param, double t_ns, int since, double required) {
     if (!has_[since]) return;
     if (required < 0) required = SDR_TABLE[param][mode_];
     double measured = t_ns - last_[since];
@@ -47,16 +58,21 @@ void SdrChecker::min(int param, double t_ns, int since, double required) {
         violate(SDR_PARAM_NAMES[param], t_ns, measured, required);
 }
 
-void SdrChecker::observe(double t, const Pins &pins) {
+void OnfiChecker::observe(double t, const Pins &pins) {
     Pins prev = prev_;
     prev_ = pins;
     if (!have_prev_) {
         have_prev_ = true;
         return;
     }
-    auto protocol = [&](const char *what) {
-        violate("protocol", t, NAN, NAN, std::string("protocol: ") + what);
-    };
+    if (iface_)
+        observe_nvddr2(t, prev, pins);
+    else
+        observe_sdr(t, prev, pins);
+}
+
+void OnfiChecker::observe_sdr(double t, const Pins &prev, const Pins &pins) {
+    auto protocol = [&](const char *what) { this->protocol(t, what); };
     bool sel = !pins.ce_n, was_sel = !prev.ce_n;
     if (prev.ce_n && !pins.ce_n) set(CE_FALL, t);
     if (was_sel && pins.ce_n) {
@@ -104,17 +120,10 @@ void SdrChecker::observe(double t, const Pins &pins) {
                 if (ccs_write_) min(tCCS, t, ADDR_RISE);
             }
             ccs_write_ = false;
-        } else if (kind == 1) {
-            set(ADDR_RISE, t);
+            last_kind_ = kind;
         } else {
-            last_cmd_ = byte;
-            ccs_write_ = byte == 0x85;
-            if (byte == 0xE0)
-                set(E0_RISE, t);
-            else
-                has_[E0_RISE] = false;
+            latch(kind, byte, t);
         }
-        last_kind_ = kind;
         set(WE_RISE, t);
     }
     if (prev.re_n && !pins.re_n && sel) {
@@ -140,6 +149,21 @@ void SdrChecker::observe(double t, const Pins &pins) {
         min(tRP, t, RE_FALL);
         set(RE_RISE, t);
     }
+}
+
+// A command (kind 0) or address (kind 1) cycle latched at t: the edges later rules time from.
+void OnfiChecker::latch(int kind, int byte, double t) {
+    if (kind == 1) {
+        set(ADDR_RISE, t);
+    } else {
+        last_cmd_ = byte;
+        ccs_write_ = byte == 0x85;
+        if (byte == 0xE0)
+            set(E0_RISE, t);
+        else
+            has_[E0_RISE] = false;
+    }
+    last_kind_ = kind;
 }
 
 }  // namespace nandfast

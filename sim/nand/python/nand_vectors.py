@@ -21,7 +21,9 @@ File format (text, one item per line, `#` starts a comment):
     BEGIN
     ... body ...
 
-Body (time `now` starts at 0 and only grows; CMD/ADDR/DIN/DOUT take CYCLE_NS per byte):
+Body (time `now` starts at 0 and only grows; CMD/ADDR/DIN/DOUT take CYCLE_NS per byte; in
+NV-DDR2 a DIN or DOUT byte is one DQS edge, so SET FEATURES parameters, READ ID and GET
+FEATURES bytes appear twice each):
 
     CMD xx                  a command latch (hex)
     ADDR xx [xx ...]        address latches
@@ -32,7 +34,8 @@ Body (time `now` starts at 0 and only grows; CMD/ADDR/DIN/DOUT take CYCLE_NS per
                             time moves to the end of the busy period
     ADVANCE <ns>            time moves on
     RB 0|1                  R/B# expected now
-    MODE <m>                the SDR timing mode in force (SET FEATURES 01h / RESET)
+    MODE <m> [sdr|nvddr2]   the timing mode (and interface) the pins run (SET FEATURES 01h /
+                            RESET, applied once the die is ready)
     RULE <name>             the next NAND rule violation (in order) is <name>
     TIMING <param>          the next interface timing violation is <param> (e.g. tWH)
     STATS k=v ...           die statistics (reads, programs, erases, bit_errors,
@@ -40,8 +43,9 @@ Body (time `now` starts at 0 and only grows; CMD/ADDR/DIN/DOUT take CYCLE_NS per
     WEAR <lun> <block> <n>  backdoor: the block's P/E count becomes n
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
-    PINS <t_ns> <ce_n> <cle> <ale> <we_n> <re_n> <dq hex|--> <rb_n>
-                            a pin snapshot for the interface timing checker at t_ns
+    PINS <t_ns> <ce_n> <cle> <ale> <we_n> <re_n> <dq hex|--> <rb_n> [<dqs 0|1|-->]
+                            a pin snapshot for the interface timing checker at t_ns (dqs:
+                            the controller's DQS, NV-DDR2; absent: not driven)
 
 A violation not claimed by a RULE/TIMING line before the next other line is a mismatch.
 Pattern bytes: byte i of PAT <seed> is _mix64((seed << 32) | i) & 0xFF.
@@ -235,11 +239,16 @@ class GoldenRunner:
         self.now_ps += self.cycle_ps
 
     def data_out(self):
+        """One data-out cycle: an RE# falling edge in SDR, one DQS edge in NV-DDR2."""
         self.sync()
         self.bus.driven = None
-        self._in_target(self.target._data_out, self.now)
+        if self.target.iface == "nvddr2":
+            value = self._in_target(self.target._nvddr2_byte, self.now)
+        else:
+            self._in_target(self.target._data_out, self.now)
+            value = self.bus.driven
         self.now_ps += self.cycle_ps
-        return self.bus.driven
+        return value
 
     def wait_rb(self):
         ready = self.die.ready_ns()
@@ -389,6 +398,8 @@ def run_file(path):
             checks += 1
             if r.target.mode != int(args[0]):
                 fail(lineno, f"timing mode {args[0]}", r.target.mode)
+            if len(args) > 1 and r.target.iface != args[1]:
+                fail(lineno, f"interface {args[1]}", r.target.iface)
         elif key == "STATS":
             checks += 1
             got = r.stats()
@@ -406,7 +417,8 @@ def run_file(path):
             t_ns = float(args[0])
             ce_n, cle, ale, we_n, re_n = map(int, args[1:6])
             dq = None if args[6] == "--" else int(args[6], 16)
-            r.pins(t_ns, OnfiPins(ce_n, cle, ale, we_n, re_n, dq, int(args[7])))
+            dqs = None if len(args) < 9 or args[8] == "--" else int(args[8])
+            r.pins(t_ns, OnfiPins(ce_n, cle, ale, we_n, re_n, dq, int(args[7]), dqs))
         else:
             raise VectorError(f"{path}:{lineno}: unknown line {key!r}")
         pend_rules += r.take_rules()
@@ -504,7 +516,8 @@ class Scenario:
 
     def mode(self):
         self.r.sync()
-        self._emit(f"MODE {self.r.target.mode}")
+        t = self.r.target
+        self._emit(f"MODE {t.mode}" + (" nvddr2" if t.iface == "nvddr2" else ""))
 
     def stats(self):
         s = self.r.stats()
@@ -522,10 +535,11 @@ class Scenario:
         self.die.set_wp_n(self.r.now, value)
         self._emit(f"WP {int(value)}")
 
-    def pins(self, t_ns, ce_n, cle, ale, we_n, re_n, dq, rb_n=1):
-        self.r.pins(t_ns, OnfiPins(ce_n, cle, ale, we_n, re_n, dq, rb_n))
+    def pins(self, t_ns, ce_n, cle, ale, we_n, re_n, dq, rb_n=1, dqs=None):
+        self.r.pins(t_ns, OnfiPins(ce_n, cle, ale, we_n, re_n, dq, rb_n, dqs))
         self._emit(f"PINS {t_ns:.3f} {ce_n} {cle} {ale} {we_n} {re_n} "
-                   f"{'--' if dq is None else f'{dq:02X}'} {rb_n}")
+                   f"{'--' if dq is None else f'{dq:02X}'} {rb_n}"
+                   + ("" if dqs is None else f" {dqs}"))
 
     # -- ONFI sequences --
 
@@ -1066,6 +1080,251 @@ def _sc_timing():
     return s
 
 
+# NV-DDR2 ------------------------------------------------------------------------------------
+
+def _nv_set_features(s, address, params, wait=True):
+    """SET FEATURES at whatever interface the pins run: in NV-DDR2 each parameter byte goes
+    on both DQS edges (twice)."""
+    s.cmd(0xEF)
+    s.addr(address)
+    if s.r.target.iface == "nvddr2":
+        params = [b for p in params for b in (p, p)]
+    s.din(bytes(params))
+    if wait:
+        s.wait_rb()
+
+
+def _nv_get_features(s, address):
+    s.cmd(0xEE)
+    s.addr(address)
+    s.wait_rb()
+    return s.dout(8 if s.r.target.iface == "nvddr2" else 4)
+
+
+def _sc_nvddr2():
+    s = Scenario("nvddr2", seed=21)
+    s.comment("NV-DDR2 at byte level: the switch on SET FEATURES 01h (P1 = 20h | mode) once "
+              "the die is ready, READ ID / GET FEATURES / parameter page bytes on both DQS "
+              "edges (twice each), status live on every edge, SET FEATURES parameters twice, "
+              "data in and out one byte per DQS edge, mode changes, RESET back to SDR mode 0")
+    s.reset()
+    _nv_set_features(s, 0x01, [0x24, 0, 0, 0], wait=False)
+    s.mode()                            # still SDR: the switch waits for R/B#
+    s.wait_rb()
+    s.mode()
+    _nv_get_features(s, 0x01)
+    s.read_id(0x00, 10)
+    s.read_id(0x20, 8)
+    s.read_id(0x00, 14)                 # past the ID bytes: garbage
+    s.cmd(0x70)
+    s.dout(2)
+    s.param_page(512)
+    g = s.g
+    rows = [s.row(lun, 3, 0) for lun in range(g.luns)]
+    for i, row in enumerate(rows):
+        s.erase(row)
+        s.program(row, pat=(210 + i, g.register_bytes))
+    for i, row in enumerate(rows):
+        s.read(row, 0, g.register_bytes, pat=(210 + i, g.register_bytes))
+    s.read(rows[0], 100, 16)
+    s.change_col(1000)
+    s.dout(8)
+    s.change_col(40, rows[1])
+    s.dout(8)
+    s.status_enhanced(rows[1])
+    s.program(s.row(0, 3, 1), pat=(220, 64), chunks=[(512, bytes(range(16)))])
+    s.read(s.row(0, 3, 1), 500, 32)
+    s.comment("mode 7 set in NV-DDR2, then SDR mode 2 set in NV-DDR2, NV-DDR2 mode 0 again")
+    _nv_set_features(s, 0x01, [0x27, 0, 0, 0])
+    s.mode()
+    _nv_get_features(s, 0x01)
+    s.read(rows[1], 0, 64)
+    _nv_set_features(s, 0x01, [0x02, 0, 0, 0])
+    s.mode()
+    _nv_get_features(s, 0x01)
+    s.read(rows[1], 0, 8)
+    _nv_set_features(s, 0x01, [0x20, 0, 0, 0])
+    s.mode()
+    s.comment("rules in NV-DDR2: an illegal mode, output while busy, data without a command, "
+              "program out of order")
+    _nv_set_features(s, 0x01, [0x28, 0, 0, 0])
+    s.mode()
+    s.cmd(0xEC)
+    s.addr(0x00)
+    s.dout(2)
+    s.wait_rb()
+    s.din(bytes([0x11, 0x22]))
+    s.program(s.row(0, 3, 5), pat=(230, 32))
+    s.comment("RESET returns to SDR mode 0")
+    s.reset(wait=False)
+    s.mode()
+    s.wait_rb()
+    s.mode()
+    s.read_id(0x00, 5)
+    s.stats()
+    return s
+
+
+def _waveform_nvddr2(s, t0, mode, short=None):
+    """A controller waveform in NV-DDR2 `mode` from t0 (ns): CE# low, a command and an
+    address latch (WE#), a 4-byte data-in burst on DQS (preamble, edges, postamble), a
+    command latch, a 4-byte data-out burst on RE# (preamble, edges, postamble), CE# high; each
+    edge at the minimum the mode allows. `short` = (parameter, ns) uses a shorter value for
+    one parameter; returns the time the next waveform may start."""
+    from spec.onfi_timing import NVDDR2_MODES
+    t = dict(vars(NVDDR2_MODES[mode]))
+    p = short[0] if short is not None else None
+    if short is not None:
+        t[p] = short[1]
+        if p == "tWH":                  # WE# low longer, so the cycle still meets tWC
+            t["tWP"] = t["tWC"] - t["tWH"]
+    ev = [(t0, "ce_n", 0)]
+    setup = max(t["tCALS"], t["tCAS"], t["tWP"])
+    hold = max(t["tCALH"], t["tCAH"])
+    rises = []
+
+    def latch(rise, pin, byte):
+        ev.extend([(rise - t["tCALS"], pin, 1), (rise + t["tCALH"], pin, 0),
+                   (rise - t["tCAS"], "dq", byte), (rise + t["tCAH"], "dq", None),
+                   (rise - t["tWP"], "we_n", 0), (rise, "we_n", 1)])
+        rises.append(rise)
+
+    def next_rise(after, earliest=0.0):
+        return max(after + t["tWC"], after + t["tWH"] + t["tWP"], after + hold + setup,
+                   earliest)
+
+    latch(t0 + max(t["tCS"], setup), "cle", 0x80)
+    latch(next_rise(rises[-1]), "ale", 0x00)
+    # data in: DQS low (preamble), edges alternating high / low, DQ set tDS before each edge
+    high = low = t["tDSC"] / 2          # tDQSH / tDQSL are 0.43 of it
+    if p == "tDQSH":
+        high, low = t["tDQSH"], t["tDSC"] - t["tDQSH"]
+    if p == "tDQSL":
+        high, low = t["tDSC"] - t["tDQSL"], t["tDQSL"]
+    e = max(rises[-1] + t["tADL"], t0 + t["tCS"])
+    ev.append((e - t["tWPRE"], "dqs", 0))
+    edges = [e, e + high, e + high + low, e + 2 * high + low]
+    for k, edge in enumerate(edges):
+        at = edge - t["tDS"] if k == 0 or p == "tDS" else edges[k - 1] + t["tDH"]
+        ev += [(at, "dq", 0xA0 + k), (edge, "dqs", 1 - k % 2)]
+    ev += [(edges[-1] + t["tDH"], "dq", None), (edges[-1] + t["tWPST"], "dqs", None)]
+    wpst_end = edges[-1] + t["tWPST"]
+    latch(next_rise(rises[-1], wpst_end + t["tWPSTH"] + t["tWP"]), "cle", 0x70)
+    # data out: RE# low (preamble), a rising edge tRPRE later, then alternating edges, the
+    # postamble (RE# low tRPST), RE# high
+    high = low = t["tRC"] / 2           # tREH / tRP are 0.43 of it
+    if p == "tREH":
+        high, low = t["tREH"], t["tRC"] - t["tREH"]
+    if p == "tRP":
+        high, low = t["tRC"] - t["tRP"], t["tRP"]
+    r0 = rises[-1] + t["tWHR"]
+    ev.append((r0, "re_n", 0))
+    a = [r0 + t["tRPRE"]]
+    a += [a[0] + high, a[0] + high + low, a[0] + 2 * high + low]
+    ev += [(x, "re_n", 1 - k % 2) for k, x in enumerate(a)]
+    post = a[-1] + t["tRPST"]
+    ev.append((post, "re_n", 1))
+    end = max(post + t["tRPSTH"], rises[-1] + t["tCH"])
+    ev.append((end, "ce_n", 1))
+    state = {"ce_n": 1, "cle": 0, "ale": 0, "we_n": 1, "re_n": 1, "dq": None, "dqs": None}
+    order = {"ce_n": 0, "cle": 1, "ale": 1, "dq": 1, "dqs": 2, "we_n": 2, "re_n": 2}
+    ev.sort(key=lambda x: (x[0], order[x[1]]))
+    i = 0
+    while i < len(ev):
+        when = ev[i][0]
+        while i < len(ev) and ev[i][0] == when:
+            state[ev[i][1]] = ev[i][2]
+            i += 1
+        s.pins(when, state["ce_n"], state["cle"], state["ale"], state["we_n"], state["re_n"],
+               state["dq"], dqs=state["dqs"])
+    return end + t["tCEH"] + 1000
+
+
+def _nv_mode(s, now, value):
+    s.r.now_ps = max(s.r.now_ps, round(now * 1000))
+    _nv_set_features(s, 0x01, [value, 0, 0, 0])
+    s.mode()
+    return s.r.now_ps / 1000 + 1000
+
+
+def _sc_nvddr2_timing():
+    from spec.onfi_timing import NVDDR2_MODES
+    s = Scenario("nvddr2_timing", seed=22, require_reset=False)
+    s.comment("NV-DDR2 interface timing checker: clean waveforms in every NV-DDR2 mode, then "
+              "one parameter violated at a time (modes 0, 4, 7), then the rules a waveform "
+              "cannot show alone (tCR, tRPST, tRHW, tRR, tCCS, tCH) and protocol errors")
+    now = 1000.0
+    for mode in range(8):
+        now = _nv_mode(s, now, 0x20 | mode)
+        now = _waveform_nvddr2(s, now, mode)
+    for mode in (0, 4, 7):
+        now = _nv_mode(s, now, 0x20 | mode)
+        m = NVDDR2_MODES[mode]
+        for param in ("tWP", "tWH", "tWC", "tCALS", "tCALH", "tCAS", "tCAH", "tCS", "tADL",
+                      "tWPRE", "tDS", "tDH", "tDQSH", "tDQSL", "tDSC", "tWPST", "tWPSTH",
+                      "tWHR", "tRPRE", "tRP", "tREH", "tRC", "tRPSTH"):
+            value = getattr(m, param)
+            if param in ("tDSC", "tRC"):
+                value = 0.93 * value            # its halves still meet tDQSH/L, tREH/tRP
+            elif param in ("tDS", "tDH"):
+                value = value / 2               # DQ must still change between the edges
+            elif param in ("tDQSH", "tDQSL"):
+                value = max(value / 2 - 0.5, m.tDS + m.tDH)     # DQ still meets tDS/tDH
+            else:
+                value = max(0.0, value / 2 - 0.5)
+            s.comment(f"mode {mode}: {param} {value:g} ns")
+            now = _waveform_nvddr2(s, now, mode, short=(param, value))
+    m = NVDDR2_MODES[7]
+    s.comment("tCR: RE# low right after CE#; tRPST: RE# high too early to end a burst "
+              "(seen at WE# low)")
+    now += 100
+    s.pins(now, 0, 0, 0, 1, 1, None)
+    s.pins(now + 2, 0, 0, 0, 1, 0, None)
+    s.pins(now + 20, 0, 0, 0, 1, 1, None)
+    s.pins(now + 23, 0, 0, 0, 1, 0, None)
+    s.pins(now + 26, 0, 0, 0, 1, 1, None)
+    s.pins(now + 200, 0, 0, 0, 0, 1, None)
+    s.pins(now + 220, 0, 1, 0, 0, 1, 0x00)
+    s.pins(now + 240, 0, 1, 0, 1, 1, 0x00)
+    s.pins(now + 260, 0, 0, 0, 1, 1, None)
+    s.pins(now + 400, 1, 0, 0, 1, 1, None)
+    now += 1000
+    s.comment("tRR: R/B# rising to the read preamble; tRHW: RE# high to WE# low; tCCS: E0h "
+              "to the read preamble")
+    s.pins(now, 0, 0, 0, 1, 1, None, 0)
+    s.pins(now + 100, 0, 0, 0, 1, 1, None, 1)
+    s.pins(now + 105, 0, 0, 0, 1, 0, None, 1)
+    s.pins(now + 125, 0, 0, 0, 1, 1, None, 1)
+    s.pins(now + 128, 0, 0, 0, 1, 0, None, 1)
+    s.pins(now + 160, 0, 0, 0, 1, 1, None, 1)       # postamble end
+    s.pins(now + 200, 0, 1, 0, 1, 1, 0xE0)
+    s.pins(now + 220, 0, 1, 0, 0, 1, 0xE0)          # tRHW 60 < 100
+    s.pins(now + 240, 0, 1, 0, 1, 1, 0xE0)
+    s.pins(now + 260, 0, 0, 0, 1, 1, None)
+    s.pins(now + 400, 0, 0, 0, 1, 0, None)          # tCCS 160 < 400
+    s.pins(now + 420, 0, 0, 0, 1, 1, None)
+    s.pins(now + 423, 0, 0, 0, 1, 0, None)
+    s.pins(now + 460, 0, 0, 0, 1, 1, None)
+    s.pins(now + 600, 1, 0, 0, 1, 1, None)
+    now += 1000
+    s.comment("protocol: DQS driven high, data on WE#, DQS driven in a read, CE# high in a "
+              "write burst, DQS released high, tCH")
+    s.pins(now, 0, 0, 0, 1, 1, None)
+    s.pins(now + 30, 0, 0, 0, 1, 1, 0x11, dqs=1)
+    s.pins(now + 60, 0, 0, 0, 0, 1, 0x11, dqs=1)
+    s.pins(now + 80, 0, 0, 0, 1, 1, 0x11, dqs=1)
+    s.pins(now + 100, 0, 0, 0, 1, 1, None)
+    s.pins(now + 200, 0, 0, 0, 1, 0, None, dqs=0)
+    s.pins(now + 240, 0, 0, 0, 1, 1, None)
+    s.pins(now + 300, 0, 1, 0, 0, 1, 0x00)
+    s.pins(now + 330, 0, 1, 0, 1, 1, 0x00)
+    s.pins(now + 331, 1, 0, 0, 1, 1, None)
+    s.pins(now + 400, 0, 0, 0, 1, 1, None)
+    s.pins(now + 430, 0, 0, 0, 1, 1, 0x22, dqs=0)
+    s.pins(now + 460, 1, 0, 0, 1, 1, 0x22, dqs=0)
+    return s
+
+
 def _sc_random():
     s = Scenario("random", seed=12, strict=False, factory_bad_block_rate=0.05, pe_limit=40,
                  bit_errors=BitErrorModel(1e-6, 5e-5, 1.0))
@@ -1256,6 +1515,8 @@ SCENARIOS = {
     "bad_blocks": _sc_bad_blocks,
     "bit_errors": _sc_bit_errors,
     "timing": _sc_timing,
+    "nvddr2": _sc_nvddr2,
+    "nvddr2_timing": _sc_nvddr2_timing,
     "random": _sc_random,
     "edges": _sc_edges,
     "sparse_4tb": _sc_sparse,

@@ -551,11 +551,15 @@ class OnfiPinTarget:
         elif self.cmd == 0xEF and self.addr:
             if self.iface == "nvddr2":
                 # NV-DDR2: each parameter byte comes twice (both DQS edges); keep the first
+                # and take the feature after the second copy of P4
                 self.feat_raw += 1
-                if self.feat_raw % 2 == 0:
-                    return
-            self.feat.append(d)
-            if len(self.feat) == 4:
+                if self.feat_raw % 2:
+                    self.feat.append(d)
+                done = self.feat_raw == 8
+            else:
+                self.feat.append(d)
+                done = len(self.feat) == 4
+            if done:
                 self._call(now, self.die.set_features, self.addr[0], bytes(self.feat))
                 self._clear()
         else:

@@ -3,9 +3,12 @@
 could at best do for that point's I/O, so a reader sees the fraction of it reached.
 
 The flash side comes from the build's configuration (config.json: channels, ways, planes,
-the part's page and array times, the SDR mode the engines run, the clock) through the same
-per-channel bus and array model as `persona.flash_limits()` (spec/persona/limits.py,
-`analytic_limits`), applied to what the firmware's FTL issues:
+the part's page and array times, the bus interface and mode the channels run after bring-up,
+the engine clock) through the same per-channel bus and array model as
+`persona.flash_limits()` (spec/persona/limits.py): `analytic_limits_nvddr2` with the NV-DDR2
+engine's registers at the engine clock where the build runs NV-DDR2 (`nvddr2_mode`: the
+firmware switches the bus after bring-up; one byte per clock at most), `analytic_limits` with
+the SDR registers of `onfi_mode` otherwise. It is applied to what the firmware's FTL issues:
 
 - reads: one array READ per I/O of up to a plane page (the FTL reads whole 4 KiB units from
   one plane, sequential units of a page riding in one READ), so an I/O smaller than a page
@@ -14,6 +17,13 @@ per-channel bus and array model as `persona.flash_limits()` (spec/persona/limits
   die, one tPROG), whatever the host's I/O size; the limit is before write amplification
   (GC moves and map checkpoints share the same programs).
 
+Spare bytes are not moved: the FTL's reads and programs name the data area only (column 0
+and `page_bytes`, or whole units: sw/firmware/ftl.c; the spare is read only at boot, for the
+factory bad-block marks), and the back end has no ECC whose parity would ride in the spare.
+So the bus carries page data only, and the limit counts it so. `persona.flash_limits()` moves
+page + spare per page (a real controller's ECC parity lives there): for the same build it is
+lower by up to page / (page + spare).
+
 The host side is the link's payload limit per direction (`link`: {"read_mb_s",
 "write_mb_s", "describe"}: NVMe reads are device-to-host, writes host-to-device). A mixed
 point shares the flash between reads and writes (time-sharing: 1 / (r / R + (1 - r) / W))
@@ -21,29 +31,54 @@ while the link's two directions are independent.
 """
 
 from spec.nand_geometry import PARTS
-from spec.onfi_timing import engine_registers
-from spec.persona.limits import analytic_limits
+from spec.onfi_timing import engine_registers, nvddr2_engine_registers
+from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 
-__all__ = ["flash_limit_mb_s", "point_limit"]
+__all__ = ["bus_of", "flash_limit_mb_s", "point_limit"]
 
 UNIT = 4096             # the FTL's mapping unit (sw/firmware/ftl.h UNIT_BYTES)
 
 
+def bus_of(cfg):
+    """The bus the build's channels run after bring-up: {"interface": "sdr" | "nv-ddr2",
+    "mode", "clk_mhz" (the engine clock), "mt_s" (the mode's rate, at most one byte per
+    engine clock; SDR cycles are whole clocks, so slower still), "describe"} from `cfg` (a
+    SocConfig dict, config.json)."""
+    from spec.onfi_timing import NVDDR2_MODES, SDR_MODES
+    clk = cfg["sys_clk_freq"] / 1e6
+    if cfg.get("nvddr2_mode") is not None:
+        mode = cfg["nvddr2_mode"]
+        mt_s = min(2000.0 / NVDDR2_MODES[mode].tDSC, clk)
+        name = "NV-DDR2"
+    else:
+        mode = cfg["onfi_mode"]
+        mt_s = min(1000.0 / SDR_MODES[mode].tRC, clk)
+        name = "SDR"
+    return {"interface": name.lower(), "mode": mode, "clk_mhz": clk, "mt_s": mt_s,
+            "describe": f"{name} mode {mode}, engine at {clk:g} MHz ({mt_s:.0f} MT/s)"}
+
+
 def flash_limit_mb_s(cfg, kind, bs):
     """The flash's limit in MB/s (10^6 B/s of user data) for I/Os of bs bytes, kind "read"
-    or "write", on the drive of `cfg` (a SocConfig dict, config.json)."""
+    or "write", on the drive of `cfg` (a SocConfig dict, config.json): page data only over
+    the bus (no spare), on the interface and mode `bus_of(cfg)` names."""
     clk_mhz = cfg["sys_clk_freq"] / 1e6
     period = 1000.0 / clk_mhz
-    regs = engine_registers(cfg["onfi_mode"], clk_mhz, width=16)
+    if cfg.get("nvddr2_mode") is not None:
+        regs = nvddr2_engine_registers(cfg["nvddr2_mode"], clk_mhz, width=16)
+        model = analytic_limits_nvddr2
+    else:
+        regs = engine_registers(cfg["onfi_mode"], clk_mhz, width=16)
+        model = analytic_limits
     page = cfg["page_bytes"]
     if kind == "read":
         moved = min(page, -(-bs // UNIT) * UNIT)        # whole units, at most one page
         user = min(bs, page)
     else:
         moved = user = cfg["planes"] * page             # a multi-plane program of full pages
-    lim = analytic_limits(regs, cfg["n_ways"], moved, cfg["t_r_ns"], cfg["t_prog_ns"],
-                          period_ns=period, column_cycles=PARTS[cfg["part"]].geometry.column_cycles,
-                          row_cycles=cfg["row_cycles"])
+    lim = model(regs, cfg["n_ways"], moved, cfg["t_r_ns"], cfg["t_prog_ns"], period_ns=period,
+                column_cycles=PARTS[cfg["part"]].geometry.column_cycles,
+                row_cycles=cfg["row_cycles"])
     pages_s = lim["read" if kind == "read" else "program"][0]
     return cfg["n_channels"] * pages_s * user / 1e6
 

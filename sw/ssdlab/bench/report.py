@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sw.ssdlab import simspeed
 from sw.ssdlab.bench.charts import value
+from sw.ssdlab.bench.limits import bus_of
 
 __all__ = ["write_report", "header_rows", "point_rows"]
 
@@ -47,10 +48,13 @@ def header_rows(r):
                                   f"MB/s device-to-host (reads), {link['write_mb_s']:,.0f} "
                                   "MB/s host-to-device (writes)"))
     if c.get("n_channels"):
+        bus = bus_of(c)["describe"] if c.get("sys_clk_freq") else "?"
         rows.append(("limit column", "the analytic limit of each point: the flash's (bus and "
-                                     "array times of the build, FTL read and program sizes, "
-                                     "before write amplification) or the link's payload "
-                                     "limit, whichever is lower (sw/ssdlab/bench/limits.py)"))
+                                     f"array times of the build on its bus, {bus}; page "
+                                     "data only, no spare; "
+                                     "FTL read and program sizes, before write "
+                                     "amplification) or the link's payload limit, whichever "
+                                     "is lower (sw/ssdlab/bench/limits.py)"))
     cap = r["capacity"]
     rows.append(("user capacity", f"{cap['user_bytes']} B ({cap['user_bytes'] / 2**20:.1f} "
                                   f"MiB), {cap['lba_bytes']} B LBAs, max transfer "

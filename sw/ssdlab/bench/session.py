@@ -62,11 +62,18 @@ def parse_params(items, multi=False):
 SIM_PARAM_CHOICES = {"nand_model": ("die", "emulator")}
 
 
+# Build options that are not SocConfig fields (sw/ssdlab/flows/sim.drive_config): booleans.
+SIM_BUILD_FLAGS = ("sdr_fallback",)     # an NV-DDR2 persona's channels built SDR
+
+
 def check_params(params):
     """ParamError naming the first unknown key or out-of-range value."""
     from soc.ssdlab_soc import SocConfig
     known = set(SocConfig().as_dict()) - {"notes", "scale_note", "fw_slot_first", "persona"}
+    known |= set(SIM_BUILD_FLAGS)
     for k, v in params.items():
+        if k in SIM_BUILD_FLAGS and not isinstance(v, bool):
+            raise ParamError(f"{k}={v}: must be true or false")
         if k not in known:
             raise ParamError(f"{k}={v}: unknown drive parameter (known: "
                              f"{', '.join(sorted(known))})")

@@ -144,6 +144,9 @@ def _drive_options(f):
             click.option("--pages-per-block", type=click.IntRange(min=1),
                          default=SIM_SCALE["pages_per_block"], show_default=True),
             click.option("--trace", is_flag=True, help="Build with FST tracing."),
+            click.option("--sdr-fallback", is_flag=True, help="An NV-DDR2 persona's bus in "
+                         "its part's fastest SDR mode (default: NV-DDR2 channels, DQS "
+                         "calibration)."),
             click.option("--pgo", is_flag=True, help="Build the model with gcc's profile-"
                          "guided optimisation (a training run; about a minute more, "
                          "drive-<hash>-pgo).")]):
@@ -153,13 +156,17 @@ def _drive_options(f):
 
 @sim_group.command("build")
 @_drive_options
-def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, pgo):
+def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, sdr_fallback,
+                  pgo):
     """Build the simulated drive of a persona (reused while nothing changed); prints its
     directory."""
     from spec.persona import PersonaError
     from sw.ssdlab.flows.sim import build_drive, drive_config
+    params = {"n_channels": channels} if channels else {}
+    if sdr_fallback:
+        params["sdr_fallback"] = True
     try:
-        cfg = drive_config(persona, {"n_channels": channels} if channels else None,
+        cfg = drive_config(persona, params,
                            blocks_per_plane=blocks_per_plane, pages_per_block=pages_per_block)
     except (PersonaError, ValueError) as e:
         raise click.ClickException(str(e)) from None
@@ -173,14 +180,14 @@ def sim_build_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, p
 @_drive_options
 @click.option("--host-delay-ns", type=click.IntRange(min=0), default=200, show_default=True)
 @click.option("--socket", help="Unix socket (default build/sim/drive.sock).")
-def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, pgo,
+def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, sdr_fallback, pgo,
                 host_delay_ns, socket):
     """Build (when needed) and start the simulated drive; attach with `ssdlab drive --sim`."""
     from spec.persona import PersonaError
     from sw.ssdlab.flows.sim import run_drive
     try:
         run_drive(persona, channels, blocks_per_plane, pages_per_block, host_delay_ns, socket,
-                  trace, pgo)
+                  trace, pgo, sdr_fallback=sdr_fallback)
     except (PersonaError, ValueError) as e:
         raise click.ClickException(str(e)) from None
 

@@ -31,12 +31,19 @@ SIM_SCALE = dict(blocks_per_plane=16, pages_per_block=16)
 # loaded into the ROM image at every start, without rebuilding the model.
 _SOURCE_DIRS = ["spec", "rtl", "soc", "sim/bridge", "sim/nand/cpp", "sim/nand/fast_sources.py",
                 "sim/harness", "sw/ssdlab/flows/sim_build.py",
-                "sw/ssdlab/flows/sim_gateware.py"]
+                "sw/ssdlab/flows/sim_gateware.py", "sw/ssdlab/flows/sim_onfi_phy.py"]
 
 
 def drive_config(persona=None, params=None, **scale):
+    """The simulated drive's SocConfig: an NV-DDR2 persona gets NV-DDR2 channels (the sim PHY,
+    DQS calibration, the persona's mode after bring-up) unless params has sdr_fallback=True
+    (then its part's fastest SDR mode, reported in the notes)."""
     from soc.sim_config import soc_config
-    return soc_config(persona, params, **{**SIM_SCALE, **scale})
+    params = dict(params or {})
+    fallback = params.pop("sdr_fallback", False)
+    if fallback not in (True, False, 0, 1):
+        raise ValueError(f"sdr_fallback={fallback!r}: True or False")
+    return soc_config(persona, params or None, nvddr2=not fallback, **{**SIM_SCALE, **scale})
 
 
 def _digest(cfg):
@@ -186,11 +193,13 @@ class SimDrive:
 
 def run_drive(persona="default", channels=None, blocks_per_plane=SIM_SCALE["blocks_per_plane"],
               pages_per_block=SIM_SCALE["pages_per_block"], host_delay_ns=200,
-              socket=None, trace=False, pgo=False):
+              socket=None, trace=False, pgo=False, sdr_fallback=False):
     """Build (when needed) and start the simulated drive in this process (`ssdlab sim run`):
     the harness replaces the Python process and serves `socket` until stopped."""
     socket = socket or str(ROOT / "build" / "sim" / "drive.sock")
-    params = {"n_channels": channels} if channels else None
+    params = {"n_channels": channels} if channels else {}
+    if sdr_fallback:
+        params["sdr_fallback"] = True
     cfg = drive_config(persona, params, blocks_per_plane=blocks_per_plane,
                        pages_per_block=pages_per_block)   # PersonaError names the field
     out = build_drive(cfg, trace=trace, pgo=pgo)

@@ -117,36 +117,61 @@ def sim_top(soc, cfg):
     pins = [("dq_o", 8, "o"), ("dq_oe", 1, "o"), ("dq_i", 8, "i"), ("ce_n", cfg.n_ways, "o"),
             ("cle", 1, "o"), ("ale", 1, "o"), ("we_n", 1, "o"), ("re_n", 1, "o"),
             ("wp_n", 1, "o"), ("rb_n", cfg.n_ways, "i")]
+    nvddr2 = soc.flash.with_nvddr2
+    phys = []
+    if nvddr2:
+        # The channels are PHY interfaces: one sim_onfi_phy each (sim_onfi_phy.py) makes the
+        # pins, DQS among them; the dies then see pins change at both clock edges.
+        from rtl.nand.onfi_phy_if import OnfiPhySignature
+        pins += [("dqs_o", 1, "o"), ("dqs_oe", 1, "o"), ("dqs_i", 1, "i")]
+        members = OnfiPhySignature(cfg.n_ways).members
+        for c in range(cfg.n_channels):
+            pconns = ["        .clk(clk), .rst(rst_q),"]
+            for name in members:
+                width = len(soc.flash.pins[c][name])
+                lines.append(f"    wire [{width - 1}:0] ch{c}_phy_{name};")
+                conns.append(f"        .nand_ch{c}_{name}(ch{c}_phy_{name}),")
+                pconns.append(f"        .ch__{name}(ch{c}_phy_{name}),")
+            pconns += [f"        .{pin}(ch{c}_{pin})," for pin, _, _ in pins]
+            pconns[-1] = pconns[-1].rstrip(",")
+            phys += [f"    sim_onfi_phy phy{c} (", *pconns, "    );"]
     for c in range(cfg.n_channels):
         for pin, width, _ in pins:
             lines.append(f"    wire [{width - 1}:0] ch{c}_{pin};")
-            conns.append(f"        .nand_ch{c}_{pin}(ch{c}_{pin}),")
+            if not nvddr2:
+                conns.append(f"        .nand_ch{c}_{pin}(ch{c}_{pin}),")
     conns[-1] = conns[-1].rstrip(",")
-    lines += ["    ssdlab_soc soc (", *conns, "    );"]
+    lines += ["    ssdlab_soc soc (", *conns, "    );", *phys]
     rules, timings = [], []
     for c in range(cfg.n_channels):
         for w in range(cfg.n_ways):
             d = f"d{c}_{w}"
             die = c * cfg.n_ways + w
             lines += [
-                f"    wire [7:0] {d}_dq;", f"    wire {d}_rb;", f"    wire [31:0] {d}_rv, {d}_tv;",
+                f"    wire [7:0] {d}_dq;", f"    wire {d}_rb, {d}_dqs;",
+                f"    wire [31:0] {d}_rv, {d}_tv;",
                 f"    nand_die_fast #(.CLK_PS({period_ps}), .DIE_ID({die}), .SEED({die + 1}), "
                 f".PART(\"{cfg.part}\"), .PAGE_BYTES({cfg.page_bytes}), "
                 f".SPARE_BYTES({cfg.spare_bytes}), .PAGES_PER_BLOCK({cfg.pages_per_block}), "
                 f".BLOCKS_PER_PLANE({cfg.blocks_per_plane}), .PLANES({cfg.planes}), "
                 f".LUNS({cfg.luns}), .BITS_PER_CELL({cfg.bits_per_cell}), .T_R_NS({cfg.t_r_ns}), "
                 f".T_PROG_NS({cfg.t_prog_ns}), .T_BERS_NS({cfg.t_bers_ns}), "
-                f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), .VERBOSE(1)) "
-                f"die_{c}_{w} (",
+                f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), .VERBOSE(1), "
+                f".DDR_PINS({int(nvddr2)})) die_{c}_{w} (",
                 f"        .clk(clk), .rst(rst), .ce_n(ch{c}_ce_n[{w}]), .cle(ch{c}_cle),",
                 f"        .ale(ch{c}_ale), .we_n(ch{c}_we_n), .re_n(ch{c}_re_n), "
                 f".wp_n(ch{c}_wp_n),",
                 f"        .dq_o(ch{c}_dq_o), .dq_oe(ch{c}_dq_oe), .dq_i({d}_dq), .rb_n({d}_rb),",
+                (f"        .dqs_o(ch{c}_dqs_o), .dqs_oe(ch{c}_dqs_oe), .dqs_i({d}_dqs),"
+                 if nvddr2 else f"        .dqs_o(1'b0), .dqs_oe(1'b0), .dqs_i({d}_dqs),"),
                 f"        .rule_violations({d}_rv), .timing_violations({d}_tv));"]
             rules.append(f"{d}_rv")
             timings.append(f"{d}_tv")
         mux = " : ".join(f"!ch{c}_ce_n[{w}] ? d{c}_{w}_dq" for w in range(cfg.n_ways))
         lines.append(f"    assign ch{c}_dq_i = {mux} : 8'hFF;")
+        if nvddr2:
+            mux = " : ".join(f"!ch{c}_ce_n[{w}] ? d{c}_{w}_dqs" for w in range(cfg.n_ways))
+            lines.append(f"    assign ch{c}_dqs_i = {mux} : 1'b0;")
         rb = ", ".join(f"d{c}_{w}_rb" for w in reversed(range(cfg.n_ways)))
         lines.append(f"    assign ch{c}_rb_n = {{{rb}}};")
     lines += [f"    assign nand_rule_violations = {' + '.join(rules)};",
@@ -181,7 +206,14 @@ def build(out, cfg, rom_init=()):
     out = Path(out)
     gw = out / "gateware"
     platform = DrivePlatform()
-    soc = SsdlabSoC(platform, cfg, gw, rom_init=rom_init)
+    latency = {}
+    if cfg.nvddr2_mode is not None and cfg.nand_model == "die":
+        # the channels through sim_onfi_phy: the SDR engine samples DQ that much later
+        from sw.ssdlab.flows.sim_onfi_phy import LATENCY, verilog
+        latency = {"onfi_phy_latency": LATENCY}
+        _write(gw / "sim_onfi_phy.v", verilog(cfg.n_ways))
+        platform.add_source(str(gw / "sim_onfi_phy.v"))
+    soc = SsdlabSoC(platform, cfg, gw, rom_init=rom_init, **latency)
     platform.extra_ios = soc.extra_ios()
     builder = Builder(soc, output_dir=str(out), gateware_dir=str(gw),
                       software_dir=str(out / "software"), compile_software=False,

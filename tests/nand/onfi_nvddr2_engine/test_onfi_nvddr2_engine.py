@@ -27,6 +27,7 @@ from cocotb.triggers import (
     Timer,
     ValueChange,
 )
+from cocotb.utils import get_sim_time
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits
 
 from rtl.nand.onfi_nvddr2_engine import (
@@ -74,6 +75,7 @@ class Sequencer:
         self.queue = deque()
         self.kick, self.rdata_ev, self.want_ev = Event(), Event(), Event()
         self.rdata = []
+        self.rtimes = []            # sim time (ps) at which each read byte was taken
         self.taken = 0
         self.gap_prob = 0.0         # chance of an idle cycle before a request
         self.ready_prob = 1.0       # chance m_rdata.ready is high in a cycle
@@ -129,6 +131,7 @@ class Sequencer:
             valid = int(dut.m_rdata__valid.value)
             if valid and int(dut.m_rdata__ready.value):
                 self.rdata.append(int(dut.m_rdata__payload.value))
+                self.rtimes.append(get_sim_time("ps"))
                 if len(self.rdata) >= self.want:
                     self.rdata_ev.set()
             if valid:
@@ -417,6 +420,33 @@ async def test_timing_mode(dut, mode):
     tb.finish()
 
 
+@cocotb.test(timeout_time=80, timeout_unit="ms")
+async def test_read_rate(dut):
+    """A full page (data + spare) read in mode 7 at its full rate, m_rdata always ready: one
+    read burst (one preamble) at one byte per clock, so the capture path (PHY pairs, the hold
+    register, the FIFO) keeps up with RE#. The rate is counted on m_rdata from the first to
+    the last byte."""
+    tb = TB(dut, mode=7, clk_mhz=full_rate_mhz(7), salt=6)
+    await tb.start()
+    way = tb.way()
+    row = GEO.pack_row(0, 6, 0)
+    page = tb.rng.randbytes(GEO.register_bytes)
+    assert await tb.seq.program(way, row, 0, page) & 0x01 == 0
+    checker = tb.targets[way].checker
+    pre = checker.edges.get("rpre", 0)
+    first = len(tb.seq.rdata)
+    assert await tb.seq.read(way, row, 0, len(page)) == page
+    times = tb.seq.rtimes[first:]
+    cycles = (times[-1] - times[0]) / tb.period_ps
+    rate = (len(page) - 1) / cycles
+    bursts = checker.edges.get("rpre", 0) - pre
+    tb.log.info("%d bytes in %.0f cycles: %.3f bytes per clock, %d read bursts",
+                len(page), cycles, rate, bursts)
+    assert bursts == 1, f"the page read took {bursts} bursts (preambles), not one"
+    assert rate >= 0.99, f"{rate:.3f} bytes per clock on m_rdata, not one"
+    tb.finish()
+
+
 @cocotb.test(timeout_time=40, timeout_unit="ms")
 async def test_backpressure(dut):
     """Random m_rdata ready and gaps in the request stream lose and reorder no byte; the
@@ -496,8 +526,8 @@ TOP = AmaranthCore("onfi_nvddr2_top:OnfiNvddr2Top", toplevel="onfi_nvddr2_top")
 
 # the smoke tier: one build, the vectors, the fastest mode, a broken register, the return to
 # SDR; the full tier runs every test on more builds
-SMOKE = ["test_vectors", "test_timing_mode/mode=7", "test_checker_catches_short_register/case=1",
-         "test_reset_returns_to_sdr"]
+SMOKE = ["test_vectors", "test_timing_mode/mode=7", "test_read_rate",
+         "test_checker_catches_short_register/case=1", "test_reset_returns_to_sdr"]
 
 
 @pytest.mark.smoke

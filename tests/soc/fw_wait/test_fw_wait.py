@@ -8,7 +8,10 @@ deadline registers read back; WAIT with the deadline in the future stalls (ack w
 uptime reaches it, not one earlier; a deadline already passed returns at once; a wake
 source level returns WAKE_SOURCE; a status that changed after ARM returns WAKE_STATUS while
 one that changed before ARM does not wake; with no deadline and nothing changing the read
-stays stalled; `wake_at` shows the deadline; bad parameters are refused naming the field.
+stays stalled; a register write (`wrote`) after ARM makes WAIT return at once with WAKE_WROTE
+while one before ARM is forgotten; UPTIME_LO/HI read the uptime with the high word latched at
+the low word's read; `wake_at` shows the deadline; bad parameters are refused naming the
+field.
 """
 
 import pytest
@@ -19,10 +22,13 @@ from soc.fw_wait import (
     REG_ARM,
     REG_DEADLINE_HI,
     REG_DEADLINE_LO,
+    REG_UPTIME_HI,
+    REG_UPTIME_LO,
     REG_WAIT,
     WAKE_DEADLINE,
     WAKE_SOURCE,
     WAKE_STATUS,
+    WAKE_WROTE,
     FwWait,
 )
 
@@ -145,6 +151,48 @@ def test_fw_wait_status_change_timing():
         yield
         yield
         assert (yield bus.ack) and (yield bus.dat_r) == WAKE_STATUS
+    run(gen)
+
+
+@pytest.mark.smoke
+def test_fw_wait_register_write():
+    """A register write since ARM: WAIT at once; one before ARM is forgotten."""
+    def pulse(dut):
+        yield dut.wrote.eq(1)
+        yield
+        yield dut.wrote.eq(0)
+        yield
+
+    def gen(top):
+        dut = top.dut
+        yield from set_deadline(dut, NO_DEADLINE)
+        yield from pulse(dut)                       # before ARM: forgotten
+        yield from access(dut, REG_ARM, True, 1)
+        bus = dut.bus
+        yield from stall_in_wait(dut, 50)
+        yield bus.cyc.eq(0)
+        yield bus.stb.eq(0)
+        yield
+        yield from pulse(dut)                       # during the pass: WAIT returns at once
+        data, n, waiting = yield from access(dut, REG_WAIT)
+        assert (data, n, waiting) == (WAKE_WROTE, 2, 0)
+        yield from access(dut, REG_ARM, True, 1)    # the next pass starts clean
+        yield from stall_in_wait(dut, 20)
+    run(gen)
+
+
+@pytest.mark.smoke
+def test_fw_wait_uptime():
+    def gen(top):
+        dut = top.dut
+        yield top.uptime.eq((7 << 32) | 0xFFFFFFF0)
+        yield
+        lo, _, _ = yield from access(dut, REG_UPTIME_LO)
+        for _ in range(40):                         # the low word wraps meanwhile
+            yield
+        hi, _, _ = yield from access(dut, REG_UPTIME_HI)
+        assert hi == 7 and 0xFFFFFFF0 <= lo <= 0xFFFFFFFF, (hi, hex(lo))
+        assert (yield top.uptime) >> 32 == 8
     run(gen)
 
 

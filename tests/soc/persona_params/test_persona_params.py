@@ -1,15 +1,15 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The RTL mapping of a drive persona (soc/persona_params.py, `rtl_params`), without a
 simulator: the parameters and register values of nand_backend and nvme_controller for a
-shipped persona, the SDR fallback of an NV-DDR2 persona, and a refusal naming each persona
-field the cores cannot do."""
+shipped persona, the NV-DDR2 channels of an NV-DDR2 persona and its SDR fallback, and a
+refusal naming each persona field the cores cannot do."""
 
 import pytest
 import yaml
 
 from soc.persona_params import rtl_params
 from spec.nand_geometry import PARTS
-from spec.onfi_timing import engine_registers
+from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.persona import PERSONA_DIR, PersonaError, load_persona
 
 pytestmark = pytest.mark.smoke
@@ -30,10 +30,11 @@ def test_rtl_params():
     g = PARTS["imft-20nm-mlc-128gbit"].geometry
     assert r["nand_backend"] == {"n_channels": 8, "n_ways": 2, "n_luns": 1, "queue_depth": 4,
                                  "max_planes": 2, "max_len": 17408, "row_cycles": 3,
-                                 "col_cycles": 2, "timer_width": 8}
+                                 "col_cycles": 2, "timer_width": 8, "with_nvddr2": False}
     assert r["geometry"] == {"page_bits": 9, "block_bits": g.block_bits, "plane_bits": 1}
     assert r["timing"] == engine_registers(5, 100.0)
-    assert r["onfi"] == {"interface": "sdr", "mode": 5, "clk_mhz": 100.0}
+    assert r["onfi"] == {"interface": "sdr", "mode": 5, "clk_mhz": 100.0, "sdr_mode": 5}
+    assert r["nvddr2_timing"] is None
     assert r["nvme_controller"] == {"n_io_queues": 1, "max_transfer": 262144, "lbads": 9,
                                     "mqes": 31}
     assert any("nv-ddr2 mode 6" in s for s in r["substitutions"])
@@ -69,13 +70,29 @@ def test_default_persona():
     assert rtl_params(load_persona("default"), sdr_fallback=True)["nand_backend"]
 
 
+def test_nvddr2_channels():
+    """An NV-DDR2 persona maps to NV-DDR2 channels (brought up in SDR), its limits on that
+    bus at the engine clock, the clock's cap on the mode's rate said; SDR when asked for."""
+    p = load_persona("crucial-m500-240")                    # NV-DDR2 mode 6 (333 MT/s)
+    r = rtl_params(p, clk_mhz=125.0)
+    assert r["nand_backend"]["with_nvddr2"] is True
+    assert r["onfi"] == {"interface": "nv-ddr2", "mode": 6, "clk_mhz": 125.0, "sdr_mode": 5}
+    assert r["timing"] == engine_registers(5, 125.0)
+    assert r["nvddr2_timing"] == nvddr2_engine_registers(6, 125.0)
+    assert any("one byte per clock, 125 MT/s" in s for s in r["substitutions"])
+    sdr = rtl_params(p, clk_mhz=125.0, sdr_fallback=True)
+    assert sdr["onfi"]["interface"] == "sdr" and not sdr["nand_backend"]["with_nvddr2"]
+    assert r["limits_mb_s"]["channel_read"] > 2 * sdr["limits_mb_s"]["channel_read"]
+    assert r["limits_mb_s"]["channel_read"] <= p.controller.channels * 125.0
+
+
 def test_rtl_params_refused(tmp_path):
     with pytest.raises(PersonaError) as e:
         rtl_params(load_persona("intel-750-400g"))
     text = str(e.value)
     assert "nand.groups = [imft-20nm-mlc-128gbit, imft-20nm-mlc-64gbit]: nand_backend shares" \
         in text
-    assert "controller.onfi.interface = 'nv-ddr2'" in text and "sdr_fallback" in text
+    assert "controller.onfi" not in text        # NV-DDR2 channels exist
 
     def edit(d):
         d["controller"]["channels"] = 40

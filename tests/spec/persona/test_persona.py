@@ -369,6 +369,10 @@ def test_cli_show():
     r = cli("persona", "show", "default", "--rtl", "--sdr-fallback", "--json")
     d = json.loads(r.output)
     assert d["rtl"]["nand_backend"]["n_ways"] == 4 and d["based_on"] == "samsung-950pro-512"
+    assert d["rtl"]["onfi"]["interface"] == "sdr"
+    r = cli("persona", "show", "default", "--rtl", "--json")
+    d = json.loads(r.output)
+    assert d["rtl"]["onfi"]["interface"] == "nv-ddr2" and d["rtl"]["onfi"]["mode"] == 7
 
 
 def test_cli_show_errors():

@@ -182,7 +182,6 @@ uint32_t hal_wait(uint64_t deadline)
     return HAL_WAKE_DEADLINE;
 }
 
-uint32_t hal_activity(void) { return 0; }
 
 void hal_putc(char c)
 {

@@ -70,7 +70,8 @@ module nand_die_fast_tb (
         .PLANES(2), .LUNS(2)
     ) die0 (
         .clk(clk), .rst(rst), .ce_n(ce_n[0]), .cle(cle), .ale(ale), .we_n(we_n), .re_n(re_n),
-        .wp_n(wp_n), .dq_o(dq_o), .dq_oe(dq_oe), .dq_i(dq_i0), .rb_n(rb_n[0]),
+        .wp_n(wp_n), .dq_o(dq_o), .dq_oe(dq_oe), .dqs_o(1'b0), .dqs_oe(1'b0),
+        .dq_i(dq_i0), .dqs_i(), .rb_n(rb_n[0]),
         .rule_violations(rules0), .timing_violations(timing0)
     );
 
@@ -80,7 +81,8 @@ module nand_die_fast_tb (
         .PLANES(2), .LUNS(2), .FACTORY_BAD_BLOCK_RATE(0.25)
     ) die1 (
         .clk(clk), .rst(rst), .ce_n(ce_n[1]), .cle(cle), .ale(ale), .we_n(we_n), .re_n(re_n),
-        .wp_n(wp_n), .dq_o(dq_o), .dq_oe(dq_oe), .dq_i(dq_i1), .rb_n(rb_n[1]),
+        .wp_n(wp_n), .dq_o(dq_o), .dq_oe(dq_oe), .dqs_o(1'b0), .dqs_oe(1'b0),
+        .dq_i(dq_i1), .dqs_i(), .rb_n(rb_n[1]),
         .rule_violations(rules1), .timing_violations(timing1)
     );
 endmodule

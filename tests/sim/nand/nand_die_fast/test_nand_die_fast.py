@@ -88,6 +88,26 @@ def test_vectors_cover_rules():
 
 
 @pytest.mark.smoke
+def test_vectors_cover_nvddr2():
+    """NV-DDR2: every mode 0..7 entered, every NV-DDR2 timing rule of the golden checker
+    violated and claimed by name, and READ ID / GET FEATURES bytes doubled."""
+    body = "\n".join(t.split("BEGIN", 1)[1] for t in (p.read_text() for p in VECTORS))
+    lines = body.splitlines()
+    modes = {int(ln.split()[1]) for ln in lines if ln.startswith("MODE ") and
+             ln.endswith(" nvddr2")}
+    assert modes == set(range(8)), modes
+    timing = {ln.split()[1] for ln in lines if ln.startswith("TIMING ")}
+    want = {"tWP", "tWH", "tWC", "tCALS", "tCALH", "tCAS", "tCAH", "tCS", "tCH", "tCR",
+            "tADL", "tCCS", "tWPRE", "tDS", "tDH", "tDQSH", "tDQSL", "tDSC", "tWPST",
+            "tWPSTH", "tWHR", "tRR", "tRPRE", "tRP", "tREH", "tRC", "tRPST", "tRPSTH", "tRHW"}
+    assert want <= timing, want - timing
+    text = (VECTOR_DIR / "nvddr2.vec").read_text()
+    assert "DOUT 2C 2C 64 64 44 44 4B 4B A9 A9" in text        # READ ID 00h
+    assert "DOUT 4F 4F 4E 4E 46 46 49 49" in text               # READ ID 20h: "ONFI"
+    assert "DOUT 24 24 00 00 00 00 00 00" in text               # GET FEATURES 01h
+
+
+@pytest.mark.smoke
 def test_source_list_complete():
     """sim/nand/fast_sources.py names every file of the model in sim/nand/cpp (the builds
     compile what it lists: a file left out would be missing from all of them)."""

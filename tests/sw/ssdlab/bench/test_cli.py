@@ -23,6 +23,7 @@ def run(*args):
     (["bench", "--param", "n_channels=0"], "--param", "integer in 1..32"),
     (["bench", "--param", "n_ways=two"], "--param", "integer in 1..8"),
     (["bench", "--param", "nand_model=fpga"], "--param", "one of die, emulator"),
+    (["bench", "--param", "sdr_fallback=2"], "--param", "true or false"),
     (["bench", "--time-scale", "0"], "--time-scale", "range x>0"),
     (["bench", "--time-scale", "-1"], "--time-scale", "range x>0"),
     (["bench", "--write-multiple", "0"], "--write-multiple", "range x>0"),
@@ -67,3 +68,13 @@ def test_persona_commands_still_there():
     r = run("--help")
     for cmd in ("bench", "compare", "sweep", "persona", "drive"):
         assert cmd in r.output
+
+
+def test_sdr_fallback_is_a_bench_parameter():
+    """--param sdr_fallback=true reaches the drive's configuration: SDR channels."""
+    from sw.ssdlab.bench.session import check_params, parse_params
+    from sw.ssdlab.flows.sim import drive_config
+    params = parse_params(["sdr_fallback=true"])
+    check_params(params)
+    assert drive_config("default", dict(params)).nvddr2_mode is None
+    assert drive_config("default", {}).nvddr2_mode is not None

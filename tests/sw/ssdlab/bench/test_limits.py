@@ -5,7 +5,7 @@ link's payload limit per direction, whichever binds."""
 import pytest
 
 from spec.persona import load_persona
-from sw.ssdlab.bench.limits import flash_limit_mb_s, point_limit
+from sw.ssdlab.bench.limits import bus_of, flash_limit_mb_s, point_limit
 from sw.ssdlab.flows.sim import drive_config
 
 pytestmark = pytest.mark.smoke
@@ -13,20 +13,38 @@ pytestmark = pytest.mark.smoke
 
 @pytest.fixture(scope="module")
 def cfg():
-    return drive_config("default").as_dict()
+    return drive_config("default").as_dict()       # NV-DDR2 (the default persona's bus)
 
 
 def test_flash_limit_matches_the_persona_model(cfg):
-    """For page-sized reads, the channel model of persona.flash_limits(), with what the FTL
-    does: one plane per READ (the persona's multi-plane pages share a tR) and the data
-    units only over the bus (the persona moves page + spare)."""
+    """For page-sized reads, the channel model of persona.flash_limits() on the bus the build
+    runs (the default persona: NV-DDR2 mode 7 with the engine at the build's clock), with
+    what the FTL does: one plane per READ (the persona's multi-plane pages share a tR) and
+    the data units only over the bus (the persona moves page + spare)."""
     from spec.persona import Onfi
     p = load_persona("default")
-    want = p.flash_limits(Onfi("sdr", cfg["onfi_mode"], cfg["sys_clk_freq"] / 1e6))
+    assert cfg["nvddr2_mode"] == p.controller.onfi.mode == 7
+    want = p.flash_limits(Onfi("nv-ddr2", 7, cfg["sys_clk_freq"] / 1e6))
     got = flash_limit_mb_s(cfg, "read", cfg["page_bytes"])
     spare = (cfg["page_bytes"] + cfg["spare_bytes"]) / cfg["page_bytes"]
     assert got <= want["channel_read"] * spare * 1.001
     assert got >= want["channel_read"] / p.controller.multi_plane * 0.999
+
+
+def test_the_bus_of_the_build():
+    """NV-DDR2 where the build runs it (one byte per engine clock: 2 channels at 125 MHz
+    carry at most 250 MB/s, and 128 KiB reads of 16 KiB pages get close), the SDR mode's
+    registers on an SDR fallback build (far slower)."""
+    nv = drive_config("default", {"n_channels": 2}).as_dict()
+    sdr = drive_config("default", {"n_channels": 2, "sdr_fallback": True}).as_dict()
+    assert bus_of(nv)["interface"] == "nv-ddr2" and bus_of(nv)["mt_s"] == 125.0
+    assert bus_of(sdr)["interface"] == "sdr" and bus_of(sdr)["mode"] == 5
+    r_nv, r_sdr = (flash_limit_mb_s(c, "read", 131072) for c in (nv, sdr))
+    assert 0.97 * 250 < r_nv <= 250
+    assert r_sdr < 0.3 * r_nv
+    # the spare is not moved: the bus time per page is the data's
+    pages = r_nv * 1e6 / nv["page_bytes"] / nv["n_channels"]
+    assert pages * nv["page_bytes"] / 125e6 > 0.97
 
 
 def test_small_reads_pay_a_whole_tr(cfg):
