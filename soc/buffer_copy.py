@@ -8,6 +8,9 @@ memory word per cycle when the memory ports are free (B = the memory's data_widt
 8 at 64 bits, 64 at 512). `done` counts finished jobs (wrapping). Addresses and byte counts
 are multiples of B (the firmware's are of the LBA size, 512 or 4096); a job of 0 bytes
 finishes at once.
+
+Output `busy`: a job is queued or running (the drive is not quiet: soc/ssdlab_soc.py ff_quiet,
+since the engine works with no output of the top changing).
 """
 
 from litex.gen import LiteXModule
@@ -46,6 +49,7 @@ class BufferCopy(LiteXModule):
         self._push    = CSR()
         self._room    = CSRStatus(1, description="The job queue has room.")
         self._done    = CSRStatus(32, description="Jobs finished since reset (wraps).")
+        self.busy = Signal()
 
         jobs = stream.SyncFIFO(_job_layout(), depth)
         self.jobs = jobs
@@ -77,6 +81,7 @@ class BufferCopy(LiteXModule):
         wr_fire = Signal()
         self.comb += [
             self._done.status.eq(done),
+            self.busy.eq(active | job.valid),
             job.ready.eq(~active),
             rd.valid.eq(active & ~fill & (r_left != 0) & (data.level + in_flight < 3)),
             rd.addr.eq(r_adr),
