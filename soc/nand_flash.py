@@ -38,7 +38,7 @@ def struct_fields(layout):
 class NandFlash(LiteXModule):
     """Parameters: platform (gets the Verilog source), build_dir (where nand_subsystem.v is
     written), memory (BufferMemory: one reader and one writer are added), and NandSubsystem's
-    parameters (n_channels, n_ways, queue_depth, max_planes, max_len, row_cycles,
+    parameters (n_channels, n_ways, n_luns, queue_depth, max_planes, max_len, row_cycles,
     col_cycles, timer_width, with_nvddr2); the word address width comes from the memory."""
 
     def __init__(self, platform, build_dir, memory, **params):

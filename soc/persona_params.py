@@ -6,6 +6,8 @@ channels behind an ONFI PHY: a board's, or the simulated drive's onfi_phy_sim) a
 naming each persona field, what they cannot. soc/sim_config.py builds the simulated drive
 from it; `ssdlab persona show --rtl` prints it."""
 
+from dataclasses import replace
+
 from spec.onfi_timing import SDR_MODES, engine_registers, nvddr2_engine_registers
 from spec.pcie_link import SATA_NCQ_DEPTH, SATA_NCQ_QUEUES, front_end
 from spec.persona import Onfi, PersonaError, display_path
@@ -34,8 +36,9 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     or PersonaError naming each field the RTL cannot do:
 
     - "nand_backend": NandBackend(**...) (rtl/nand/nand_backend.py): n_channels (1..32),
-      n_ways (1..8), queue_depth, max_planes (1..4), max_len (page + spare), row_cycles,
-      col_cycles, timer_width, with_nvddr2;
+      n_ways (1..8), n_luns (1..4: controller.dies_per_way, interleaved like ways),
+      queue_depth, max_planes (1..4), max_len (page + spare), row_cycles (page, block and
+      LUN bits), col_cycles, timer_width, with_nvddr2;
     - "geometry": the `geometry` register {page_bits, block_bits, plane_bits};
     - "timing": the SDR engine's `timing` registers at clk_mhz (onfi_timing): the bus's mode,
       or on an NV-DDR2 bus the bring-up's (before the PHY's sampling margin, which the SoC
@@ -72,14 +75,15 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     need(c.ways_per_channel <= 8, "controller.ways_per_channel", c.ways_per_channel,
          "nand_backend supports 1..8 ways (n_ways)")
     need(c.dies_per_way <= 4, "controller.dies_per_way", c.dies_per_way,
-         "the flash op's lun field has 2 bits: 1..4 dies per way")
+         "the flash op's lun field has 2 bits (nand_backend n_luns): 1..4 dies per way")
     need(c.multi_plane <= 4, "controller.multi_plane", c.multi_plane,
          "nand_backend max_planes is 1..4")
     kinds = {(g.part.geometry, g.part.timing) for g in persona.groups}
     need(len(kinds) == 1, "nand.groups", f"[{', '.join(persona.parts)}]",
          "nand_backend shares one geometry and timing register set: one part type per "
          "drive")
-    g = persona.groups[0].part.geometry
+    # the part's geometry with the persona's LUNs per target (row address: page, block, LUN)
+    g = replace(persona.groups[0].part.geometry, luns=min(c.dies_per_way, 4))
     part = persona.groups[0].part
     need(g.pages_per_block <= 4096, "nand.groups[0].part", persona.groups[0].part_name,
          f"{g.pages_per_block} pages per block: the flash op's page field holds 0..4095")
@@ -133,9 +137,6 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
             errs.append(f"controller.onfi.mode = {onfi.mode}: {e}")
     if errs:
         raise PersonaError(src, errs)
-    if c.dies_per_way > 1:
-        notes.append("dies_per_way > 1: nand_die_scheduler keeps one queue per way; the "
-                     "LUNs of a target are not interleaved")
     if h.interface == "sata":
         subs.append(f"host: SATA drive simulated as NVMe behind a link capped at "
                     f"{h.sata_mb_s} MB/s of payload (NCQ = {h.io_queues} queue x "
@@ -144,6 +145,7 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
         "persona": persona.name,
         "scale": persona.scale_note,
         "nand_backend": {"n_channels": c.channels, "n_ways": c.ways_per_channel,
+                         "n_luns": c.dies_per_way,
                          "queue_depth": queue_depth, "max_planes": c.multi_plane,
                          "max_len": g.register_bytes, "row_cycles": g.row_cycles,
                          "col_cycles": g.column_cycles, "timer_width": timer_width,

@@ -29,6 +29,7 @@ A drive small enough to be written end to end in Verilator also needs fewer page
 from soc.persona_params import link_params, rtl_params
 from soc.ssdlab_soc import PAGE_TIMING_FIELDS, SocConfig
 from spec.pcie_link import SATA_NCQ_QUEUES
+from spec.persona import PersonaError
 
 __all__ = ["soc_config"]
 
@@ -52,6 +53,9 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
     try:
         rtl = rtl_params(p, clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
     except Exception as e:          # PersonaError: mixed parts; use the first group's part
+        luns = [m for m in getattr(e, "messages", ()) if m.startswith("controller.dies_per_way")]
+        if luns:                    # no substitute for LUNs the back end cannot address
+            raise PersonaError(e.source, luns) from None
         notes.append(f"persona not buildable as is ({e}); first part type used on every die")
     g = p.groups[0].part
     geo = g.geometry
@@ -67,9 +71,11 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         notes.append(f"simulation scale: {pages_per_block} pages per block (part: {ppb})")
         ppb = pages_per_block
     from dataclasses import replace
-    row_cycles = replace(geo, pages_per_block=ppb).row_cycles
+    # the row address holds page, block and LUN (controller.dies_per_way LUNs per target)
+    row_cycles = replace(geo, pages_per_block=ppb, luns=c.dies_per_way).row_cycles
     fields = dict(row_cycles=row_cycles,
         persona=p.name, part=g.name, n_channels=c.channels, n_ways=c.ways_per_channel,
+        luns=c.dies_per_way,
         page_bytes=geo.page_bytes, spare_bytes=geo.spare_bytes, pages_per_block=ppb,
         blocks_per_plane=geo.blocks_per_plane, planes=geo.planes,
         bits_per_cell=geo.bits_per_cell, t_r_ns=g.timing.t_r_ns, t_prog_ns=g.timing.t_prog_ns,

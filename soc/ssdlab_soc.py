@@ -72,7 +72,8 @@ PAGE_TIMING_FIELDS = tuple(f"t_{op}{s}_ns" for op in ("r", "prog") for s in (
 class SocConfig:
     """The build's parameters, derived from a persona (spec/persona) and overrides.
 
-    n_channels, n_ways: flash array; page_bytes, spare_bytes, pages_per_block,
+    n_channels, n_ways: flash array; luns: LUNs (dies) per chip enable, 1..4 (the persona's
+    controller.dies_per_way; "die" model only); page_bytes, spare_bytes, pages_per_block,
     blocks_per_plane, planes: the part; t_r_ns, t_prog_ns, t_bers_ns: its array times;
     page_timing: the part's per page type tR/tPROG maxima and typical values
     ({NandArrayTiming field: ns}, fields PAGE_TIMING_FIELDS, absent: not set); nand_timing:
@@ -97,6 +98,7 @@ class SocConfig:
         self.persona = kw.pop("persona", "custom")
         self.n_channels = kw.pop("n_channels", 18)
         self.n_ways = kw.pop("n_ways", 2)
+        self.luns = kw.pop("luns", 1)
         self.page_bytes = kw.pop("page_bytes", 16384)
         self.spare_bytes = kw.pop("spare_bytes", 1024)
         self.pages_per_block = kw.pop("pages_per_block", 512)
@@ -152,6 +154,12 @@ class SocConfig:
                              f"one of {', '.join(PAGE_TIMING_FIELDS)}")
         if self.nand_model not in ("die", "emulator"):
             raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
+        if isinstance(self.luns, bool) or self.luns not in (1, 2, 3, 4):
+            raise ValueError(f"SocConfig: luns={self.luns!r}: 1..4 (the flash op's 2-bit lun "
+                             f"field)")
+        if self.luns > 1 and self.nand_model != "die":
+            raise ValueError(f"SocConfig: luns={self.luns} needs nand_model='die' (the NAND "
+                             f"emulator models one LUN per chip enable)")
         if self.nvddr2_mode is not None and self.nvddr2_mode not in NVDDR2_MODES:
             raise ValueError(f"SocConfig: nvddr2_mode={self.nvddr2_mode!r}: None or one of "
                              f"{sorted(NVDDR2_MODES)}")
@@ -173,7 +181,8 @@ class SsdlabIdent(LiteXModule):
 
     def __init__(self, cfg):
         consts = [("git_hash", git_hash()), ("n_channels", cfg.n_channels),
-                  ("n_ways", cfg.n_ways), ("n_io_queues", cfg.n_io_queues),
+                  ("n_ways", cfg.n_ways), ("luns", cfg.luns),
+                  ("n_io_queues", cfg.n_io_queues),
                   ("mqes", cfg.mqes),
                   ("tag_width", cfg.tag_width), ("max_transfer", cfg.max_transfer),
                   ("lbads", cfg.lbads), ("buf_slots", cfg.buf_size // SLOT),
@@ -440,7 +449,8 @@ class SsdlabSoC(SoCCore):
 
         # Flash.
         self.flash = flash = NandFlash(platform, build_dir, mem, n_channels=cfg.n_channels,
-                                       n_ways=cfg.n_ways, max_planes=cfg.planes,
+                                       n_ways=cfg.n_ways, n_luns=cfg.luns,
+                                       max_planes=cfg.planes,
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
                                        row_cycles=cfg.row_cycles,
                                        with_nvddr2=cfg.nvddr2_mode is not None,

@@ -513,8 +513,11 @@ class OnfiTimingChecker:
                 self._min("tWHR", t_ns, last["we_rise"])
                 if last["e0_rise"] is not None:
                     self._min("tCCS", t_ns, last["e0_rise"])
-            # tRR is for data output; a status read (70h/78h) may meet R/B# rising anyhow
-            if last["rb_rise"] is not None and self.last_cmd not in (0x70, 0x78) and (
+            # tRR is for data output; a status read (70h/78h) may meet R/B# rising anyhow, and
+            # so may a burst under way: R/B# rising inside it is another LUN of the target
+            # going ready (the one being read was ready before its first RE#)
+            if first_read and last["rb_rise"] is not None and \
+                    self.last_cmd not in (0x70, 0x78) and (
                     last["re_fall"] is None or last["rb_rise"] > last["re_fall"]):
                 self._min("tRR", t_ns, last["rb_rise"])
             if pins.cle or pins.ale:

@@ -60,7 +60,9 @@ class NandBackend(wiring.Component):
     ----------
     n_channels : int, 1..32 (default 18)
     n_ways : int, 1..8 (default 4)
-        Dies (chip enables) per channel.
+        Targets (chip enables) per channel.
+    n_luns : int, 1..4 (default 1)
+        LUNs (dies) per target, interleaved like ways (NandDieScheduler n_luns).
     queue_depth, max_planes, max_len, row_cycles, col_cycles, timer_width, with_nvddr2 :
         Passed to every NandDieScheduler (see there). with_nvddr2: every channel also has
         the NV-DDR2 engine, its PHY interface is the port instead of the pins, and
@@ -81,7 +83,7 @@ class NandBackend(wiring.Component):
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
                  row_cycles=3, col_cycles=2, timer_width=8, with_nvddr2=False,
-                 dqs_tap_bits=5):
+                 dqs_tap_bits=5, n_luns=1):
         if (isinstance(n_channels, bool) or not isinstance(n_channels, int)
                 or not 1 <= n_channels <= 32):
             self._MustUse__silence = True
@@ -93,13 +95,14 @@ class NandBackend(wiring.Component):
         self.sched_params = dict(n_ways=n_ways, queue_depth=queue_depth, max_planes=max_planes,
                                  max_len=max_len, row_cycles=row_cycles, col_cycles=col_cycles,
                                  timer_width=timer_width, with_nvddr2=with_nvddr2,
-                                 dqs_tap_bits=dqs_tap_bits)
+                                 dqs_tap_bits=dqs_tap_bits, n_luns=n_luns)
         try:
             NandDieScheduler(**self.sched_params)._MustUse__silence = True
         except ValueError as e:
             self._MustUse__silence = True
             raise ValueError(str(e).replace("NandDieScheduler", "NandBackend")) from None
         self.n_ways = n_ways
+        self.n_luns = n_luns
         self.max_len = max_len
         self.timer_width = timer_width
         self.with_nvddr2 = with_nvddr2

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Die scheduler of one ONFI channel (Verilog module `nand_die_scheduler`).
 
-Takes tagged flash operations for the dies (ways) of one channel into per-die queues and runs
-them on an `OnfiChannel` it instantiates, interleaving the dies: a die's array phase (tR,
-tPROG, tBERS) overlaps the bus transfers of the others. Operations to one die run in order;
-operations to different dies proceed in parallel and complete out of order. Multi-plane reads,
-programs and erases come from a plane mask. Page reads are started before programs and
-erases (never reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
+Takes tagged flash operations for the dies (way x LUN) of one channel into per-die queues and
+runs them on an `OnfiChannel` it instantiates, interleaving the dies: a die's array phase (tR,
+tPROG, tBERS) overlaps the bus transfers of the others, the LUNs of one target included (their
+shared R/B# is helped by 78h status polls). Operations to one die run in order; operations to
+different dies proceed in parallel and complete out of order. Multi-plane reads, programs and
+erases come from a plane mask. Page reads are started before programs and erases (never
+reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
 """
 
 import types
@@ -95,10 +96,11 @@ class rdata_layout(data.Struct):
 
 
 class _Class(enum.Enum, shape=2):
-    """What the bus does next for a way, in priority order."""
+    """What the bus does next for a die, in priority order."""
     START_READ = 0      # a page read's array phase (short on the bus)
     FINISH = 1          # a die that has gone ready: data out or status
     START_OTHER = 2     # program load, erase, or a whole op (reset, ID, features, ...)
+    POLL = 3            # n_luns > 1: 78h status of a busy LUN whose target R/B# is low
 
 
 def dqs_cal_members(tap_bits):
@@ -122,7 +124,14 @@ class NandDieScheduler(wiring.Component):
     Parameters
     ----------
     n_ways : int, 1..8 (default 4)
-        Dies (chip enables) on the channel; one queue each.
+        Targets (chip enables) on the channel.
+    n_luns : int, 1..4 (default 1)
+        LUNs (dies) per target, the flash op's `lun`; one queue per (way, LUN). Above 1 the
+        LUNs of a target are interleaved like ways: a busy LUN whose target's R/B# is low (some
+        LUN of it busy) is polled with 78h when the bus has nothing else to do, and the
+        channel waits for a LUN by 78h (OnfiChannel n_luns). Target-wide ops (RESET, READ ID,
+        READ PARAMETER PAGE, SET/GET FEATURES, READ STATUS) wait until no LUN of their target
+        is busy.
     queue_depth : int, 1..16 (default 4)
         Ops each die's queue holds.
     max_planes : int, 1..4 (default 2)
@@ -149,8 +158,9 @@ class NandDieScheduler(wiring.Component):
     """
 
     def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
-                 col_cycles=2, timer_width=8, with_nvddr2=False, dqs_tap_bits=5):
+                 col_cycles=2, timer_width=8, with_nvddr2=False, dqs_tap_bits=5, n_luns=1):
         error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("queue_depth", queue_depth, 1, 16) or
+                 bad_int("n_luns", n_luns, 1, 4) or
                  bad_int("max_planes", max_planes, 1, MAX_PLANES) or
                  bad_int("max_len", max_len, 1, 1 << 16) or
                  bad_int("row_cycles", row_cycles, 2, 4) or
@@ -167,6 +177,7 @@ class NandDieScheduler(wiring.Component):
         self.with_nvddr2 = with_nvddr2
         self.dqs_tap_bits = dqs_tap_bits
         self.n_ways = n_ways
+        self.n_luns = n_luns
         self.queue_depth = queue_depth
         self.max_planes = max_planes
         self.max_len = max_len
@@ -191,12 +202,14 @@ class NandDieScheduler(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
-        n = self.n_ways
+        n_ways, n_luns = self.n_ways, self.n_luns
+        n = n_ways * n_luns                     # dies: queue q = way * n_luns + lun
         layout = flash_op_layout(self.max_len)
         chan = m.submodules.channel = OnfiChannel(
-            n_ways=n, row_cycles=self.row_cycles, col_cycles=self.col_cycles,
-            max_len=self.max_len, timer_width=self.timer_width, with_nvddr2=self.with_nvddr2)
-        for name, member in bus_members(n, self.timer_width, self.with_nvddr2).items():
+            n_ways=n_ways, row_cycles=self.row_cycles, col_cycles=self.col_cycles,
+            max_len=self.max_len, timer_width=self.timer_width, with_nvddr2=self.with_nvddr2,
+            n_luns=n_luns)
+        for name, member in bus_members(n_ways, self.timer_width, self.with_nvddr2).items():
             if member.is_signature:                 # the PHY interface
                 wiring.connect(m, wiring.flipped(getattr(self, name)), getattr(chan, name))
             elif member.flow == In:
@@ -229,68 +242,84 @@ class NandDieScheduler(wiring.Component):
             queues.append(q)
             heads.append(layout(q.r_data))
 
-        # Admission: refuse bad ops with an error completion, queue the rest by way.
+        # Admission: refuse bad ops with an error completion, queue the rest by die.
         p = self.s_op.payload
         planes_ok = (p.plane_mask != 0)
         if self.max_planes < MAX_PLANES:
             planes_ok &= (p.plane_mask >> self.max_planes) == 0
         plane_op = (p.op == FlashOp.READ) | (p.op == FlashOp.PROGRAM) | (p.op == FlashOp.ERASE)
         refuse = (p.op.as_value() > FlashOp.READ_STATUS.value) | (plane_op & ~planes_ok)
-        if n < 8:
-            refuse |= p.way >= n
+        if n_ways < 8:
+            refuse |= p.way >= n_ways
+        if n_luns < 1 << len(p.lun):
+            refuse |= p.lun >= n_luns
         if self.max_len < (1 << len(p.length)) - 1:
             refuse |= p.length > self.max_len
         err_valid = Signal()
         err_tag = Signal(TAG_BITS)
-        w_rdy = Array([q.w_rdy for q in queues] + [Const(0)] * (8 - n))
+        die_in = Signal(range(max(n, 2)))       # the op's queue (valid when not refused)
+        m.d.comb += die_in.eq(p.way * n_luns + p.lun if n_luns > 1 else p.way)
+        w_rdy = Array([q.w_rdy for q in queues] + [Const(0)] * ((1 << len(die_in)) - n))
         with m.If(refuse):
             m.d.comb += self.s_op.ready.eq(~err_valid)
             with m.If(self.s_op.valid & ~err_valid):
                 m.d.sync += [err_valid.eq(1), err_tag.eq(p.tag)]
         with m.Else():
-            m.d.comb += self.s_op.ready.eq(w_rdy[p.way])
+            m.d.comb += self.s_op.ready.eq(w_rdy[die_in])
         for w, q in enumerate(queues):
             m.d.comb += [q.w_data.eq(self.s_op.payload.as_value()),
-                         q.w_en.eq(self.s_op.valid & ~refuse & (p.way == w))]
+                         q.w_en.eq(self.s_op.valid & ~refuse & (die_in == w))]
 
         # Per-die state ----------------------------------------------------------------------
-        # busy[w]: the head op's start phase is done and the die works on it; settle[w] holds
-        # off trusting R/B# until the die has had tWB to pull it low and it has crossed the
-        # engine's synchroniser.
+        # busy[q]: the head op's start phase is done and the die works on it; settle[q] holds
+        # off trusting R/B# (or polling) until the die has had tWB to pull it low and it has
+        # crossed the engine's synchroniser. lun_rdy[q] (n_luns > 1): a 78h poll saw the busy
+        # LUN ready while its target's R/B# was still low (another LUN busy).
         die_busy = Signal(n)
+        lun_rdy = Signal(n)
         settle = [Signal(self.timer_width + 1, name=f"settle{w}") for w in range(n)]
         for s in settle:
             with m.If(s != 0):
                 m.d.sync += s.eq(s - 1)
         has = Cat(q.r_rdy for q in queues)
         is_read = Cat(h.op == FlashOp.READ for h in heads)
-        ready = Cat((s == 0) & chan.rb_ready[w] for w, s in enumerate(settle))
+        settled = Cat(s == 0 for s in settle)
+        rb = Cat(chan.rb_ready[q // n_luns] for q in range(n))     # the die's target R/B#
+        ready = settled & (rb | lun_rdy)
+        # A target-wide op (not READ / PROGRAM / ERASE) waits until its target is idle.
+        target_idle = Cat(~die_busy[w * n_luns:(w + 1) * n_luns].any() for w in range(n_ways))
+        lun_op = Cat((h.op == FlashOp.READ) | (h.op == FlashOp.PROGRAM) |
+                     (h.op == FlashOp.ERASE) for h in heads)
+        may_start = Cat(lun_op[q] | target_idle[q // n_luns] for q in range(n))
         cand = Array([
             has & ~die_busy & is_read,              # START_READ
             die_busy & ready,                       # FINISH
-            has & ~die_busy & ~is_read,             # START_OTHER
+            has & ~die_busy & ~is_read & may_start,     # START_OTHER
+            die_busy & settled & ~rb & ~lun_rdy if n_luns > 1 else Const(0, n),    # POLL
         ])
 
         # Round robin inside a class: the first candidate at or after `rr`, wrapping.
         rr = Signal(range(max(n, 2)))
         sel_class = Signal(_Class)
         sel_any = Signal()
-        sel_way = Signal(range(max(n, 2)))
+        sel_die = Signal(range(max(n, 2)))
         chosen = Signal(n)
         with m.If(cand[0].any()):
             m.d.comb += [sel_class.eq(_Class.START_READ), chosen.eq(cand[0])]
         with m.Elif(cand[1].any()):
             m.d.comb += [sel_class.eq(_Class.FINISH), chosen.eq(cand[1])]
-        with m.Else():
+        with m.Elif(cand[2].any()):
             m.d.comb += [sel_class.eq(_Class.START_OTHER), chosen.eq(cand[2])]
+        with m.Else():
+            m.d.comb += [sel_class.eq(_Class.POLL), chosen.eq(cand[3])]
         m.d.comb += sel_any.eq(chosen.any())
         doubled = Cat(chosen, chosen)
         for k in reversed(range(n)):            # lowest k wins: the nearest after rr
             with m.If(doubled.bit_select(rr + k, 1)):
-                m.d.comb += sel_way.eq(Mux(rr + k >= n, rr + k - n, rr + k))
+                m.d.comb += sel_die.eq(Mux(rr + k >= n, rr + k - n, rr + k))
 
         # The op on the bus --------------------------------------------------------------------
-        way = Signal(range(max(n, 2)))
+        die = Signal(range(max(n, 2)))         # the die (queue) whose op is on the bus
         cls = Signal(_Class)
         cur = Signal(layout)                    # its queue entry
         planes = Signal(MAX_PLANES)             # planes still to do in this phase
@@ -312,31 +341,36 @@ class NandDieScheduler(wiring.Component):
                            (cur.lun << (g.page_bits + g.block_bits)))
 
         cop = link.s_op.payload
-        m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(way), cop.row.eq(row),
+        m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(cur.way), cop.row.eq(row),
                      cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more)]
         # channel op of the current phase
+        phase_op = Signal(ChannelOp)
         with m.Switch(cur.op):
             with m.Case(FlashOp.READ):
-                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.READ_DATA,
-                                          ChannelOp.READ_ARRAY))
+                m.d.comb += phase_op.eq(Mux(cls == _Class.FINISH, ChannelOp.READ_DATA,
+                                            ChannelOp.READ_ARRAY))
             with m.Case(FlashOp.PROGRAM):
-                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
-                                          ChannelOp.PROGRAM_LOAD))
+                m.d.comb += phase_op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
+                                            ChannelOp.PROGRAM_LOAD))
             with m.Case(FlashOp.ERASE):
-                m.d.comb += cop.op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
-                                          ChannelOp.ERASE_START))
+                m.d.comb += phase_op.eq(Mux(cls == _Class.FINISH, ChannelOp.STATUS_FINISH,
+                                            ChannelOp.ERASE_START))
             with m.Case(FlashOp.RESET):
-                m.d.comb += cop.op.eq(ChannelOp.RESET)
+                m.d.comb += phase_op.eq(ChannelOp.RESET)
             with m.Case(FlashOp.READ_ID):
-                m.d.comb += cop.op.eq(ChannelOp.READ_ID)
+                m.d.comb += phase_op.eq(ChannelOp.READ_ID)
             with m.Case(FlashOp.READ_PARAM):
-                m.d.comb += cop.op.eq(ChannelOp.READ_PARAM)
+                m.d.comb += phase_op.eq(ChannelOp.READ_PARAM)
             with m.Case(FlashOp.SET_FEATURES):
-                m.d.comb += cop.op.eq(ChannelOp.SET_FEATURES)
+                m.d.comb += phase_op.eq(ChannelOp.SET_FEATURES)
             with m.Case(FlashOp.GET_FEATURES):
-                m.d.comb += cop.op.eq(ChannelOp.GET_FEATURES)
+                m.d.comb += phase_op.eq(ChannelOp.GET_FEATURES)
             with m.Case(FlashOp.READ_STATUS):
-                m.d.comb += cop.op.eq(ChannelOp.READ_STATUS)
+                m.d.comb += phase_op.eq(ChannelOp.READ_STATUS)
+        # a poll is 78h on the die's row (its LUN); its status byte stays here
+        polling = Signal()
+        m.d.comb += [polling.eq(cls == _Class.POLL),
+                     cop.op.eq(Mux(polling, ChannelOp.READ_STATUS_ENHANCED, phase_op))]
         wants_data = (cop.op == ChannelOp.PROGRAM_LOAD) | (cop.op == ChannelOp.SET_FEATURES)
         split = (cur.op == FlashOp.READ) | (cur.op == FlashOp.PROGRAM) | \
                 (cur.op == FlashOp.ERASE)
@@ -348,13 +382,13 @@ class NandDieScheduler(wiring.Component):
             link.s_wdata.payload.eq(self.s_wdata.payload),
             link.s_wdata.valid.eq(self.s_wdata.valid),
             self.s_wdata.ready.eq(link.s_wdata.ready),
-            self.m_rdata.valid.eq(link.m_rdata.valid),
+            self.m_rdata.valid.eq(link.m_rdata.valid & ~polling),
             self.m_rdata.payload.data.eq(link.m_rdata.payload.data),
             self.m_rdata.payload.last.eq(link.m_rdata.payload.last),
             self.m_rdata.payload.tag.eq(cur.tag),
             self.m_rdata.payload.buffer.eq(cur.buffer),
             self.m_rdata.payload.plane.eq(Mux(split, plane, 0)),
-            link.m_rdata.ready.eq(self.m_rdata.ready),
+            link.m_rdata.ready.eq(self.m_rdata.ready | polling),
         ]
         m.d.comb += [
             self.m_wreq.payload.tag.eq(cur.tag),
@@ -379,17 +413,18 @@ class NandDieScheduler(wiring.Component):
 
         pop = Signal()
         for w, q in enumerate(queues):
-            m.d.comb += q.r_en.eq(pop & (way == w))
+            m.d.comb += q.r_en.eq(pop & (die == w))
         t_wb = self.timing.t_wb
 
         with m.FSM(name="bus"):
             with m.State("SELECT"):
                 with m.If(sel_any):
-                    h = heads_arr[sel_way]
-                    m.d.sync += [way.eq(sel_way), cls.eq(sel_class), cur.eq(h), status.eq(0),
-                                 planes.eq(Mux((h.op == FlashOp.READ) | (h.op == FlashOp.PROGRAM)
-                                               | (h.op == FlashOp.ERASE), h.plane_mask, 1)),
-                                 rr.eq(Mux(sel_way == n - 1, 0, sel_way + 1))]
+                    h = heads_arr[sel_die]
+                    multi = ((h.op == FlashOp.READ) | (h.op == FlashOp.PROGRAM) |
+                             (h.op == FlashOp.ERASE)) & (sel_class != _Class.POLL)
+                    m.d.sync += [die.eq(sel_die), cls.eq(sel_class), cur.eq(h), status.eq(0),
+                                 planes.eq(Mux(multi, h.plane_mask, 1)),
+                                 rr.eq(Mux(sel_die == n - 1, 0, sel_die + 1))]
                     m.next = "ISSUE"
 
             with m.State("ISSUE"):
@@ -410,15 +445,21 @@ class NandDieScheduler(wiring.Component):
 
             with m.State("WAIT"):
                 m.d.comb += link.m_cpl.ready.eq(1)
+                with m.If(polling & link.m_rdata.valid):
+                    # the LUN's status byte: RDY (bit 6) lets it finish with R/B# still low
+                    m.d.sync += lun_rdy.bit_select(die, 1).eq(link.m_rdata.payload.data[6])
                 with m.If(link.m_cpl.valid):
                     m.d.sync += status.eq(link.m_cpl.payload.status)
-                    with m.If(more & ~one_shot):
+                    with m.If(polling):
+                        m.next = "SELECT"
+                    with m.Elif(more & ~one_shot):
                         m.d.sync += planes.eq(planes & (planes - 1))
                         m.next = "ISSUE"
                     with m.Elif(split & (cls != _Class.FINISH)):
                         # start phase done: the die works; free the bus
-                        m.d.sync += [die_busy.bit_select(way, 1).eq(1),
-                                     Array(settle)[way].eq(t_wb + 4)]
+                        m.d.sync += [die_busy.bit_select(die, 1).eq(1),
+                                     lun_rdy.bit_select(die, 1).eq(0),
+                                     Array(settle)[die].eq(t_wb + 4)]
                         m.next = "SELECT"
                     with m.Else():
                         m.next = "CPL"
@@ -427,7 +468,8 @@ class NandDieScheduler(wiring.Component):
                 m.d.comb += cpl_valid.eq(1)
                 with m.If(self.m_cpl.ready):
                     m.d.comb += pop.eq(1)
-                    m.d.sync += die_busy.bit_select(way, 1).eq(0)
+                    m.d.sync += [die_busy.bit_select(die, 1).eq(0),
+                                 lun_rdy.bit_select(die, 1).eq(0)]
                     m.next = "SELECT"
 
         return m

@@ -35,7 +35,7 @@ def pins_signature(n_ways):
 class NandSubsystem(wiring.Component):
     """nand_backend + nand_buffer_dma.
 
-    Parameters: NandBackend's (n_channels, n_ways, queue_depth, max_planes, max_len,
+    Parameters: NandBackend's (n_channels, n_ways, n_luns, queue_depth, max_planes, max_len,
     row_cycles, col_cycles, timer_width, with_nvddr2) and NandBufferDma's addr_width and
     words; each checked there, with the parameter named. with_nvddr2: `ch[i]` is the engine
     side of channel i's PHY (OnfiPhySignature, for a board's ONFI PHY) instead of its pins,
@@ -44,8 +44,8 @@ class NandSubsystem(wiring.Component):
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
                  row_cycles=3, col_cycles=2, timer_width=8, addr_width=21, words=4,
-                 with_nvddr2=False, dqs_tap_bits=5):
-        self.backend_params = dict(n_channels=n_channels, n_ways=n_ways,
+                 with_nvddr2=False, dqs_tap_bits=5, n_luns=1):
+        self.backend_params = dict(n_channels=n_channels, n_ways=n_ways, n_luns=n_luns,
                                    queue_depth=queue_depth, max_planes=max_planes,
                                    max_len=max_len, row_cycles=row_cycles,
                                    col_cycles=col_cycles, timer_width=timer_width,

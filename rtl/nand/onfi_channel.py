@@ -11,7 +11,10 @@ Ops run one at a time. The whole-operation ops (READ_PAGE, PROGRAM_PAGE, ERASE_B
 channel while their die is busy; the split-phase ops (READ_ARRAY/READ_DATA, PROGRAM_LOAD,
 ERASE_START, STATUS_FINISH) release it, so that a die scheduler (nand_die_scheduler) can
 interleave ways: start a die, use the bus for others while it is busy, finish it when its
-R/B# (`rb_ready`) is high. See rtl/nand/README.md ("onfi_channel").
+R/B# (`rb_ready`) is high. With several LUNs per target (`n_luns` > 1) R/B# is low while any
+LUN of the target is busy, so the waits of one LUN (before READ_DATA and STATUS_FINISH, after a
+multi-plane confirm) poll that LUN's READ STATUS ENHANCED (78h) instead. See
+rtl/nand/README.md ("onfi_channel").
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -114,6 +117,11 @@ class OnfiChannel(wiring.Component):
         Also hold an OnfiNvddr2Engine; the run-time input `nvddr2` picks the engine, and the
         pins become the engine side of a PHY (`phy`, OnfiPhySignature) for onfi_phy_sim or
         onfi_phy_xilinx7. Without it the SDR engine's pins are the ports (no PHY needed).
+    n_luns : int, 1..4 (default 1)
+        LUNs per target (the flash op's 2-bit lun field). Above 1, READ_DATA, STATUS_FINISH
+        and the multi-plane confirms wait for their row's LUN by polling 78h (RDY, bit 6)
+        instead of waiting for R/B#, which the target's LUNs share; STATUS_FINISH's status is
+        the last poll's byte (that LUN's FAIL). The other ops still wait for R/B#.
 
     Ports
     -----
@@ -129,11 +137,12 @@ class OnfiChannel(wiring.Component):
     """
 
     def __init__(self, n_ways=1, row_cycles=3, col_cycles=2, max_len=18432, timer_width=8,
-                 with_nvddr2=False):
+                 with_nvddr2=False, n_luns=1):
         error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("row_cycles", row_cycles, 2, 4) or
                  bad_int("col_cycles", col_cycles, 1, 2) or
                  bad_int("max_len", max_len, 1, 1 << 16) or
-                 bad_int("timer_width", timer_width, 6, 16))
+                 bad_int("timer_width", timer_width, 6, 16) or
+                 bad_int("n_luns", n_luns, 1, 4))
         if not error and not isinstance(with_nvddr2, bool):
             error = f"with_nvddr2 must be a bool, got {with_nvddr2!r}"
         if error:
@@ -145,6 +154,7 @@ class OnfiChannel(wiring.Component):
         self.max_len = max_len
         self.timer_width = timer_width
         self.with_nvddr2 = with_nvddr2
+        self.n_luns = n_luns
         bus = bus_members(n_ways, timer_width, with_nvddr2)
         super().__init__({
             # ops, data and completions
@@ -253,10 +263,14 @@ class OnfiChannel(wiring.Component):
         # Read bytes: from the engine's one-entry register straight to m_rdata, or to `status`.
         rd_second = Signal()            # the next read byte is a pair's second (doubled)
         drop = doubled & ~rd_second
+        # n_luns > 1: a 78h poll of the op's LUN is under way; its byte goes to `poll_byte`
+        polling = Signal()
+        poll_byte = Signal(8)
+        kept = keep_status | polling
         m.d.comb += [
             self.m_rdata.payload.eq(eng.m_rdata.payload),
-            self.m_rdata.valid.eq(eng.m_rdata.valid & ~keep_status & ~drop),
-            eng.m_rdata.ready.eq(self.m_rdata.ready | keep_status | drop),
+            self.m_rdata.valid.eq(eng.m_rdata.valid & ~kept & ~drop),
+            eng.m_rdata.ready.eq(self.m_rdata.ready | kept | drop),
         ]
         with m.If(eng.m_rdata.valid & eng.m_rdata.ready & doubled):
             m.d.sync += rd_second.eq(~rd_second)
@@ -267,7 +281,7 @@ class OnfiChannel(wiring.Component):
             (eng.s_cycle.payload.kind == CycleKind.DOUT)
         byte_back = eng.m_rdata.valid & eng.m_rdata.ready
         m.d.sync += pending.eq(pending + dout_taken - byte_back)
-        with m.If(eng.m_rdata.valid & keep_status):
+        with m.If(eng.m_rdata.valid & keep_status & ~polling):
             m.d.sync += status.eq(eng.m_rdata.payload.data)
 
         # Engine requests: one per state, offered until the engine takes it.
@@ -294,11 +308,12 @@ class OnfiChannel(wiring.Component):
                         refuse |= p.length > self.max_len
                     m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse),
                                  after_cmd.eq(0), second.eq(0), rd_second.eq(0)]
+                    lun_wait = (p.op == ChannelOp.READ_DATA) | (p.op == ChannelOp.STATUS_FINISH)
                     with m.If(refuse):
                         m.next = "DROP"
-                    with m.Elif((p.op == ChannelOp.READ_DATA) |
-                                (p.op == ChannelOp.STATUS_FINISH) |
-                                (p.op == ChannelOp.READ_CACHE)):
+                    with m.Elif(lun_wait & (self.n_luns > 1)):
+                        m.next = "POLL_CMD"     # this LUN must be ready first (78h)
+                    with m.Elif(lun_wait | (p.op == ChannelOp.READ_CACHE)):
                         m.next = "WAIT_RB"      # the die must be ready first (and tRR)
                     with m.Else():
                         m.next = "CMD1"
@@ -397,6 +412,8 @@ class OnfiChannel(wiring.Component):
                 with m.If(taken):
                     with m.If(ends_at_confirm):
                         m.next = "FINISH"
+                    with m.Elif(start_phase & (self.n_luns > 1)):
+                        m.next = "POLL_CMD"     # tDBSY of a multi-plane confirm, this LUN
                     with m.Elif((kind == ChannelOp.READ_DATA) |
                                 (kind == ChannelOp.CHANGE_READ_COLUMN)):
                         m.next = "CCS"
@@ -424,6 +441,42 @@ class OnfiChannel(wiring.Component):
                         m.next = "STATUS_CMD"
                     with m.Else():
                         m.next = "DOUT"
+
+            # n_luns > 1: 78h, row, one status byte (CE# up after it), until RDY (bit 6).
+            with m.State("POLL_CMD"):
+                emit(CycleKind.CMD, 0x78)
+                m.d.sync += [polling.eq(1), idx.eq(0)]
+                with m.If(taken):
+                    m.next = "POLL_ROW"
+
+            with m.State("POLL_ROW"):
+                emit(CycleKind.ADDR, row.word_select(idx[:2], 8))
+                with m.If(taken):
+                    with m.If(idx == self.row_cycles - 1):
+                        m.d.sync += idx.eq(0)
+                        m.next = "POLL_DOUT"
+                    with m.Else():
+                        m.d.sync += idx.eq(idx + 1)
+
+            with m.State("POLL_DOUT"):
+                emit(CycleKind.DOUT, last=1)
+                with m.If(taken):
+                    m.next = "POLL_BYTE"
+
+            with m.State("POLL_BYTE"):
+                with m.If(eng.m_rdata.valid):
+                    m.d.sync += [poll_byte.eq(eng.m_rdata.payload.data), polling.eq(0)]
+                    m.next = "POLL_CHECK"
+
+            with m.State("POLL_CHECK"):
+                with m.If(~poll_byte[6]):
+                    m.next = "POLL_CMD"             # the LUN is still busy
+                with m.Elif(kind == ChannelOp.READ_DATA):
+                    m.next = "CMD1"                 # 06h-E0h selects the LUN for output
+                with m.Else():
+                    with m.If(kind == ChannelOp.STATUS_FINISH):
+                        m.d.sync += status.eq(poll_byte)
+                    m.next = "FINISH"               # a multi-plane start phase ends here
 
             with m.State("STATUS_CMD"):
                 emit(CycleKind.CMD, 0x70)

@@ -129,7 +129,7 @@ uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
 
 void flash_push(struct hal_flash_op *op)
 {
-    uint32_t d = op->way * F.n_ch + op->channel;
+    uint32_t d = ((uint32_t)op->lun * F.n_ways + op->way) * F.n_ch + op->channel;
     ctx[op->tag].die = (uint16_t)d;
     if (q_head[d] < 0 && die_out[d] < DIE_DEPTH && hal_flash_push(op)) {
         die_out[d]++;
@@ -202,30 +202,33 @@ void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint3
     }
 }
 
-/* Die d: channel first, then way, so successive dies are on successive channels. */
+/* Die d: channel first, then way, then LUN, so successive dies are on successive channels
+ * and the LUNs of a target are n_targets dies apart (dies below n_targets are LUN 0). */
 void flash_op_addr(struct hal_flash_op *op, uint32_t die)
 {
     op->channel = (uint8_t)(die % F.n_ch);
-    op->way = (uint8_t)(die / F.n_ch);
-    op->lun = 0;
+    op->way = (uint8_t)(die / F.n_ch % F.n_ways);
+    op->lun = (uint8_t)(die / F.n_targets);
 }
 
-/* SET FEATURES 01h (timing mode) on every die: P1 = mode | interface (bits 5:4, 10b NV-DDR2). */
+/* SET FEATURES 01h (timing mode) on every target (LUN 0: features are the target's):
+ * P1 = mode | interface (bits 5:4, 10b NV-DDR2). */
 static void set_timing_mode(uint32_t p1)
 {
     struct hal_flash_op ops[MAX_DIES];
     struct hal_flash_cpl cpls[MAX_DIES];
     uint32_t s = F.scratch;
     buf_write32(slot_addr(s), p1);
-    for (uint32_t d = 0; d < F.n_dies; d++) {
+    for (uint32_t d = 0; d < F.n_targets; d++) {
         ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
                                         .column = 0x01, .length = 4, .buffer = (uint16_t)s };
         flash_op_addr(&ops[d], d);
     }
-    flash_sync_batch(ops, cpls, F.n_dies);
+    flash_sync_batch(ops, cpls, F.n_targets);
 }
 
-/* READ PARAMETER PAGE of die `die` on the bus as it runs now: the "ONFI" signature? */
+/* READ PARAMETER PAGE of target `die` (< n_targets) on the bus as it runs now: the "ONFI"
+ * signature, and byte 100 (LUNs per target) what the SoC was built for? */
 static bool onfi_signature(uint32_t die)
 {
     uint32_t s = F.scratch;
@@ -233,9 +236,21 @@ static bool onfi_signature(uint32_t die)
                                .buffer = (uint16_t)s };
     flash_op_addr(&op, die);
     buf_write32(slot_addr(s), 0);                       /* no stale signature */
+    buf_write32(slot_addr(s) + 100, 0);
     struct hal_flash_cpl c = flash_sync(&op);
-    return !c.error && buf_read32(slot_addr(s)) == ('O' | 'N' << 8 | 'F' << 16 |
-                                                    (uint32_t)'I' << 24);
+    if (c.error || buf_read32(slot_addr(s)) != ('O' | 'N' << 8 | 'F' << 16 |
+                                                (uint32_t)'I' << 24))
+        return false;
+    uint32_t luns = buf_read32(slot_addr(s) + 100) & 0xFF;
+    if (luns != F.n_luns) {
+        fw_puts("flash: parameter page says 0x");
+        fw_put_hex(luns);
+        fw_puts(" LUNs per target, the build has 0x");
+        fw_put_hex(F.n_luns);
+        fw_puts("\n");
+        return false;
+    }
+    return true;
 }
 
 /* rtl/nand/README.md "Bring-up": mode 0, RESET every die, READ PARAMETER PAGE of one die
@@ -259,11 +274,11 @@ bool flash_bringup(void)
     hal_flash_setup(0, pb, bb, plb, plane_slots);
     struct hal_flash_op ops[MAX_DIES];
     struct hal_flash_cpl cpls[MAX_DIES];
-    for (uint32_t d = 0; d < F.n_dies; d++) {          /* every die at once: tRST overlaps */
+    for (uint32_t d = 0; d < F.n_targets; d++) {   /* every target at once: tRST overlaps */
         ops[d] = (struct hal_flash_op){ .op = FLASH_RESET, .plane_mask = 1 };
         flash_op_addr(&ops[d], d);
     }
-    flash_sync_batch(ops, cpls, F.n_dies);
+    flash_sync_batch(ops, cpls, F.n_targets);
     if (!onfi_signature(0)) {
         fw_puts("flash: no ONFI parameter page\n");
         return false;
@@ -284,7 +299,7 @@ bool flash_bringup(void)
             fw_put_hex(~cal & all);
             fw_puts("\n");
         }
-        for (uint32_t d = 0; d < F.n_dies && ok; d++)
+        for (uint32_t d = 0; d < F.n_targets && ok; d++)
             ok = onfi_signature(d);
         if (!ok) {
             fw_puts("flash: NV-DDR2 failed, back to SDR mode 0x");

@@ -24,7 +24,12 @@ void ftl_init_geometry(void)
 {
     const struct hal_ident *id = &G.id;
     F.n_ch = id->n_channels;
-    F.n_dies = id->n_channels * id->n_ways;
+    F.n_ways = id->n_ways;
+    F.n_luns = id->luns ? id->luns : 1;
+    if (F.n_luns > 4)
+        fw_panic("more than 4 LUNs per chip enable (the flash op's lun field)");
+    F.n_targets = F.n_ch * F.n_ways;
+    F.n_dies = F.n_targets * F.n_luns;
     F.nblk = id->blocks_per_plane;
     F.ppb = id->pages_per_block;
     F.planes = id->planes;
@@ -183,7 +188,7 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
 
 static void grp_program_done(uint32_t g, uint32_t unused, bool fail);
 
-/* Program group g on the next die of the stripe (channel first, then way). */
+/* Program group g on the next die of the stripe (channel first, then way, then LUN). */
 static void grp_submit(uint32_t g)
 {
     struct grp *gr = &F.grp[g];

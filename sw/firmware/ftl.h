@@ -55,7 +55,9 @@ struct grp {
 
 struct ftl {
     /* geometry */
-    uint32_t n_dies, n_ch, nblk, ppb, planes, plane_bits, page_bits, block_bits;
+    /* a die is a LUN: n_dies = n_ch * n_ways * n_luns, n_targets = n_ch * n_ways */
+    uint32_t n_dies, n_ch, n_ways, n_luns, n_targets;
+    uint32_t nblk, ppb, planes, plane_bits, page_bits, block_bits;
     uint32_t upp;               /* units per page per plane */
     uint32_t pu_units;          /* units per multi-plane page */
     uint32_t upb;               /* units per (multi-plane) block */

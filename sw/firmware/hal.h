@@ -30,6 +30,7 @@
 struct hal_ident {
     uint32_t n_channels;        /* flash channels (1..32) */
     uint32_t n_ways;            /* chip enables per channel (1..8) */
+    uint32_t luns;              /* LUNs (dies) per chip enable (1..4; 0: an older SoC, 1) */
     uint32_t n_io_queues;       /* I/O queue pairs the front end has (1..64) */
     uint32_t mqes;              /* CAP.MQES: entries per queue - 1 (1..4095; 0: 4095) */
     uint32_t tag_width;         /* fast-path tags: 1 << tag_width */

@@ -51,6 +51,7 @@ void hal_ident(struct hal_ident *id)
 {
     id->n_channels = ssdlab_ident_n_channels_read();
     id->n_ways = ssdlab_ident_n_ways_read();
+    id->luns = ssdlab_ident_luns_read();
     id->n_io_queues = ssdlab_ident_n_io_queues_read();
     id->tag_width = ssdlab_ident_tag_width_read();
     id->max_transfer = ssdlab_ident_max_transfer_read();

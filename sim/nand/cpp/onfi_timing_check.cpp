@@ -135,7 +135,8 @@ void OnfiChecker::observe_sdr(double t, const Pins &prev, const Pins &pins) {
             min(tWHR, t, WE_RISE);
             min(tCCS, t, E0_RISE);
         }
-        if (has_[RB_RISE] && last_cmd_ != 0x70 && last_cmd_ != 0x78 &&
+        // not inside a burst: R/B# rising there is another LUN of the target going ready
+        if (first_read && has_[RB_RISE] && last_cmd_ != 0x70 && last_cmd_ != 0x78 &&
             (!has_[RE_FALL] || last_[RB_RISE] > last_[RE_FALL]))
             min(tRR, t, RB_RISE);
         if (pins.cle || pins.ale) protocol("CLE or ALE high at RE# falling");

@@ -1063,6 +1063,11 @@ def _sc_timing():
             now = _waveform(s, now, mode, short=(param, max(0.0, value / 2 - 0.5)))
     s.comment("tRR: R/B# rising to RE# falling; tREH/tRC; tCCS after E0h; protocol")
     now += 100
+    # a command first: tRR is checked at the first RE# of a data output, not inside a burst
+    s.pins(now, 0, 1, 0, 0, 1, 0x00, 0)
+    s.pins(now + 30, 0, 1, 0, 1, 1, 0x00, 0)
+    s.pins(now + 40, 0, 0, 0, 1, 1, None, 0)
+    now += 200
     s.pins(now, 0, 0, 0, 1, 1, None, 0)
     s.pins(now + 100, 0, 0, 0, 1, 1, None, 1)
     s.pins(now + 105, 0, 0, 0, 1, 0, None, 1)

@@ -61,7 +61,7 @@ class DrivePlatform(SimPlatform):
 
 def sim_top(soc, cfg):
     """ssdlab_sim_top.sv: the SoC with clock, reset, UART, PCIe PHY ports at the top and one
-    nand_die_fast per (channel, way)."""
+    nand_die_fast per (channel, way), a target of cfg.luns LUNs."""
     period_ps = int(round(1e12 / cfg.sys_clk_freq))
     phy_ios = soc.pcie_phy.get_ios()
     ports = ["    input  wire clk,", "    input  wire rst,",
@@ -154,7 +154,7 @@ def sim_top(soc, cfg):
                 f".PART(\"{cfg.part}\"), .PAGE_BYTES({cfg.page_bytes}), "
                 f".SPARE_BYTES({cfg.spare_bytes}), .PAGES_PER_BLOCK({cfg.pages_per_block}), "
                 f".BLOCKS_PER_PLANE({cfg.blocks_per_plane}), .PLANES({cfg.planes}), "
-                f".BITS_PER_CELL({cfg.bits_per_cell}), .T_R_NS({cfg.t_r_ns}), "
+                f".LUNS({cfg.luns}), .BITS_PER_CELL({cfg.bits_per_cell}), .T_R_NS({cfg.t_r_ns}), "
                 f".T_PROG_NS({cfg.t_prog_ns}), .T_BERS_NS({cfg.t_bers_ns}), "
                 + "".join(f".{k.upper()}({v}), " for k, v in sorted(cfg.page_timing.items()))
                 + f".TYPICAL({int(cfg.nand_timing == 'typical')}), "

@@ -10,6 +10,9 @@ and parsed into the geometry register). What is checked: data read back equals d
 programmed (and the die's backdoor), completions per die in op order and after their data,
 dies interleaved on the bus (elapsed time against the serial sum), multi-plane ops, reads
 started before programs, refused ops, and zero NAND-rule and interface-timing violations.
+Built with n_luns = 2 (test_nand_backend_luns) every target has two LUNs (a third row cycle's
+bit): the LUNs of one target overlap their array times (measured from the dies' busy
+intervals) and one LUN finishes reads while the other is still programming (78h polls).
 """
 
 import os
@@ -69,6 +72,8 @@ class TB:
     def __init__(self, dut, salt=0, idle=0.0, pause=0.0, mode=5):
         self.dut = dut
         self.p = core_params()
+        self.n_luns = self.p.get("n_luns", 1)
+        self.geo = replace(GEO, luns=self.n_luns)
         # The NV-DDR2 top (nand_backend_phy_top: a PHY on every channel) runs the same tests
         # in NV-DDR2 timing mode NAND_BACKEND_NVDDR2_MODE after the SDR mode 0 bring-up.
         self.nvddr2 = hasattr(dut, "nvddr2")
@@ -91,7 +96,7 @@ class TB:
         self.idle, self.pause = idle, pause
         self.log.info("seed %d salt %d params %s idle %.2f pause %.2f", cocotb.RANDOM_SEED,
                       salt, self.p, idle, pause)
-        part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=GEO,
+        part = replace(PARTS["imft-20nm-mlc-64gbit"], geometry=self.geo,
                        timing=NandArrayTiming())  # one tR, tPROG for every page type
         dut.write_protect.value = 0
         self.mode = mode
@@ -107,15 +112,34 @@ class TB:
                 die = NandDie(part, seed=self.seed + 16 * c + w)
                 self.targets[c, w] = OnfiPinTarget(bus, die, ce=w, name=f"ch{c}w{w}")
         self.dies = {k: t.die for k, t in self.targets.items()}
+        # (channel, way) -> [(lun, start ns, end ns)]: every array busy time a LUN starts
+        self.busy_log = defaultdict(list)
+        for key, die in self.dies.items():
+            die.advance = self._logged_advance(die, self.busy_log[key])
         self.errors = []
         self.next_tag = 0
         self.wdata = {}                     # (tag, plane) -> bytes to give on a request
         self.rdata = defaultdict(bytearray)  # (tag, plane) -> bytes read
         self.rdone = set()                  # (tag, plane) whose `last` came
-        self.order = defaultdict(deque)     # (channel, way) -> tags in submission order
-        self.where = {}                     # tag -> (channel, way, op)
+        self.order = defaultdict(deque)     # (channel, way, lun) -> tags in submission order
+        self.where = {}                     # tag -> (channel, way, lun, op, planes)
         self.results = {}                   # tag -> completion fields
         self.done_ev = Event()
+
+    @staticmethod
+    def _logged_advance(die, log):
+        """die.advance, first logging what the die's previous call (at die.now) did to each
+        LUN's array busy time: every command calls advance first, so nothing is missed."""
+        advance, seen = die.advance, [0] * len(die.luns)
+
+        def logged(now):
+            for lun in die.luns:
+                if lun.array_busy_until > seen[lun.index]:
+                    log.append((lun.index, max(die.now, seen[lun.index]),
+                                lun.array_busy_until))
+                    seen[lun.index] = lun.array_busy_until
+            advance(now)
+        return logged
 
     def set_timing(self, mode):
         # Behind a PHY the SDR engine samples DQ its latencies later (connect_sdr_engine).
@@ -163,10 +187,12 @@ class TB:
         tag = self.submit(OP.READ_PARAM, 0, 0, length=768)
         assert not (await self.result(tag))["error"]
         geo = parse_parameter_page(self.read_back(tag))
-        want = (GEO.page_bytes, GEO.spare_bytes, GEO.pages_per_block, GEO.blocks_per_lun,
-                GEO.planes, GEO.row_cycles, GEO.column_cycles)
+        g = self.geo
+        want = (g.page_bytes, g.spare_bytes, g.pages_per_block, g.blocks_per_lun,
+                g.planes, g.luns, g.row_cycles, g.column_cycles)
         got = tuple(geo[k] for k in ("page_bytes", "spare_bytes", "pages_per_block",
-                                     "blocks_per_lun", "planes", "row_cycles", "column_cycles"))
+                                     "blocks_per_lun", "planes", "luns", "row_cycles",
+                                     "column_cycles"))
         assert got == want, f"parameter page geometry {got} != {want}"
         assert geo["row_cycles"] == self.p["row_cycles"], "build has other row cycles"
         await RisingEdge(dut.clk)               # out of the read-only phase the result came in
@@ -204,11 +230,11 @@ class TB:
         if tag not in self.where:
             self._error(f"completion {cpl} for no op")
             return
-        c, w, op, planes = self.where.pop(tag)
+        c, w, lun, op, planes = self.where.pop(tag)
         if not cpl["error"]:
-            queue = self.order[c, w]
+            queue = self.order[c, w, lun]
             if not queue or queue[0] != tag:
-                self._error(f"ch{c} way {w}: completion of tag {tag} out of op order "
+                self._error(f"ch{c} way {w} LUN {lun}: completion of tag {tag} out of op order "
                             f"(expected {queue[0] if queue else None})")
             else:
                 queue.popleft()
@@ -241,8 +267,8 @@ class TB:
         for p in (planes if op == OP.READ else (0,)):
             self.rdata.pop((tag, p), None)
             self.rdone.discard((tag, p))
-        self.where[tag] = (c, w, op, tuple(planes))
-        self.order[c, w].append(tag)
+        self.where[tag] = (c, w, lun, op, tuple(planes))
+        self.order[c, w, lun].append(tag)
         self.ops.put(bits)
         return tag
 
@@ -280,33 +306,36 @@ async def test_interleave_readback(dut):
     await tb.reset()
     n_pages = 2
     pages, tags = {}, []
+    dies = [(c, w, lun) for (c, w) in tb.targets for lun in range(tb.n_luns)]
     t0 = now_ns()
-    for (c, w) in tb.targets:
-        tags.append(tb.submit(OP.ERASE, c, w, block=2))
+    for (c, w, lun) in dies:
+        tags.append(tb.submit(OP.ERASE, c, w, block=2, lun=lun))
     for page in range(n_pages):
-        for (c, w) in tb.targets:
-            pages[c, w, page] = tb.page()
+        for (c, w, lun) in dies:
+            pages[c, w, lun, page] = tb.page()
             tags.append(tb.submit(OP.PROGRAM, c, w, block=2, page=page, length=PAGE,
-                                  data=[pages[c, w, page]]))
+                                  data=[pages[c, w, lun, page]], lun=lun))
     for tag in tags:
         assert ok(await tb.result(tag))
     elapsed = now_ns() - t0
     t = tb.dies[0, 0].timing
     load_ns = PAGE * 20                         # mode 5 at 100 MHz: 2 cycles per byte
-    serial = tb.n_ways * (t.t_bers_ns + sum(t.t_prog(GEO.page_type(p)) + load_ns
-                                            for p in range(n_pages)))
-    tb.log.info("erase + %d programs on %d ways x %d channels: %.3f ms; one channel's ops "
-                "serially: %.3f ms", n_pages, tb.n_ways, tb.n_ch, elapsed / 1e6, serial / 1e6)
-    if tb.n_ways > 1:
+    serial = tb.n_ways * tb.n_luns * (t.t_bers_ns + sum(t.t_prog(GEO.page_type(p)) + load_ns
+                                                        for p in range(n_pages)))
+    tb.log.info("erase + %d programs on %d ways x %d LUNs x %d channels: %.3f ms; one "
+                "channel's ops serially: %.3f ms", n_pages, tb.n_ways, tb.n_luns, tb.n_ch,
+                elapsed / 1e6, serial / 1e6)
+    if tb.n_ways * tb.n_luns > 1:
         assert elapsed < 0.6 * serial, "dies were not interleaved"
-    reads = {(c, w, page): tb.submit(OP.READ, c, w, block=2, page=page, length=PAGE)
-             for page in range(n_pages) for (c, w) in tb.targets}
+    reads = {(c, w, lun, page): tb.submit(OP.READ, c, w, block=2, page=page, length=PAGE,
+                                          lun=lun)
+             for page in range(n_pages) for (c, w, lun) in dies}
     for key, tag in reads.items():
         assert ok(await tb.result(tag))
         got = tb.read_back(tag)
         assert got == pages[key], f"{key}: read back differs"
-        c, w, page = key
-        assert tb.dies[c, w].page_data(0, 2, page) == pages[key]
+        c, w, lun, page = key
+        assert tb.dies[c, w].page_data(lun, 2, page) == pages[key]
     tb.finish()
 
 
@@ -366,6 +395,67 @@ async def test_reads_first(dut):
     tb.finish()
 
 
+def overlap(a, b):
+    """Nanoseconds two (start, end) intervals share."""
+    return max(0, min(a[1], b[1]) - max(a[0], b[0]))
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_lun_interleave(dut):
+    """n_luns > 1 only: the two LUNs of one target work at once. Erases and programs queued
+    for both overlap their array times (the dies' own busy intervals); while LUN 0 programs,
+    LUN 1 completes several page reads, each with its tR inside LUN 0's tPROG: LUN 1 is found
+    ready by 78h while the target's R/B# is still low. Data reads back as programmed."""
+    tb = TB(dut, salt=6)
+    await tb.reset()
+    if tb.n_luns < 2:
+        tb.log.info("one LUN per target: nothing to interleave")
+        return
+    c, w = 0, tb.n_ways - 1
+    log, t = tb.busy_log[c, w], tb.dies[c, w].timing
+
+    async def both(op, **kw):
+        start = len(log)
+        tags = [tb.submit(op, c, w, lun=lun, **{k: v[lun] if isinstance(v, tuple) else v
+                                                for k, v in kw.items()})
+                for lun in (0, 1)]
+        for tag in tags:
+            assert ok(await tb.result(tag))
+        spans = [[(s, e) for lun_, s, e in log[start:] if lun_ == lun] for lun in (0, 1)]
+        return tags, max(overlap(a, b) for a in spans[0] for b in spans[1])
+
+    _, shared = await both(OP.ERASE, block=2)
+    tb.log.info("erase on LUN 0 and LUN 1: %.0f us of tBERS %.0f us overlap", shared / 1e3,
+                t.t_bers_ns / 1e3)
+    assert shared > 0.8 * t.t_bers_ns, "the LUNs' erases did not overlap"
+    data = (tb.page(), tb.page())
+    _, shared = await both(OP.PROGRAM, block=2, page=0, length=PAGE,
+                           data=([data[0]], [data[1]]))
+    t_prog = t.t_prog(GEO.page_type(0))
+    tb.log.info("program on LUN 0 and LUN 1: %.0f us of tPROG %.0f us overlap", shared / 1e3,
+                t_prog / 1e3)
+    assert shared > 0.8 * t_prog, "the LUNs' programs did not overlap"
+    # LUN 0 programs page 1; LUN 1 reads page 0 n_reads times meanwhile.
+    start = len(log)
+    prog = tb.submit(OP.PROGRAM, c, w, block=2, page=1, length=PAGE, data=[tb.page()], lun=0)
+    n_reads = 4
+    reads = [tb.submit(OP.READ, c, w, block=2, page=0, length=PAGE, lun=1)
+             for _ in range(n_reads)]
+    for tag in reads:
+        assert ok(await tb.result(tag))
+        assert tb.read_back(tag) == data[1], "LUN 1 read back differs"
+    assert ok(await tb.result(prog))
+    prog_span = next((s, e) for lun, s, e in log[start:] if lun == 0)
+    inside = [(s, e) for lun, s, e in log[start:] if lun == 1 and e <= prog_span[1]]
+    tb.log.info("LUN 0 tPROG %.0f..%.0f us; LUN 1 reads finished inside it: %d of %d",
+                prog_span[0] / 1e3, prog_span[1] / 1e3, len(inside), n_reads)
+    assert len(inside) == n_reads, "LUN 1's reads waited for LUN 0's program (R/B#)"
+    tag = tb.submit(OP.READ, c, w, block=2, page=0, length=PAGE, lun=0)
+    assert ok(await tb.result(tag))
+    assert tb.read_back(tag) == data[0], "LUN 0 read back differs"
+    tb.finish()
+
+
 @cocotb.test(timeout_time=100, timeout_unit="ms")
 async def test_dqs_calibration(dut):
     """NV-DDR2 only: the DQS calibration in every channel's scheduler, started on all channels
@@ -418,12 +508,14 @@ async def test_refused_ops(dut):
            dict(op=OP.RESET, c=0, w=0, op_value=15)]
     if tb.n_ways < 8:
         bad.append(dict(op=OP.READ, c=0, w=tb.n_ways))
+    if tb.n_luns < 4:
+        bad.append(dict(op=OP.READ, c=0, w=0, lun=tb.n_luns))
     if tb.n_ch < 1 << tb.ch_bits:
         bad.append(dict(op=OP.READ, c=tb.n_ch, w=0))
     for kw in bad:
         op, c, w = kw.pop("op"), kw.pop("c"), kw.pop("w")
         tag = tb.submit(op, c, w, **kw)
-        tb.order[c, w].pop()                    # refused ops are outside per-die order
+        tb.order[c, w, kw.get("lun", 0)].pop()  # refused ops are outside per-die order
         cpl = await tb.result(tag)
         assert cpl["error"] and not cpl["fail"], (kw, cpl)
     assert {k: len(t.latched) for k, t in tb.targets.items()} == latched, \
@@ -446,6 +538,9 @@ async def test_random_traffic(dut):
     pending = deque()
     for _ in range(n_ops):
         c, w = rng.choice(list(tb.targets))
+        lun = rng.randrange(tb.n_luns)
+        w_ = w
+        w = (w, lun)                            # the die: keys below are per LUN
         base = rng.randrange(GEO.blocks_per_lun // 2) * 2
         planes = (0, 1) if rng.random() < 0.3 else (rng.randrange(2),)
         blocks = [base + p for p in planes]
@@ -458,18 +553,20 @@ async def test_random_traffic(dut):
                 next_page[c, w, b] = 0
                 for p in range(GEO.pages_per_block):
                     written.pop((c, w, b, p), None)
-            pending.append((tb.submit(OP.ERASE, c, w, block=base, planes=planes), None))
+            pending.append((tb.submit(OP.ERASE, c, w_, block=base, planes=planes, lun=lun),
+                            None))
         elif kind == "program":
             data = [tb.page() for _ in planes]
             for b, d in zip(blocks, data, strict=True):
                 written[c, w, b, pages[0]] = d
                 next_page[c, w, b] += 1
-            pending.append((tb.submit(OP.PROGRAM, c, w, block=base, page=pages[0],
-                                      planes=planes, length=PAGE, data=data), None))
+            pending.append((tb.submit(OP.PROGRAM, c, w_, block=base, page=pages[0],
+                                      planes=planes, length=PAGE, data=data, lun=lun), None))
         else:
             page = rng.randrange(GEO.pages_per_block)
             expect = [written.get((c, w, b, page), b"\xff" * PAGE) for b in blocks]
-            tag = tb.submit(OP.READ, c, w, block=base, page=page, planes=planes, length=PAGE)
+            tag = tb.submit(OP.READ, c, w_, block=base, page=page, planes=planes, length=PAGE,
+                            lun=lun)
             pending.append((tag, list(zip(planes, expect, strict=True))))
         while len(pending) > 24:
             await check(tb, *pending.popleft())
@@ -501,7 +598,8 @@ def test_nand_backend_params():
     """Illegal parameters stop elaboration with a message naming the parameter."""
     for name, value in (("n_channels", 0), ("n_channels", 33), ("n_ways", 0), ("n_ways", 9),
                         ("queue_depth", 0), ("queue_depth", 17), ("max_planes", 5),
-                        ("max_len", 0), ("n_channels", True)):
+                        ("max_len", 0), ("n_channels", True), ("n_luns", 0),
+                        ("n_luns", 5)):
         with pytest.raises(ValueError, match=name):
             NandBackend(**{name: value})
     with pytest.raises(ValueError, match="queue_depth"):
@@ -510,11 +608,20 @@ def test_nand_backend_params():
 
 SDR_TESTS = ["test_interleave_readback", "test_multi_plane", "test_reads_first",
              "test_refused_ops", "test_random_traffic"]
+LUN_TESTS = ["test_lun_interleave", "test_interleave_readback", "test_refused_ops",
+             "test_random_traffic"]
 
 
 @pytest.mark.smoke
 def test_nand_backend():
     run(core(), __file__, testcase=SDR_TESTS, extra_env={"NAND_BACKEND_OPS": "30"})
+
+
+@pytest.mark.smoke
+def test_nand_backend_luns():
+    """Two LUNs per target: LUN interleave, and the readback, refused-op and random tests with
+    ops spread over every LUN."""
+    run(core(n_luns=2), __file__, testcase=LUN_TESTS, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
 def phy_core(**params):

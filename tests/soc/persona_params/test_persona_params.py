@@ -28,7 +28,7 @@ def edited_persona(tmp_path, edit):
 def test_rtl_params():
     r = rtl_params(load_persona("crucial-m500-240"), sdr_fallback=True)
     g = PARTS["imft-20nm-mlc-128gbit"].geometry
-    assert r["nand_backend"] == {"n_channels": 8, "n_ways": 2, "queue_depth": 4,
+    assert r["nand_backend"] == {"n_channels": 8, "n_ways": 2, "n_luns": 1, "queue_depth": 4,
                                  "max_planes": 2, "max_len": 17408, "row_cycles": 3,
                                  "col_cycles": 2, "timer_width": 8, "with_nvddr2": False}
     assert r["geometry"] == {"page_bits": 9, "block_bits": g.block_bits, "plane_bits": 1}
@@ -40,6 +40,30 @@ def test_rtl_params():
     assert any("nv-ddr2 mode 6" in s for s in r["substitutions"])
     assert r["limits_mb_s"]["channel_read"] < load_persona("crucial-m500-240").flash_limits()[
         "channel_read"]                                     # SDR 5 is slower than NV-DDR2 6
+
+
+def test_luns(tmp_path):
+    """crucial-m500-960 (4 ways x 2 LUNs): the back end gets n_luns 2 and a row address with
+    the LUN bit, the simulated drive two LUNs per target; nothing says they are dropped. 5 LUNs
+    per target (the schema allows 8) are refused naming the field and the 2-bit lun field."""
+    from soc.sim_config import soc_config
+    r = rtl_params(load_persona("crucial-m500-960"), sdr_fallback=True)
+    assert (r["nand_backend"]["n_ways"], r["nand_backend"]["n_luns"], r["luns"]) == (4, 2, 2)
+    g = PARTS["imft-20nm-mlc-128gbit"].geometry
+    bits = g.page_bits + g.block_bits + 1
+    assert r["nand_backend"]["row_cycles"] == (bits + 7) // 8
+    assert not any("LUN" in n for n in r["notes"] + r["substitutions"])
+    c = soc_config("crucial-m500-960", {"n_channels": 2}, pages_per_block=16)
+    assert (c.n_ways, c.luns) == (4, 2)
+    assert c.row_cycles == (4 + g.block_bits + 1 + 7) // 8
+    assert soc_config("crucial-m500-480", {"n_channels": 2}).luns == 1
+    p = edited_persona(tmp_path, lambda d: d["controller"].update(dies_per_way=5))
+    with pytest.raises(PersonaError) as e:
+        rtl_params(p, sdr_fallback=True)
+    assert e.value.messages == ["controller.dies_per_way = 5: the flash op's lun field has 2 "
+                                "bits (nand_backend n_luns): 1..4 dies per way"]
+    with pytest.raises(PersonaError, match="controller.dies_per_way = 5"):
+        soc_config(p.path)
 
 
 def test_default_persona():

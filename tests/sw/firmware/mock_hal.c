@@ -61,7 +61,9 @@ static size_t page_off(uint32_t die, uint32_t lb, uint32_t page)
 void mock_init(const struct mock_cfg *c)
 {
     cfg = *c;
-    n_dies = cfg.n_channels * cfg.n_ways;
+    if (!cfg.luns)
+        cfg.luns = 1;
+    n_dies = cfg.n_channels * cfg.n_ways * cfg.luns;
     lun_blocks = cfg.blocks_per_plane * cfg.planes;
     page_total = cfg.page_bytes + cfg.spare_bytes;
     size_t np = (size_t)n_dies * lun_blocks * cfg.pages_per_block;
@@ -140,6 +142,7 @@ void hal_ident(struct hal_ident *id)
     memset(id, 0, sizeof(*id));
     id->n_channels = cfg.n_channels;
     id->n_ways = cfg.n_ways;
+    id->luns = cfg.luns;
     id->n_io_queues = cfg.n_io_queues;
     id->tag_width = cfg.tag_width;
     id->max_transfer = cfg.max_transfer;
@@ -510,8 +513,10 @@ uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap)
 
 bool hal_flash_push(const struct hal_flash_op *op)
 {
-    uint32_t die = op->way * cfg.n_channels + op->channel;
-    if (total_q >= cfg.flash_queue || op->channel >= cfg.n_channels || op->way >= cfg.n_ways)
+    /* the firmware's die order (flash_op_addr): channel, then way, then LUN */
+    uint32_t die = (op->lun * cfg.n_ways + op->way) * cfg.n_channels + op->channel;
+    if (total_q >= cfg.flash_queue || op->channel >= cfg.n_channels || op->way >= cfg.n_ways ||
+        op->lun >= cfg.luns)
         return false;
     oq[die * QMAX + (oq_head[die] + oq_n[die]++) % QMAX] = *op;
     if (oq_n[die] > mock_stats.max_die_queue)
@@ -543,6 +548,8 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
         memset(d, 0, op->length);
         if (cfg.onfi_ok && !(cfg.nvddr2_broken && mock_stats.nvddr2))
             memcpy(d, "ONFI", 4);
+        if (op->length > 100)
+            d[100] = (uint8_t)(cfg.param_luns ? cfg.param_luns : cfg.luns);
         mock_stats.read_params++;
         return;
     }

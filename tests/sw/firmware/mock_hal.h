@@ -25,6 +25,8 @@ struct mock_cfg {
     uint32_t nvddr2_mode;       /* the build's NV-DDR2 mode; 0 here means NVDDR2_NONE */
     bool     nvddr2_broken;     /* parameter pages read garbage once the NV-DDR2 engines run */
     bool     dqs_cal_fail;      /* the DQS calibration finds no eye on channel 0 */
+    uint32_t luns;              /* LUNs per chip enable (0: 1) */
+    uint32_t param_luns;        /* LUNs the parameter page states (0: luns) */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };

@@ -1147,6 +1147,88 @@ static void t_tight(void)
     CHECK(vendor(16) > 0 && mock_stats.violations == 0, "GC ran, no violations");
 }
 
+/* Two LUNs per chip enable (a LUN is a die): bring-up resets and sets each target once, the
+ * stripe and GC use every (channel, way, LUN), whole drive plus random overwrites (GC),
+ * deallocate (TRIM) and a restart keep every byte; a parameter page stating another LUN
+ * count fails the bring-up. */
+static void t_luns(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.luns = 2;
+    c.param_luns = 1;
+    cfg = c;
+    mock_init(&cfg);
+    CHECK(!fw_init(), "bring-up must fail when the parameter page has 1 LUN, the build 2");
+    mock_free();
+    c.param_luns = 0;
+    setup(c);
+    CHECK(F.n_dies == 8 && F.n_targets == 4, "dies %u targets %u", F.n_dies, F.n_targets);
+    CHECK(mock_stats.resets == 4 && mock_stats.set_features == 4,
+          "bring-up: %llu resets, %llu SET FEATURES (one per target)",
+          (unsigned long long)mock_stats.resets, (unsigned long long)mock_stats.set_features);
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        bool any = false;
+        for (uint32_t b = 0; b < cfg.blocks_per_plane * cfg.planes && !any; b++)
+            any = mock_block_programmed(d, b);
+        CHECK(any, "die %u (LUN %u) never programmed", d, d / F.n_targets);
+    }
+    for (uint64_t i = 0; i < 2 * n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    CHECK(vendor(16) > 1000, "GC moved only %llu units", (unsigned long long)vendor(16));
+    deallocate(100, 300);
+    verify_all(64, 8);
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
+/* The shape of tests/system/drive/test_drive_luns.py (crucial-m500-960 at 2 channels x 1 way
+ * x 2 LUNs, 16 KiB pages, 16 x 16 blocks and pages, one queue of 32): the whole drive in 128
+ * KiB writes in random order, half as many 4 KiB overwrites, eight trims, every LBA read back
+ * at QD 1. */
+static void t_luns_drive(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.luns = 2;
+    c.n_ways = 1;
+    c.page_bytes = 16384;
+    c.spare_bytes = 1024;
+    c.tag_width = 5;
+    c.max_transfer = 131072;
+    c.n_io_queues = 1;
+    c.buf_slots = 4096;
+    setup(c);
+    uint64_t n = F.ns_lbas, chunk = 256, nc = (n + chunk - 1) / chunk;
+    uint64_t *order = malloc(nc * sizeof(*order));
+    for (uint64_t i = 0; i < nc; i++)
+        order[i] = i * chunk;
+    for (uint64_t i = nc - 1; i > 0; i--) {
+        uint64_t j = rnd() % (i + 1), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (uint64_t i = 0; i < nc; i++)
+        wr(order[i], (uint32_t)(n - order[i] < chunk ? n - order[i] : chunk), rnd(), 1, 0);
+    free(order);
+    for (uint64_t i = 0; i < n / spu() / 2; i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 1, 0);
+    for (int i = 0; i < 8; i++) {
+        uint32_t k = 1 + rnd() % 2047;
+        deallocate(rnd() % (n - k), k);
+    }
+    verify_all(chunk, 1);
+    CHECK(vendor(16) > 0 && mock_stats.violations == 0, "GC moved %llu, violations",
+          (unsigned long long)vendor(16));
+}
+
 /* Per-request firmware time on the host (mock included): 4 KiB writes and reads, QD 16. */
 static void t_perf(void)
 {
@@ -1232,7 +1314,7 @@ static const struct test tests[] = {
     { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
-    { "idle_gc", t_idle_gc },
+    { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf },
 };
 
