@@ -583,8 +583,12 @@ class Scenario:
         return self.dout(n or 256 * self.die.param_page_copies)
 
     def set_features(self, address, params, wait=True):
+        """SET FEATURES at whatever interface the pins run: in NV-DDR2 each parameter byte
+        goes on both DQS edges (twice)."""
         self.cmd(0xEF)
         self.addr(address)
+        if self.r.target.iface == "nvddr2":
+            params = [b for p in params for b in (p, p)]
         self.din(bytes(params))
         if wait:
             self.wait_rb()
@@ -593,7 +597,7 @@ class Scenario:
         self.cmd(0xEE)
         self.addr(address)
         self.wait_rb()
-        return self.dout(4)
+        return self.dout(8 if self.r.target.iface == "nvddr2" else 4)
 
     def read(self, row, col=0, n=0, confirm=0x30, wait=True, pat=None):
         self.cmd(0x00)
@@ -1087,25 +1091,6 @@ def _sc_timing():
 
 # NV-DDR2 ------------------------------------------------------------------------------------
 
-def _nv_set_features(s, address, params, wait=True):
-    """SET FEATURES at whatever interface the pins run: in NV-DDR2 each parameter byte goes
-    on both DQS edges (twice)."""
-    s.cmd(0xEF)
-    s.addr(address)
-    if s.r.target.iface == "nvddr2":
-        params = [b for p in params for b in (p, p)]
-    s.din(bytes(params))
-    if wait:
-        s.wait_rb()
-
-
-def _nv_get_features(s, address):
-    s.cmd(0xEE)
-    s.addr(address)
-    s.wait_rb()
-    return s.dout(8 if s.r.target.iface == "nvddr2" else 4)
-
-
 def _sc_nvddr2():
     s = Scenario("nvddr2", seed=21)
     s.comment("NV-DDR2 at byte level: the switch on SET FEATURES 01h (P1 = 20h | mode) once "
@@ -1113,11 +1098,11 @@ def _sc_nvddr2():
               "edges (twice each), status live on every edge, SET FEATURES parameters twice, "
               "data in and out one byte per DQS edge, mode changes, RESET back to SDR mode 0")
     s.reset()
-    _nv_set_features(s, 0x01, [0x24, 0, 0, 0], wait=False)
+    s.set_features(0x01, [0x24, 0, 0, 0], wait=False)
     s.mode()                            # still SDR: the switch waits for R/B#
     s.wait_rb()
     s.mode()
-    _nv_get_features(s, 0x01)
+    s.get_features(0x01)
     s.read_id(0x00, 10)
     s.read_id(0x20, 8)
     s.read_id(0x00, 14)                 # past the ID bytes: garbage
@@ -1140,19 +1125,19 @@ def _sc_nvddr2():
     s.program(s.row(0, 3, 1), pat=(220, 64), chunks=[(512, bytes(range(16)))])
     s.read(s.row(0, 3, 1), 500, 32)
     s.comment("mode 7 set in NV-DDR2, then SDR mode 2 set in NV-DDR2, NV-DDR2 mode 0 again")
-    _nv_set_features(s, 0x01, [0x27, 0, 0, 0])
+    s.set_features(0x01, [0x27, 0, 0, 0])
     s.mode()
-    _nv_get_features(s, 0x01)
+    s.get_features(0x01)
     s.read(rows[1], 0, 64)
-    _nv_set_features(s, 0x01, [0x02, 0, 0, 0])
+    s.set_features(0x01, [0x02, 0, 0, 0])
     s.mode()
-    _nv_get_features(s, 0x01)
+    s.get_features(0x01)
     s.read(rows[1], 0, 8)
-    _nv_set_features(s, 0x01, [0x20, 0, 0, 0])
+    s.set_features(0x01, [0x20, 0, 0, 0])
     s.mode()
     s.comment("rules in NV-DDR2: an illegal mode, output while busy, data without a command, "
               "program out of order")
-    _nv_set_features(s, 0x01, [0x28, 0, 0, 0])
+    s.set_features(0x01, [0x28, 0, 0, 0])
     s.mode()
     s.cmd(0xEC)
     s.addr(0x00)
@@ -1247,7 +1232,7 @@ def _waveform_nvddr2(s, t0, mode, short=None):
 
 def _nv_mode(s, now, value):
     s.r.now_ps = max(s.r.now_ps, round(now * 1000))
-    _nv_set_features(s, 0x01, [value, 0, 0, 0])
+    s.set_features(0x01, [value, 0, 0, 0])
     s.mode()
     return s.r.now_ps / 1000 + 1000
 
