@@ -218,7 +218,7 @@ def table(doc, base=None):
         head = f"{r['persona']} ({r['topology']}, {r.get('bus') or r['onfi']}; {r['scale']})"
         if not r["ok"]:
             what = r["error"] if r.get("pending") else f"not run: {r['error']}"
-            lines.append(f"| {head} | {what} |" + " |" * (len(FIGURES) + 2)
+            lines.append(f"| {head} | {what} |" + " |" * (len(FIGURES) + 1)
                          + f" {r['wall_s']:.0f} |")
             continue
         figs = [_fig(r[name], 1 if metric == "mb_s" else 0) for name, _, metric in FIGURES]

@@ -129,6 +129,9 @@ def test_table_limits_steady_and_failures(tmp_path, result_factory):
     assert cells[-2].startswith(f"{first:,.0f} / ")
     assert "| bad (2 ch x 2 ways x 1 LUN, nv-ddr2 mode 6; 16 blocks/plane" in text
     assert "not run: PersonaError: nand.groups: two part types" in text
+    bad = next(line for line in text.splitlines() if line.startswith("| bad"))
+    header = next(line for line in text.splitlines() if line.startswith("| persona"))
+    assert bad.count("|") == header.count("|") == len(cells) + 1
     assert "Commit: 0123456789ab." in text
 
 
