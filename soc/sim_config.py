@@ -31,7 +31,20 @@ from soc.ssdlab_soc import PAGE_TIMING_FIELDS, SocConfig
 from spec.pcie_link import SATA_NCQ_QUEUES
 from spec.persona import PersonaError
 
-__all__ = ["soc_config"]
+__all__ = ["slc_params", "soc_config"]
+
+
+def slc_params(p):
+    """The persona's SLC write cache as SocConfig fields: the policy and the cache's native
+    footprint (SLC bytes x bits per cell) in per mille of the raw capacity, from the
+    full-size drive (a scaled drive keeps the share). A part of one bit per cell has none."""
+    full = p.full if p.full is not None else p
+    bits = max(g.part.geometry.bits_per_cell for g in full.groups)
+    if full.slc_cache.policy == "none" or bits < 2:
+        return {"slc_policy": "none", "slc_permille": 0}
+    native = full.slc_cache.size_gb * 1e9 * bits
+    return {"slc_policy": full.slc_cache.policy,
+            "slc_permille": max(1, min(500, round(1000 * native / full.raw_bytes)))}
 
 
 def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
@@ -86,6 +99,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
         op_pct=round(p.op_pct, 2), pe_cycles=g.pe_cycles,
+        **slc_params(p),
         scale_note=p.scale_note or "full size", notes=notes,
         host_interface=h.interface, pcie_gen=h.pcie_gen, pcie_lanes=h.pcie_lanes,
         mps=link["link"].mps, mrrs=link["link"].mrrs,

@@ -69,6 +69,10 @@ PAGE_TIMING_FIELDS = tuple(f"t_{op}{s}_ns" for op in ("r", "prog") for s in (
     "_lower", "_middle", "_upper", "_typ", "_lower_typ", "_middle_typ", "_upper_typ"))
 
 
+# SocConfig.slc_policy, in the order of hal.h's SLC_NONE, SLC_STATIC, SLC_DYNAMIC
+SLC_POLICIES = ("none", "static", "dynamic")
+
+
 class SocConfig:
     """The build's parameters, derived from a persona (spec/persona) and overrides.
 
@@ -79,7 +83,9 @@ class SocConfig:
     ({NandArrayTiming field: ns}, fields PAGE_TIMING_FIELDS, absent: not set); nand_timing:
     "typical" (the dies run the typical values, as real drives do) or "maximum" (worst case);
     onfi_mode: the SDR mode to run the bus at; n_io_queues (1..64); mqes (1..4095: entries
-    per queue - 1, CAP.MQES: the persona's queue depth - 1, 31 for SATA NCQ); tag_width (1..6),
+    per queue - 1, CAP.MQES: the persona's queue depth - 1, 31 for SATA NCQ); slc_policy
+    ("none", "static", "dynamic") and slc_permille (0..500): the persona's SLC write cache
+    and its native footprint per mille of raw capacity ("die" model only); tag_width (1..6),
     max_transfer (bytes, 8192..131072), lbads (9 or 12); buf_size (bytes, power of two);
     sys_clk_freq (Hz); pcie_data_width (64, 128, 256 or 512 bits: the front end's data path
     and the buffer memory's word); persona: name; main_ram_size: the firmware's data RAM;
@@ -124,6 +130,10 @@ class SocConfig:
         self.factory_bad_block_rate = kw.pop("factory_bad_block_rate", 0.0)
         self.op_pct = kw.pop("op_pct", 7.0)
         self.pe_cycles = kw.pop("pe_cycles", 3000)
+        # SLC write cache (sw/firmware/ftl_slc.c): "none", "static" or "dynamic", and its
+        # native footprint in per mille of the raw capacity (0..500)
+        self.slc_policy = kw.pop("slc_policy", "none")
+        self.slc_permille = kw.pop("slc_permille", 0)
         self.scale_note = kw.pop("scale_note", "")
         self.notes = list(kw.pop("notes", []))
         # "die": the pins go out to NAND dies (the simulation's die models, a card's
@@ -152,6 +162,16 @@ class SocConfig:
         if bad:
             raise ValueError(f"SocConfig: page_timing: unknown field(s) {', '.join(bad)}; "
                              f"one of {', '.join(PAGE_TIMING_FIELDS)}")
+        if self.slc_policy not in SLC_POLICIES:
+            raise ValueError(f"SocConfig: slc_policy={self.slc_policy!r}: one of "
+                             f"{', '.join(SLC_POLICIES)}")
+        if isinstance(self.slc_permille, bool) or not isinstance(self.slc_permille, int) \
+                or not 0 <= self.slc_permille <= 500:
+            raise ValueError(f"SocConfig: slc_permille={self.slc_permille!r}: an integer "
+                             f"0..500 (per mille of the raw capacity)")
+        if self.slc_policy != "none" and self.nand_model != "die":
+            raise ValueError(f"SocConfig: slc_policy={self.slc_policy!r} needs "
+                             f"nand_model='die' (the NAND emulator has no SLC mode)")
         if self.nand_model not in ("die", "emulator"):
             raise ValueError(f"SocConfig: nand_model={self.nand_model!r}: one of die, emulator")
         if isinstance(self.luns, bool) or self.luns not in (1, 2, 3, 4):
@@ -194,7 +214,11 @@ class SsdlabIdent(LiteXModule):
                   # the NV-DDR2 mode to switch to after bring-up, NVDDR2_NONE if SDR only
                   ("nvddr2_mode", NVDDR2_NONE if cfg.nvddr2_mode is None else cfg.nvddr2_mode),
                   # the FTL's over-provisioning (per mille of raw) and the part's P/E budget
-                  ("op_permille", round(cfg.op_pct * 10)), ("pe_cycles", cfg.pe_cycles)]
+                  ("op_permille", round(cfg.op_pct * 10)), ("pe_cycles", cfg.pe_cycles),
+                  # the SLC write cache (hal.h SLC_*) and the part's bits per cell
+                  ("bits_per_cell", cfg.bits_per_cell),
+                  ("slc_policy", SLC_POLICIES.index(cfg.slc_policy)),
+                  ("slc_permille", cfg.slc_permille)]
         name = cfg.persona.encode()[:31].ljust(32, b"\0")
         consts += [(f"persona{i}", int.from_bytes(name[4 * i:4 * i + 4], "little"))
                    for i in range(8)]

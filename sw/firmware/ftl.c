@@ -45,6 +45,7 @@ void ftl_init_geometry(void)
     F.upb = F.ppb * F.pu_units;
     F.raw_units = F.n_dies * F.nblk * F.upb;
     F.spu_shift = 12 - id->lbads;
+    slc_init_geometry();
 
     /* firmware slots: GC stage, scratch, then write-buffer groups (checkpoints are staged in
      * the groups' slots) */
@@ -68,7 +69,10 @@ void ftl_init_geometry(void)
      * each die gc_low + 1 blocks (the GC reserve and the open block) */
     uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
     uint64_t user = avail * (1000 - ftl_config.op_permille) / 1000;
-    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 1) * F.upb;
+    /* a static SLC cache's blocks are reserved too (the persona's user capacity leaves
+     * their native capacity out) */
+    uint32_t slc_reserved = F.slc_policy == SLC_STATIC ? F.slc_max : 0;
+    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 1 + slc_reserved) * F.upb;
     if (user + reserve > avail)
         user = avail > reserve ? avail - reserve : 0;
     F.user_units = (uint32_t)user;
@@ -88,7 +92,7 @@ void ftl_init_geometry(void)
         F.grp[g].state = GRP_FREE;
     F.filling = F.n_grp;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
-        F.blk[b] = (struct blk_info){ 0, 0, 0, BLK_FREE };
+        F.blk[b] = (struct blk_info){ .state = BLK_FREE };
 }
 
 /* Every unit unmapped; blocks keep erase counts, bad and system marks. */
@@ -121,7 +125,7 @@ void ftl_rebuild(void)
         F.blk[p / F.upb].valid++;
     }
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        F.die[d] = (struct die_info){ -1, 0, 0, 0 };
+        F.die[d] = (struct die_info){ .active = -1, .slc_active = -1 };
         for (uint32_t k = 0; k < F.nblk; k++) {
             struct blk_info *b = &F.blk[bidx(d, k)];
             if (b->state == BLK_BAD || b->state == BLK_SYS)
@@ -134,6 +138,8 @@ void ftl_rebuild(void)
             b->state = b->valid ? BLK_FULL : BLK_FREE;
             if (!b->valid)
                 F.die[d].n_free++;
+            else if (b->slc)
+                F.die[d].n_slc++;
         }
     }
     for (uint32_t g = 0; g < F.n_grp; g++)
@@ -202,27 +208,40 @@ static void grp_submit(uint32_t g)
         uint32_t d = F.rr_die;
         F.rr_die = (F.rr_die + 1) % F.n_dies;
         struct die_info *di = &F.die[d];
-        if (di->active < 0 || di->next_page >= F.ppb ||
-            F.blk[bidx(d, (uint32_t)di->active)].state != BLK_ACTIVE) {
-            if (blk_alloc(d) < 0)
-                continue;
+        uint32_t blk;
+        /* host data into the die's SLC cache while it has room; GC and folds go native */
+        bool slc = !F.in_gc && slc_take(d);
+        if (slc) {
+            blk = (uint32_t)di->slc_active;
+            gr->page = di->slc_next_page++;
+            if (di->slc_next_page >= F.slc_ppb) {
+                F.blk[bidx(d, blk)].state = BLK_FULL;
+                di->slc_active = -1;
+            }
+            C.slc_units_written += F.pu_units;
+        } else {
+            if (di->active < 0 || di->next_page >= F.ppb ||
+                F.blk[bidx(d, (uint32_t)di->active)].state != BLK_ACTIVE) {
+                if (blk_alloc(d) < 0)
+                    continue;
+            }
+            blk = (uint32_t)di->active;
+            gr->page = di->next_page++;
+            if (di->next_page >= F.ppb) {
+                F.blk[bidx(d, blk)].state = BLK_FULL;
+                di->active = -1;
+            }
         }
-        uint32_t blk = (uint32_t)di->active;
         struct blk_info *b = &F.blk[bidx(d, blk)];
         gr->die = d;
         gr->blk = blk;
-        gr->page = di->next_page++;
         gr->state = GRP_PROGRAMMING;
         b->inflight++;
-        if (di->next_page >= F.ppb) {
-            b->state = BLK_FULL;
-            di->active = -1;
-        }
         struct hal_flash_op op = {
             .op = FLASH_PROGRAM, .plane_mask = (uint8_t)((1u << F.planes) - 1),
             .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)gr->page,
             .column = 0, .length = (uint16_t)G.id.page_bytes,
-            .buffer = (uint16_t)(F.grp_base + g * F.pu_units),
+            .buffer = (uint16_t)(F.grp_base + g * F.pu_units), .slc = slc,
         };
         flash_op_addr(&op, d);
         op.tag = flash_tag_get(grp_program_done, g, 0);
@@ -318,7 +337,7 @@ static bool read_unit_sync(uint32_t ppn, uint32_t slot)
         .op = FLASH_READ, .plane_mask = (uint8_t)(1u << plane),
         .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane), .page = (uint16_t)page,
         .column = (uint16_t)(off * UNIT_BYTES), .length = UNIT_BYTES,
-        .buffer = (uint16_t)(slot - plane * F.upp),
+        .buffer = (uint16_t)(slot - plane * F.upp), .slc = F.blk[b].slc,
     };
     flash_op_addr(&op, b / F.nblk);
     struct hal_flash_cpl c = flash_sync(&op);
@@ -475,6 +494,7 @@ static void do_read(const struct hal_be_req *r, struct req *q)
                 .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane),
                 .page = (uint16_t)page, .column = (uint16_t)(col * UNIT_BYTES),
                 .length = (uint16_t)(k * UNIT_BYTES), .buffer = (uint16_t)(slot - plane * F.upp),
+                .slc = F.blk[b].slc,
             };
             flash_op_addr(&op, b / F.nblk);
             op.tag = flash_tag_get(req_read_done, r->tag, 0);

@@ -33,7 +33,8 @@ struct blk_info {
     uint32_t erase_count;
     uint16_t valid;             /* valid units */
     uint8_t  inflight;          /* programs pushed, not completed */
-    uint8_t  state;             /* enum blk_state */
+    uint8_t  state : 7;         /* enum blk_state */
+    uint8_t  slc : 1;           /* erased in SLC mode: its programs and reads are SLC ops */
 };
 
 struct die_info {
@@ -41,6 +42,9 @@ struct die_info {
     uint32_t next_page;
     uint32_t n_free;
     uint32_t n_pending;
+    int32_t  slc_active;        /* SLC-cache block being filled, -1 none */
+    uint32_t slc_next_page;
+    uint32_t n_slc;             /* SLC blocks holding or taking data (active + full) */
 };
 
 /* write buffer group: one multi-plane page of one die (pu_units slots) */
@@ -62,6 +66,9 @@ struct ftl {
     uint32_t pu_units;          /* units per multi-plane page */
     uint32_t upb;               /* units per (multi-plane) block */
     uint32_t raw_units, user_units, spu_shift;  /* spu_shift: log2 LBAs per unit */
+    /* SLC write cache (ftl_slc.c): pages of an SLC block (ppb / bits per cell), SLC blocks
+     * a die may hold (0: no cache), the policy (SLC_*) */
+    uint32_t slc_ppb, slc_max, slc_policy;
     uint64_t ns_lbas;
     /* tables */
     uint32_t *l2p;              /* user_units */
@@ -115,6 +122,7 @@ void ftl_submit_ready(void);
 
 /* ftl_block.c: allocation, erase, bad blocks */
 int32_t blk_alloc(uint32_t die);                /* erased block for writing, -1 none */
+int32_t blk_alloc_slc(uint32_t die);            /* erased in SLC mode for the cache, -1 none */
 void blk_invalidate(uint32_t ppn);
 void blk_erase_done(uint32_t die, uint32_t blk, bool fail);   /* an erase's flash_done_fn */
 void blk_retire(uint32_t die, uint32_t blk);
@@ -131,6 +139,16 @@ void gc_idle(bool host_busy);
 uint64_t gc_idle_deadline(void);
 void retire_poll(void);
 void blk_release_pending(void);
+
+/* ftl_slc.c: the SLC write cache */
+void slc_init_geometry(void);
+bool slc_take(uint32_t die);                    /* host data may go to die's SLC cache now */
+bool slc_fold_one(void);                        /* idle: one SLC block folded to native */
+void slc_block_left(uint32_t die, uint32_t blk);    /* an SLC block stops holding data */
+static inline uint32_t blk_pages(uint32_t die, uint32_t blk)
+{
+    return F.blk[bidx(die, blk)].slc ? F.slc_ppb : F.ppb;
+}
 
 /* ftl_ckpt.c */
 void ckpt_find_area(void);

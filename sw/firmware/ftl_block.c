@@ -3,10 +3,11 @@
  * erase completions, grown bad blocks (retire) and the factory bad-block scan. */
 #include "ftl.h"
 
-/* The free block of `die` with the lowest erase count; erased now (the erase is queued
- * ahead of the die's programs, and ops to one die run in order). -1: none. GC and the
- * pending-block release belong to gc_ensure (top level); here only as an emergency. */
-int32_t blk_alloc(uint32_t die)
+/* The free block of `die` with the lowest erase count, erased now in native or SLC mode
+ * (the erase is queued ahead of the die's programs, and ops to one die run in order); -1:
+ * none. GC and the pending-block release belong to gc_ensure (top level); here only as an
+ * emergency. */
+static int32_t blk_take(uint32_t die, bool slc)
 {
     struct die_info *di = &F.die[die];
     /* emergency only (gc_ensure keeps gc_low free blocks between requests) */
@@ -37,20 +38,41 @@ int32_t blk_alloc(uint32_t die)
     }
     struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
     b->state = BLK_ACTIVE;
+    b->slc = slc;
     b->erase_count++;
     b->inflight++;
     di->n_free--;
     if (di->n_free < ftl_config.gc_low)
         F.gc_wanted = true;
-    di->active = best;
-    di->next_page = 0;
     C.erases++;
     struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                               .block = (uint16_t)((uint32_t)best << F.plane_bits) };
+                               .block = (uint16_t)((uint32_t)best << F.plane_bits),
+                               .slc = slc };
     flash_op_addr(&op, die);
     op.tag = flash_tag_get(blk_erase_done, die, (uint32_t)best);
     flash_push(&op);
     return best;
+}
+
+int32_t blk_alloc(uint32_t die)
+{
+    int32_t k = blk_take(die, false);
+    if (k >= 0) {
+        F.die[die].active = k;
+        F.die[die].next_page = 0;
+    }
+    return k;
+}
+
+int32_t blk_alloc_slc(uint32_t die)
+{
+    int32_t k = blk_take(die, true);
+    if (k >= 0) {
+        F.die[die].slc_active = k;
+        F.die[die].slc_next_page = 0;
+        F.die[die].n_slc++;
+    }
+    return k;
 }
 
 /* A checkpoint was written: blocks GC emptied before it are no longer referenced. */
@@ -88,6 +110,8 @@ void blk_retire(uint32_t die, uint32_t blk)
         F.die[die].n_free--;
     if (b->state == BLK_PENDING)
         F.die[die].n_pending--;
+    if (b->slc && (b->state == BLK_ACTIVE || b->state == BLK_FULL))
+        slc_block_left(die, blk);
     b->state = BLK_RETIRING;
     F.retire_pending = true;
     if (F.die[die].active == (int32_t)blk)

@@ -9,6 +9,7 @@
 #define HDR_WORDS    64u
 #define N_CTR        ((uint32_t)(sizeof(struct fw_counters) / 8))
 #define FLAG_BAD     1u
+#define FLAG_SLC     2u      /* erased in SLC mode (its data is read as SLC) */
 #define MAX_BATCH    32u                /* pages staged, then programmed / read in one batch */
 _Static_assert(16 + 2 * sizeof(struct fw_counters) / 8 <= HDR_WORDS,
                "the SMART / FTL counters must fit in the checkpoint header");
@@ -162,7 +163,8 @@ static inline uint32_t get(struct stream *s)
 static uint32_t blk_word(uint32_t b)
 {
     return (F.blk[b].erase_count & 0xFFFFFF) |
-           (uint32_t)(F.blk[b].state == BLK_BAD || F.blk[b].state == BLK_RETIRING) << 24;
+           (uint32_t)(F.blk[b].state == BLK_BAD || F.blk[b].state == BLK_RETIRING) << 24 |
+           (uint32_t)(F.blk[b].slc ? FLAG_SLC : 0) << 24;
 }
 
 static void header(uint32_t *h, uint32_t seq, bool clean, uint32_t body)
@@ -280,6 +282,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
         uint32_t w = get(&s);
         sum(&s, w);
         F.blk[b].erase_count = w & 0xFFFFFF;
+        F.blk[b].slc = (w >> 24 & FLAG_SLC) != 0;
         if (F.blk[b].state != BLK_SYS)
             F.blk[b].state = (w >> 24 & FLAG_BAD) ? BLK_BAD : BLK_FREE;
     }
@@ -342,6 +345,7 @@ void ftl_format(bool erase_all)
                     continue;
                 b->erase_count++;
                 b->inflight++;
+                b->slc = 0;
                 C.erases++;
                 struct hal_flash_op op = {
                     .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),

@@ -9,7 +9,8 @@ void gc_relocate(uint32_t die, uint32_t blk)
 {
     bool was = F.in_gc;
     F.in_gc = true;
-    for (uint32_t page = 0; page < F.ppb && F.blk[bidx(die, blk)].valid; page++) {
+    uint32_t pages = blk_pages(die, blk);
+    for (uint32_t page = 0; page < pages && F.blk[bidx(die, blk)].valid; page++) {
         uint32_t live = 0;
         for (uint32_t u = 0; u < F.pu_units; u++) {
             uint32_t ppn = ppn_of(die, blk, page, u);
@@ -24,6 +25,7 @@ void gc_relocate(uint32_t die, uint32_t blk)
             .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
             .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
             .column = 0, .length = (uint16_t)G.id.page_bytes, .buffer = (uint16_t)F.gc_stage,
+            .slc = F.blk[bidx(die, blk)].slc,
         };
         flash_op_addr(&op, die);
         struct hal_flash_cpl c = flash_sync(&op);
@@ -71,6 +73,8 @@ bool gc_one(uint32_t die)
     struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
     if (b->valid)
         fw_panic("GC victim still has valid units");
+    if (b->slc)
+        slc_block_left(die, (uint32_t)best);
     b->state = BLK_PENDING;
     F.die[die].n_pending++;
     return true;
@@ -167,6 +171,9 @@ void gc_idle(bool host_busy)
     if (now - idle_since < (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u))
         return;
     timer_armed = false;
+    /* the SLC cache first: folded back so the next burst finds it empty */
+    if (slc_fold_one())
+        return;
     uint32_t target = ftl_config.gc_idle_free ? ftl_config.gc_idle_free : F.nblk / 4;
     int32_t die = -1;
     uint32_t fewest = target;

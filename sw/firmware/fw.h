@@ -103,6 +103,9 @@ struct fw_counters {
     uint64_t pending_reuse;                     /* emptied blocks erased before a checkpoint */
     uint64_t ckpt_units_written;                /* units programmed by checkpoints */
     uint64_t idle_gc_blocks;                    /* blocks reclaimed by idle-time GC */
+    uint64_t slc_units_written;                 /* units programmed into the SLC cache */
+    uint64_t slc_blocks_folded;                 /* SLC blocks emptied into native blocks */
+    uint64_t slc_units_folded;                  /* units those folds moved */
 };
 extern struct fw_counters C;
 

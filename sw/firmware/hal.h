@@ -48,7 +48,14 @@ struct hal_ident {
     /* the persona's over-provisioning (per mille of raw capacity) and the part's P/E cycles;
      * 0: the firmware's defaults (ftl_config) */
     uint32_t op_permille, pe_cycles;
+    /* bits per cell of the part (1..4; 0: an older SoC, 2) and the persona's SLC write
+     * cache: policy (SLC_*) and its native footprint in per mille of the raw capacity (a
+     * static cache's reserve; a dynamic cache's largest size) */
+    uint32_t bits_per_cell, slc_policy, slc_permille;
 };
+#define SLC_NONE    0u
+#define SLC_STATIC  1u
+#define SLC_DYNAMIC 2u
 void hal_ident(struct hal_ident *id);
 
 /* Free-running cycle counter of the system clock (for latencies and timeouts). */
@@ -177,6 +184,8 @@ struct hal_flash_op {
     uint16_t column;
     uint16_t length;
     uint16_t buffer;            /* slot */
+    uint8_t  slc;               /* pseudo-SLC (ERASE, PROGRAM, READ of an SLC block): the
+                                 * channel sends the DAh prefix before each plane's command */
 };
 bool hal_flash_push(const struct hal_flash_op *op);             /* false: queue full */
 

@@ -70,6 +70,9 @@ void hal_ident(struct hal_ident *id)
     id->nvddr2_mode = ssdlab_ident_nvddr2_mode_read();
     id->op_permille = ssdlab_ident_op_permille_read();
     id->pe_cycles = ssdlab_ident_pe_cycles_read();
+    id->bits_per_cell = ssdlab_ident_bits_per_cell_read();
+    id->slc_policy = ssdlab_ident_slc_policy_read();
+    id->slc_permille = ssdlab_ident_slc_permille_read();
     for (unsigned i = 0; i < 8; i++) {
         uint32_t w = rd(CSR_SSDLAB_IDENT_PERSONA0_ADDR + 4 * i);
         for (unsigned b = 0; b < 4; b++)

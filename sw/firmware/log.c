@@ -163,6 +163,15 @@ static uint32_t build_vendor(void)
     put_le(p + 128, 8, C.pending_reuse);
     put_le(p + 136, 8, C.ckpt_units_written);
     put_le(p + 144, 8, C.idle_gc_blocks);
+    uint32_t n_slc = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        n_slc += F.die[d].n_slc;
+    put_le(p + 152, 8, C.slc_units_written);
+    put_le(p + 160, 8, C.slc_blocks_folded);
+    put_le(p + 168, 8, C.slc_units_folded);
+    put_le(p + 176, 8, n_slc);
+    put_le(p + 184, 8, (uint64_t)F.slc_max * F.n_dies);
+    put_le(p + 192, 8, F.slc_ppb * F.pu_units);
     return 512;
 }
 

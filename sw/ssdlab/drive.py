@@ -386,7 +386,9 @@ class Drive:
     FTL_COUNTERS = ("host_units_written", "nand_units_written", "gc_units_moved", "erases",
                     "bad_blocks", "free_blocks", "user_units", "raw_units", "wa_x1000",
                     "avg_erase", "max_erase", "ckpt_saves", "wb_groups", "pu_units", "dies",
-                    "media_errors", "pending_reuse", "ckpt_units_written")
+                    "media_errors", "pending_reuse", "ckpt_units_written", "idle_gc_blocks",
+                    "slc_units_written", "slc_blocks_folded", "slc_units_folded", "slc_blocks",
+                    "slc_blocks_max", "slc_block_units")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

@@ -23,7 +23,7 @@ static uint64_t cycles;
 
 /* flash: die -> lun block -> page; each page page_bytes + spare_bytes */
 struct mpage { uint8_t programmed; };
-struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase; };
+struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase, slc; };
 static uint8_t *flash;
 static struct mpage *pages;
 static struct mblk *blks;
@@ -135,6 +135,11 @@ bool mock_block_programmed(uint32_t die, uint32_t lb)
     return blks[die * lun_blocks + lb].next_page > 0;
 }
 
+static uint32_t mock_bits(void)
+{
+    return cfg.bits_per_cell ? cfg.bits_per_cell : 2;
+}
+
 /* --- HAL: identity, console, cycles ------------------------------------------------------ */
 
 void hal_ident(struct hal_ident *id)
@@ -162,6 +167,9 @@ void hal_ident(struct hal_ident *id)
     id->nvddr2_mode = cfg.nvddr2_mode ? cfg.nvddr2_mode : NVDDR2_NONE;
     id->op_permille = cfg.op_permille;
     id->pe_cycles = cfg.pe_cycles;
+    id->bits_per_cell = cfg.bits_per_cell;
+    id->slc_policy = cfg.slc_policy;
+    id->slc_permille = cfg.slc_permille;
 }
 
 uint64_t hal_cycles(void)
@@ -573,6 +581,10 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 c->error = true;
                 return;
             }
+            if (op->slc != b->slc && b->next_page)
+                mock_stats.slc_violations++;   /* the die's slc-mode rule (sim/nand) */
+            if (op->slc)
+                mock_stats.slc_reads++;
             memcpy(d, pg(die, lb, op->page) + op->column, op->length);
             mock_stats.reads++;
         } else if (op->op == FLASH_PROGRAM) {
@@ -585,6 +597,16 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 c->status = 0xE1;
                 continue;
             }
+            if (op->slc != b->slc ||
+                (b->slc && op->page >= cfg.pages_per_block / mock_bits())) {
+                /* the die's slc-mode rule: a program in the other mode fails, nothing stored */
+                mock_stats.slc_violations++;
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
+            if (op->slc)
+                mock_stats.slc_programs++;
             b->next_page = op->page + 1u;
             pages[page_off(die, lb, op->page)].programmed = 1;
             if (b->fail_program || b->factory_bad) {
@@ -608,6 +630,9 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 pages[page_off(die, lb, k)].programmed = 0;
             }
             b->next_page = 0;
+            b->slc = op->slc != 0;
+            if (op->slc)
+                mock_stats.slc_erases++;
         } else {
             c->error = true;
         }

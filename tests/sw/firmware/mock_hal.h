@@ -27,6 +27,8 @@ struct mock_cfg {
     bool     dqs_cal_fail;      /* the DQS calibration finds no eye on channel 0 */
     uint32_t luns;              /* LUNs per chip enable (0: 1) */
     uint32_t param_luns;        /* LUNs the parameter page states (0: luns) */
+    uint32_t bits_per_cell;     /* the part's (0: 2) */
+    uint32_t slc_policy, slc_permille;  /* the persona's SLC cache (hal.h SLC_*) */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
@@ -41,6 +43,8 @@ struct mock_stats {
     uint64_t nvddr2_switches;   /* hal_flash_nvddr2 calls */
     uint64_t dqs_calibrations;  /* hal_flash_dqs_calibrate calls */
     uint32_t max_die_queue;     /* most ops queued to one die at once */
+    uint64_t slc_erases, slc_programs, slc_reads;   /* ops in SLC mode */
+    uint64_t slc_violations;    /* an op whose mode is not its block's (the die's slc-mode) */
 };
 
 extern struct mock_stats mock_stats;

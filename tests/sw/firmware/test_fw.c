@@ -1305,6 +1305,109 @@ static void t_persona_op(void)
     ftl_config.pe_budget = 3000;
 }
 
+
+/* The SLC write cache (ftl_slc.c) on a TLC drive: a burst lands in SLC blocks (5 of 16
+ * pages), the cache fills and writes go native, idle time folds it back, the next burst is
+ * cached again, and the blocks' SLC mode survives a restart (reads of SLC data are SLC
+ * reads: the mock, like the dies, counts an op in the wrong mode). */
+static void t_slc_static(void)
+{
+    ftl_config.gc_idle_us = 0;
+    struct mock_cfg c = cfg_default();
+    c.bits_per_cell = 3;
+    c.slc_policy = SLC_STATIC;
+    c.slc_permille = 100;               /* 4 of 32 blocks per die */
+    setup(c);
+    CHECK(F.slc_ppb == 5 && F.slc_max == 4, "SLC pages %u, blocks per die %u", F.slc_ppb,
+          F.slc_max);
+    uint64_t cache_units = vendor(184) * vendor(192);
+    CHECK(cache_units == 4ull * 4 * 5 * F.pu_units, "cache units %llu",
+          (unsigned long long)cache_units);
+    /* a burst under the cache size: every program is an SLC program */
+    uint32_t burst = (uint32_t)(cache_units / 2) * spu();
+    for (uint32_t l = 0; l < burst; l += 64)
+        wr(l, 64, l + 11, 8, 0);
+    drain();
+    flush();
+    CHECK(vendor(152) > 0 && vendor(152) == vendor(8),
+          "burst: %llu SLC units of %llu programmed", (unsigned long long)vendor(152),
+          (unsigned long long)(vendor(8)));
+    /* past the cache: it fills (every die at its limit), then the writes go native */
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = burst; l < n / 2; l += 64)
+        wr(l, 64, l + 11, 8, 0);
+    drain();
+    uint64_t slc1 = vendor(152), nand1 = vendor(8);
+    printf("slc_static: cache %llu units; %llu of %llu units programmed in SLC, %llu SLC "
+           "blocks\n", (unsigned long long)cache_units, (unsigned long long)slc1,
+           (unsigned long long)nand1, (unsigned long long)vendor(176));
+    CHECK(slc1 <= cache_units + F.n_dies * F.pu_units && nand1 > slc1 + cache_units,
+          "cache overflowed: %llu SLC of %llu", (unsigned long long)slc1,
+          (unsigned long long)nand1);
+    CHECK(vendor(176) == vendor(184), "cache not full: %llu of %llu blocks",
+          (unsigned long long)vendor(176), (unsigned long long)vendor(184));
+    verify_all(64, 8);
+    CHECK(mock_stats.slc_reads > 0, "no SLC read");
+    /* idle time folds the cache into native blocks */
+    ftl_config.gc_idle_us = 1;
+    for (int k = 0; k < 20 && vendor(176); k++)
+        for (int i = 0; i < 2000; i++)
+            fw_poll();
+    printf("slc_static: idle folded %llu blocks (%llu units)\n",
+           (unsigned long long)vendor(160), (unsigned long long)vendor(168));
+    CHECK(vendor(176) == 0 && vendor(160) >= 16 && vendor(168) > 0,
+          "fold: %llu SLC blocks left, %llu folded", (unsigned long long)vendor(176),
+          (unsigned long long)vendor(160));
+    ftl_config.gc_idle_us = 0;
+    verify_all(64, 8);
+    /* the next burst is cached again */
+    for (uint32_t l = 0; l < burst; l += 64)
+        wr(l, 64, l + 77, 8, 0);
+    drain();
+    flush();
+    CHECK(vendor(152) - slc1 >= (uint64_t)burst / spu(), "after idle: %llu SLC units",
+          (unsigned long long)(vendor(152) - slc1));
+    /* SLC data across a restart: the checkpoint keeps each block's mode */
+    mock_power_cycle();
+    boot();
+    uint64_t reads0 = mock_stats.slc_reads;
+    verify_all(64, 8);
+    CHECK(mock_stats.slc_reads > reads0, "no SLC read after the restart");
+    CHECK(mock_stats.slc_violations == 0 && mock_stats.violations == 0,
+          "%llu ops in the wrong mode, %llu violations",
+          (unsigned long long)mock_stats.slc_violations,
+          (unsigned long long)mock_stats.violations);
+    ftl_config.gc_idle_us = 1000;
+}
+
+/* A dynamic cache on an MLC drive: taken from free space, so it gives way as the drive
+ * fills; the whole drive written and overwritten at random through GC stays intact. */
+static void t_slc_dynamic(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.slc_policy = SLC_DYNAMIC;
+    c.slc_permille = 250;
+    setup(c);
+    CHECK(F.slc_ppb == 8 && F.slc_max == 8, "SLC pages %u, blocks per die %u", F.slc_ppb,
+          F.slc_max);
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 3, 8, 0);
+    for (uint64_t i = 0; i < 2 * n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    printf("slc_dynamic: %llu of %llu units programmed in SLC, %llu SLC blocks now, "
+           "%llu units moved by GC\n", (unsigned long long)vendor(152),
+           (unsigned long long)(vendor(8)), (unsigned long long)vendor(176),
+           (unsigned long long)vendor(16));
+    CHECK(vendor(152) > 0, "no SLC program");
+    verify_all(64, 8);
+    CHECK(mock_stats.slc_violations == 0 && mock_stats.violations == 0,
+          "%llu ops in the wrong mode, %llu violations",
+          (unsigned long long)mock_stats.slc_violations,
+          (unsigned long long)mock_stats.violations);
+}
+
 struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
@@ -1315,7 +1418,7 @@ static const struct test tests[] = {
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
-    { "perf", t_perf },
+    { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
 };
 
 int main(int argc, char **argv)
