@@ -25,8 +25,8 @@ void slc_init_geometry(void)
         return;
     if (F.slc_policy != SLC_STATIC && F.slc_policy != SLC_DYNAMIC)
         fw_panic("unknown SLC cache policy");
-    /* the cache's native footprint, rounded up to whole blocks: every die has at least one */
-    F.slc_max = (F.nblk * id->slc_permille + 999) / 1000;
+    /* the cache's native footprint, rounded to whole blocks: every die has at least one */
+    F.slc_max = (F.nblk * id->slc_permille + 500) / 1000;
     if (F.slc_max == 0)
         F.slc_max = 1;
     if (F.slc_max + ftl_config.gc_low + 2 > F.nblk)

@@ -1316,7 +1316,7 @@ static void t_slc_static(void)
     struct mock_cfg c = cfg_default();
     c.bits_per_cell = 3;
     c.slc_policy = SLC_STATIC;
-    c.slc_permille = 100;               /* 4 of 32 blocks per die */
+    c.slc_permille = 125;               /* 4 of 32 blocks per die */
     setup(c);
     CHECK(F.slc_ppb == 5 && F.slc_max == 4, "SLC pages %u, blocks per die %u", F.slc_ppb,
           F.slc_max);
