@@ -20,6 +20,34 @@ extern uint32_t fw_buf_limit;
 
 /* --- geometry and tables -------------------------------------------------------------- */
 
+/* Each die's part: the main one, or the second part type on the targets the SoC names
+ * (mixed parts share the row geometry; the second page may be smaller). */
+static void ftl_init_dies(void)
+{
+    const struct hal_ident *id = &G.id;
+    uint32_t upp2 = id->part2_page_bytes / UNIT_BYTES;
+    F.mixed = id->part2_page_bytes != 0;
+    if (F.mixed && (upp2 == 0 || upp2 > F.upp || id->part2_page_bytes % UNIT_BYTES))
+        fw_panic("second part's page is not a multiple of 4 KiB up to the main part's");
+    if (F.mixed && F.n_targets > 64)
+        fw_panic("second part on a drive of more than 64 targets");
+    F.data_units = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        struct die_info *di = &F.die[d];
+        uint32_t t = d % F.n_targets;
+        uint32_t mask = t < 32 ? id->part2_mask_lo : id->part2_mask_hi;
+        bool two = F.mixed && (mask >> (t % 32) & 1);
+        if (two && d == 0)
+            fw_panic("the second part on die 0 (the checkpoint area's die)");
+        di->upp = (uint16_t)(two ? upp2 : F.upp);
+        di->pu = (uint16_t)(di->upp * F.planes);
+        di->upb = F.ppb * di->pu;
+        di->page_bytes = two ? id->part2_page_bytes : id->page_bytes;
+        di->spare_bytes = two ? id->part2_spare_bytes : id->spare_bytes;
+        F.data_units += F.nblk * di->upb;
+    }
+}
+
 void ftl_init_geometry(void)
 {
     const struct hal_ident *id = &G.id;
@@ -45,6 +73,9 @@ void ftl_init_geometry(void)
     F.upb = F.ppb * F.pu_units;
     F.raw_units = F.n_dies * F.nblk * F.upb;
     F.spu_shift = 12 - id->lbads;
+    fw_alloc_reset();
+    F.die = fw_alloc(F.n_dies * sizeof(struct die_info));
+    ftl_init_dies();
     slc_init_geometry();
 
     /* firmware slots: GC stage, scratch, then write-buffer groups (checkpoints are staged in
@@ -67,22 +98,22 @@ void ftl_init_geometry(void)
 
     /* user capacity: raw minus system blocks, minus over-provisioning, but always leaving
      * each die gc_low + 1 blocks (the GC reserve and the open block) */
-    uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
+    uint64_t avail = F.data_units - (uint64_t)F.n_sys * F.upb;
     uint64_t user = avail * (1000 - ftl_config.op_permille) / 1000;
     /* a static SLC cache's blocks are reserved too (the persona's user capacity leaves
      * their native capacity out) */
     uint32_t slc_reserved = F.slc_policy == SLC_STATIC ? F.slc_max : 0;
-    uint64_t reserve = (uint64_t)F.n_dies * (ftl_config.gc_low + 1 + slc_reserved) * F.upb;
+    uint64_t reserve = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        reserve += (uint64_t)(ftl_config.gc_low + 1 + slc_reserved) * F.die[d].upb;
     if (user + reserve > avail)
         user = avail > reserve ? avail - reserve : 0;
     F.user_units = (uint32_t)user;
     F.ns_lbas = (uint64_t)F.user_units << F.spu_shift;
 
-    fw_alloc_reset();
     F.l2p = fw_alloc(F.user_units * 4);
     F.p2l = fw_alloc(F.raw_units * 4);
     F.blk = fw_alloc(F.n_dies * F.nblk * sizeof(struct blk_info));
-    F.die = fw_alloc(F.n_dies * sizeof(struct die_info));
     uint32_t top = id->buf_slots - (fw_alloc_used_buf() + SLOT_BYTES - 1) / SLOT_BYTES;
     uint32_t n = (top - F.grp_base) / F.pu_units;
     F.n_grp = n > MAX_GROUPS ? MAX_GROUPS : n;
@@ -125,7 +156,10 @@ void ftl_rebuild(void)
         F.blk[p / F.upb].valid++;
     }
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        F.die[d] = (struct die_info){ .active = -1, .slc_active = -1 };
+        struct die_info *di = &F.die[d];
+        di->active = di->slc_active = -1;
+        di->next_page = di->slc_next_page = 0;
+        di->n_free = di->n_pending = di->n_slc = 0;
         for (uint32_t k = 0; k < F.nblk; k++) {
             struct blk_info *b = &F.blk[bidx(d, k)];
             if (b->state == BLK_BAD || b->state == BLK_SYS)
@@ -171,7 +205,8 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
     while (F.filling == F.n_grp) {
         for (uint32_t g = 0; g < F.n_grp; g++) {
             if (F.grp[g].state == GRP_FREE) {
-                F.grp[g] = (struct grp){ .state = GRP_FILLING };
+                /* its units fit the die the stripe goes to next */
+                F.grp[g] = (struct grp){ .state = GRP_FILLING, .upp = F.die[F.rr_die].upp };
                 for (uint32_t i = 0; i < F.pu_units; i++)
                     F.grp_lpn[g * F.pu_units + i] = MAP_NONE;
                 F.filling = g;
@@ -187,7 +222,9 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
         }
     }
     struct grp *gr = &F.grp[F.filling];
-    uint32_t wb = F.filling * F.pu_units + gr->fill++;
+    /* plane p's units at p x F.upp (the data movers' plane stride) */
+    uint32_t i = gr->fill++;
+    uint32_t wb = F.filling * F.pu_units + i / gr->upp * F.upp + i % gr->upp;
     F.grp_lpn[wb] = lpn;
     return wb;
 }
@@ -208,6 +245,9 @@ static void grp_submit(uint32_t g)
         uint32_t d = F.rr_die;
         F.rr_die = (F.rr_die + 1) % F.n_dies;
         struct die_info *di = &F.die[d];
+        if (di->upp < gr->upp)
+            continue;           /* mixed parts: a smaller page cannot take the group's units
+                                 * (a larger one can: its extra columns stay unmapped) */
         uint32_t blk;
         /* host data into the die's SLC cache while it has room; GC and folds go native */
         bool slc = !F.in_gc && slc_take(d);
@@ -218,7 +258,7 @@ static void grp_submit(uint32_t g)
                 F.blk[bidx(d, blk)].state = BLK_FULL;
                 di->slc_active = -1;
             }
-            C.slc_units_written += F.pu_units;
+            C.slc_units_written += di->pu;
         } else {
             if (di->active < 0 || di->next_page >= F.ppb ||
                 F.blk[bidx(d, (uint32_t)di->active)].state != BLK_ACTIVE) {
@@ -240,12 +280,12 @@ static void grp_submit(uint32_t g)
         struct hal_flash_op op = {
             .op = FLASH_PROGRAM, .plane_mask = (uint8_t)((1u << F.planes) - 1),
             .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)gr->page,
-            .column = 0, .length = (uint16_t)G.id.page_bytes,
+            .column = 0, .length = (uint16_t)di->page_bytes,
             .buffer = (uint16_t)(F.grp_base + g * F.pu_units), .slc = slc,
         };
         flash_op_addr(&op, d);
         op.tag = flash_tag_get(grp_program_done, g, 0);
-        C.nand_units_written += F.pu_units;
+        C.nand_units_written += di->pu;
         flash_push(&op);
         return;
     }
@@ -254,7 +294,7 @@ static void grp_submit(uint32_t g)
 
 static void wb_maybe_submit(void)
 {
-    if (F.filling != F.n_grp && F.grp[F.filling].fill == F.pu_units) {
+    if (F.filling != F.n_grp && F.grp[F.filling].fill == F.planes * F.grp[F.filling].upp) {
         uint32_t g = F.filling;
         F.filling = F.n_grp;
         grp_submit(g);

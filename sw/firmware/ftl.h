@@ -42,6 +42,13 @@ struct die_info {
     uint32_t next_page;
     uint32_t n_free;
     uint32_t n_pending;
+    /* the die's part (mixed parts: a second part type may have a smaller page); the plane
+     * stride of every group and of the physical unit numbers is the main part's (F.upp):
+     * a smaller page leaves units col >= upp of each plane unused */
+    uint16_t upp;               /* units per page per plane */
+    uint16_t pu;                /* units per multi-plane page (planes x upp) */
+    uint32_t upb;               /* units per (multi-plane) block */
+    uint32_t page_bytes, spare_bytes;
     int32_t  slc_active;        /* SLC-cache block being filled, -1 none */
     uint32_t slc_next_page;
     uint32_t n_slc;             /* SLC blocks holding or taking data (active + full) */
@@ -52,6 +59,7 @@ enum grp_state { GRP_FREE, GRP_FILLING, GRP_PROGRAMMING, GRP_REQUEUE };
 
 struct grp {
     uint8_t  state;
+    uint8_t  upp;               /* units per plane page of the dies it may go to */
     uint16_t fill;              /* slots handed out */
     uint32_t die, blk, page;
     uint32_t seq;               /* submit order (FUA / Flush wait for it) */
@@ -66,6 +74,8 @@ struct ftl {
     uint32_t pu_units;          /* units per multi-plane page */
     uint32_t upb;               /* units per (multi-plane) block */
     uint32_t raw_units, user_units, spu_shift;  /* spu_shift: log2 LBAs per unit */
+    uint32_t data_units;        /* units the dies hold (raw_units numbers the main part's) */
+    bool     mixed;             /* two part types */
     /* SLC write cache (ftl_slc.c): pages of an SLC block (ppb / bits per cell), SLC blocks
      * a die may hold (0: no cache), the policy (SLC_*) */
     uint32_t slc_ppb, slc_max, slc_policy;

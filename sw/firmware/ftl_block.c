@@ -123,12 +123,12 @@ void blk_retire(uint32_t die, uint32_t blk)
  * read on blocks we have not written spare bytes of (we never program the spare area). */
 static bool blk_marked_bad(uint32_t die, uint32_t blk)
 {
-    uint32_t len = G.id.spare_bytes < 8 ? G.id.spare_bytes : 8;
+    uint32_t len = F.die[die].spare_bytes < 8 ? F.die[die].spare_bytes : 8;
     for (uint32_t p = 0; p < F.planes; p++) {
         struct hal_flash_op op = {
             .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
             .block = (uint16_t)(blk << F.plane_bits | p), .page = 0,
-            .column = (uint16_t)G.id.page_bytes, .length = (uint16_t)len,
+            .column = (uint16_t)F.die[die].page_bytes, .length = (uint16_t)len,
             .buffer = (uint16_t)(F.scratch - p * F.upp),
         };
         flash_op_addr(&op, die);
@@ -147,7 +147,6 @@ void blk_scan_factory_bad(void)
     static struct hal_flash_op ops[BATCH];
     static struct hal_flash_cpl cpl[BATCH];
     static uint32_t which[BATCH];
-    uint32_t len = G.id.spare_bytes < 8 ? G.id.spare_bytes : 8;
     uint32_t total = F.n_dies * F.nblk * F.planes, n = 0;
     for (uint32_t i = 0; i <= total; i++) {
         if (i < total) {
@@ -159,10 +158,11 @@ void blk_scan_factory_bad(void)
                 continue;
             if (p == 0)
                 b->state = BLK_FREE;
+            uint32_t len = F.die[d].spare_bytes < 8 ? F.die[d].spare_bytes : 8;
             ops[n] = (struct hal_flash_op){
                 .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
                 .block = (uint16_t)(k << F.plane_bits | p), .page = 0,
-                .column = (uint16_t)G.id.page_bytes, .length = (uint16_t)len,
+                .column = (uint16_t)F.die[d].page_bytes, .length = (uint16_t)len,
                 .buffer = (uint16_t)(grp_slot(n) - p * F.upp),
             };
             flash_op_addr(&ops[n], d);

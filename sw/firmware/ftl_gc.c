@@ -24,7 +24,8 @@ void gc_relocate(uint32_t die, uint32_t blk)
         struct hal_flash_op op = {
             .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
             .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
-            .column = 0, .length = (uint16_t)G.id.page_bytes, .buffer = (uint16_t)F.gc_stage,
+            .column = 0, .length = (uint16_t)F.die[die].page_bytes,
+            .buffer = (uint16_t)F.gc_stage,
             .slc = F.blk[bidx(die, blk)].slc,
         };
         flash_op_addr(&op, die);
@@ -66,7 +67,7 @@ static int32_t gc_victim(uint32_t die, uint32_t max_valid)
 /* One victim of `die` relocated and left pending; false when no block would gain space. */
 bool gc_one(uint32_t die)
 {
-    int32_t best = gc_victim(die, F.upb);
+    int32_t best = gc_victim(die, F.die[die].upb);
     if (best < 0)
         return false;
     gc_relocate(die, (uint32_t)best);
@@ -179,7 +180,7 @@ void gc_idle(bool host_busy)
     uint32_t fewest = target;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         uint32_t n = F.die[d].n_free + F.die[d].n_pending;
-        if (n < fewest && gc_victim(d, F.upb - F.pu_units + 1) >= 0) {
+        if (n < fewest && gc_victim(d, F.die[d].upb - F.die[d].pu + 1) >= 0) {
             fewest = n;
             die = (int32_t)d;
         }

@@ -52,6 +52,10 @@ struct hal_ident {
      * cache: policy (SLC_*) and its native footprint in per mille of the raw capacity (a
      * static cache's reserve; a dynamic cache's largest size) */
     uint32_t bits_per_cell, slc_policy, slc_permille;
+    /* a second part type (mixed parts: the same row geometry, a smaller or equal page):
+     * its page and spare bytes (0: one part type) and the targets carrying it, bit
+     * t = way x n_channels + channel (the firmware's die mod n_channels x n_ways) */
+    uint32_t part2_page_bytes, part2_spare_bytes, part2_mask_lo, part2_mask_hi;
 };
 #define SLC_NONE    0u
 #define SLC_STATIC  1u

@@ -73,6 +73,10 @@ void hal_ident(struct hal_ident *id)
     id->bits_per_cell = ssdlab_ident_bits_per_cell_read();
     id->slc_policy = ssdlab_ident_slc_policy_read();
     id->slc_permille = ssdlab_ident_slc_permille_read();
+    id->part2_page_bytes = ssdlab_ident_part2_page_bytes_read();
+    id->part2_spare_bytes = ssdlab_ident_part2_spare_bytes_read();
+    id->part2_mask_lo = ssdlab_ident_part2_mask_lo_read();
+    id->part2_mask_hi = ssdlab_ident_part2_mask_hi_read();
     for (unsigned i = 0; i < 8; i++) {
         uint32_t w = rd(CSR_SSDLAB_IDENT_PERSONA0_ADDR + 4 * i);
         for (unsigned b = 0; b < 4; b++)

@@ -150,7 +150,7 @@ static uint32_t build_vendor(void)
     put_le(p + 32, 8, blk_count_state(BLK_BAD) + blk_count_state(BLK_RETIRING));
     put_le(p + 40, 8, nfree);
     put_le(p + 48, 8, F.user_units);
-    put_le(p + 56, 8, F.raw_units);
+    put_le(p + 56, 8, F.data_units);
     put_le(p + 64, 8, C.host_units_written ?
            C.nand_units_written * 1000 / C.host_units_written : 0);
     put_le(p + 72, 8, blk_avg_erase());

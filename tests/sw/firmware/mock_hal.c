@@ -53,6 +53,24 @@ static uint32_t pending_polls;
 static uint8_t aers[64];
 static uint32_t aer_n;
 
+/* The die's page and spare (mixed parts: the second part type on cfg.part2_mask's targets,
+ * bit way x n_channels + channel); storage is laid out for the main part's. */
+static bool mock_part2(uint32_t die)
+{
+    uint32_t t = die % (cfg.n_channels * cfg.n_ways);
+    return cfg.part2_page_bytes && (cfg.part2_mask >> t & 1);
+}
+
+static uint32_t die_page(uint32_t die)
+{
+    return mock_part2(die) ? cfg.part2_page_bytes : cfg.page_bytes;
+}
+
+static uint32_t die_total(uint32_t die)
+{
+    return mock_part2(die) ? cfg.part2_page_bytes + cfg.part2_spare_bytes : page_total;
+}
+
 static size_t page_off(uint32_t die, uint32_t lb, uint32_t page)
 {
     return (((size_t)die * lun_blocks + lb) * cfg.pages_per_block + page);
@@ -112,7 +130,7 @@ uint32_t mock_dies(void)
 void mock_factory_bad(uint32_t die, uint32_t lb)
 {
     blks[die * lun_blocks + lb].factory_bad = true;
-    flash[page_off(die, lb, 0) * page_total + cfg.page_bytes] = 0x00;
+    flash[page_off(die, lb, 0) * page_total + die_page(die)] = 0x00;
 }
 
 void mock_fail_next_program(uint32_t die, uint32_t lb)
@@ -170,6 +188,10 @@ void hal_ident(struct hal_ident *id)
     id->bits_per_cell = cfg.bits_per_cell;
     id->slc_policy = cfg.slc_policy;
     id->slc_permille = cfg.slc_permille;
+    id->part2_page_bytes = cfg.part2_page_bytes;
+    id->part2_spare_bytes = cfg.part2_spare_bytes;
+    id->part2_mask_lo = (uint32_t)cfg.part2_mask;
+    id->part2_mask_hi = (uint32_t)(cfg.part2_mask >> 32);
 }
 
 uint64_t hal_cycles(void)
@@ -577,8 +599,9 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
         struct mblk *b = &blks[die * lun_blocks + lb];
         uint8_t *d = buf + (size_t)((op->buffer + p * plane_slots) & 0xFFFF) * SLOT_BYTES;
         if (op->op == FLASH_READ) {
-            if ((uint32_t)op->column + op->length > page_total) {
+            if ((uint32_t)op->column + op->length > die_total(die)) {
                 c->error = true;
+                mock_stats.violations++;    /* past the die's page + spare */
                 return;
             }
             if (op->slc != b->slc && b->next_page)
@@ -589,6 +612,11 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
             mock_stats.reads++;
         } else if (op->op == FLASH_PROGRAM) {
             mock_stats.programs++;
+            if ((uint32_t)op->column + op->length > die_page(die)) {
+                c->error = true;
+                mock_stats.violations++;    /* more than the die's page */
+                return;
+            }
             if (b->factory_bad)
                 mock_stats.violations++;
             if (op->page != b->next_page || pages[page_off(die, lb, op->page)].programmed) {

@@ -29,6 +29,10 @@ struct mock_cfg {
     uint32_t param_luns;        /* LUNs the parameter page states (0: luns) */
     uint32_t bits_per_cell;     /* the part's (0: 2) */
     uint32_t slc_policy, slc_permille;  /* the persona's SLC cache (hal.h SLC_*) */
+    /* a second part type (0: none) on the targets of part2_mask (bit way x n_channels +
+     * channel), its page and spare bytes */
+    uint32_t part2_page_bytes, part2_spare_bytes;
+    uint64_t part2_mask;
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };

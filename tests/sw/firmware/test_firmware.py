@@ -26,7 +26,8 @@ SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not
 TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "queues_mqes",
          "features", "logs", "integrity", "rmw", "gc", "badblocks", "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "luns",
-         "luns_drive", "perf", "slc_static", "slc_dynamic"]
+         "luns_drive", "perf", "slc_static", "slc_dynamic",
+         "mixed"]
 
 
 @pytest.fixture(scope="module")

@@ -1408,6 +1408,53 @@ static void t_slc_dynamic(void)
           (unsigned long long)mock_stats.violations);
 }
 
+/* Mixed parts (intel-750-400g's two dies): die 3 (channel 1, way 1) has half the page of the
+ * others. Its groups hold half the units (plane p's at p x the main part's stride), its
+ * programs and GC reads are its page long, its factory markers sit after its own page; the
+ * capacity counts what the dies hold. The whole drive written, overwritten through GC,
+ * trimmed, read back, and again after a restart. */
+static void t_mixed(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.part2_page_bytes = 4096;
+    c.part2_spare_bytes = 224;
+    c.part2_mask = 1u << 3;             /* target 3 = way 1 x 2 channels + channel 1 */
+    mock_init(&c);
+    mock_factory_bad(3, 7 * 2);         /* found at the small die's own spare column */
+    /* the first programs of die 2 fail: their groups go to the next die of the stripe, and
+     * die 3's page cannot take them */
+    mock_fail_next_program(2, 0);
+    mock_fail_next_program(2, 2);
+    cfg = c;
+    boot();
+    shadow = calloc(1, ns_bytes);
+    CHECK(F.mixed && F.die[3].pu == 2 && F.die[2].pu == 4 && F.die[7 % F.n_dies].upp,
+          "die units per page: %u %u", F.die[3].pu, F.die[2].pu);
+    CHECK(vendor(56) == 32ull * 16 * (3 * 4 + 2), "data units %llu",
+          (unsigned long long)vendor(56));
+    CHECK(F.blk[bidx(3, 7)].state == BLK_BAD, "the small die's factory bad block");
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 9, 8, 0);
+    for (uint64_t i = 0; i < n / spu(); i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    deallocate(300, 700);
+    verify_all(64, 8);
+    printf("mixed: %u user units, %llu programmed, GC moved %llu\n", F.user_units,
+           (unsigned long long)vendor(8), (unsigned long long)vendor(16));
+    CHECK(vendor(16) > 0, "GC never ran");
+    CHECK(vendor(32) >= 3, "%llu bad blocks", (unsigned long long)vendor(32));
+    CHECK(mock_stats.violations == 0, "%llu violations",
+          (unsigned long long)mock_stats.violations);
+    flush();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "%llu violations",
+          (unsigned long long)mock_stats.violations);
+}
+
 struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
@@ -1419,6 +1466,7 @@ static const struct test tests[] = {
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
+    { "mixed", t_mixed },
 };
 
 int main(int argc, char **argv)
