@@ -126,6 +126,11 @@ def part_types(persona, pages_per_block=None):
                     f"page must be the larger or equal ({part2.name}: {b.page_bytes} + "
                     f"{b.spare_bytes} B): the firmware's checkpoint area is on die 0 and the "
                     f"buffer's plane stride is the main part's")
+    targets = c.channels * c.ways_per_channel
+    if targets > 64:
+        errs.append(f"nand.groups = {value}: two part types on {c.channels} x "
+                    f"{c.ways_per_channel} targets: at most 64 (the firmware's part2 target "
+                    f"bitmap, SsdlabIdent part2_mask_lo/hi)")
     if not out["sdr_modes"]:
         errs.append(f"nand.groups = {value}: the parts share no SDR timing mode to bring "
                     f"the bus up in")

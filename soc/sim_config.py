@@ -164,6 +164,12 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
                     k: v for k, v in p2["page_timing"].items() if not k.startswith(f"t_{op}_")}}
             notes.append(f"t_{op}_ns={params[f't_{op}_ns']} given: the same for every page "
                          f"type and corner" + (" on both part types" if two else ""))
+    if fields["part2"] is not None and fields.get("nand_model", "die") != "die" \
+            and "part2" not in (params or {}):
+        notes.append(f"nand_model={fields['nand_model']}: the NAND emulator emulates one "
+                     f"part, {fields['part']} on every die (persona: {fields['part2']['part']} "
+                     f"on {_targets_text(fields['part2_targets'])})")
+        fields["part2"], fields["part2_targets"] = None, ()
     if fields["part2"] is not None and "part2_targets" not in (params or {}):
         # a topology narrowed by params (n_channels=2) keeps the targets it still has
         keep = tuple(t for t in fields["part2_targets"]

@@ -117,8 +117,8 @@ def test_two_part_types():
 
 
 def test_two_part_types_refused(tmp_path):
-    """The small part on channel 0 way 0 (the main part's target) and a third part type are
-    refused naming nand.groups and the limit."""
+    """The small part on channel 0 way 0 (the main part's target), a third part type and
+    more targets than the ident bitmap holds are refused naming nand.groups and the limit."""
     def swap(d):        # same die counts, the 64 Gbit part on (0, 0) and on (7..17, 1)
         d["nand"]["groups"] = [
             {"part": BIG, "channels": "1-17", "ways": [0]},
@@ -142,6 +142,16 @@ def test_two_part_types_refused(tmp_path):
     assert e.value.messages == [
         f"nand.groups = [{BIG}, imft-25nm-mlc-64gbit, {SMALL}]: 3 part types; at most two "
         "per drive (the main part on channel 0 way 0 and one more, SocConfig part2)"]
+
+    def wide(d):        # 18 x 4 = 72 targets: more than the ident bitmap's 64
+        d["controller"]["ways_per_channel"] = 4
+        d["nand"]["groups"].append({"part": BIG, "channels": "0-17", "ways": [2, 3]})
+    p = edited_persona(tmp_path, wide, base="intel-750-400g")
+    with pytest.raises(PersonaError) as e:
+        rtl_params(p.scaled(blocks_per_plane=16), pages_per_block=16)
+    assert e.value.messages == [
+        f"nand.groups = [{BIG}, {SMALL}]: two part types on 18 x 4 targets: at most 64 (the "
+        "firmware's part2 target bitmap, SsdlabIdent part2_mask_lo/hi)"]
 
 
 def test_rtl_params_refused(tmp_path):

@@ -66,14 +66,19 @@ def test_two_part_types():
 
 
 def test_two_part_types_params():
-    """A topology narrowed by params keeps the part2 targets it still has; a tPROG given as
-    a parameter is every die's."""
+    """A topology narrowed by params keeps the part2 targets it still has; an emulator build
+    has the main part only; a tPROG given as a parameter is every die's."""
     c = soc_config("intel-750-400g", {"n_channels": 8}, blocks_per_plane=16,
                    pages_per_block=16)
     assert c.part2_targets == ((6, 1), (7, 1)) and c.part2_mask() == 0b11 << 14
     c = soc_config("intel-750-400g", {"n_channels": 2}, blocks_per_plane=16,
                    pages_per_block=16)
     assert c.part2 is None and any(f"no target of {SMALL} left" in n for n in c.notes)
+    c = soc_config("intel-750-400g", {"nand_model": "emulator"}, blocks_per_plane=16,
+                   pages_per_block=16)          # the emulator emulates one part (a board's)
+    assert c.part2 is None and c.part2_targets == ()
+    assert any(f"the NAND emulator emulates one part, {BIG} on every die" in n
+               for n in c.notes)
     c = soc_config("intel-750-400g", {"t_prog_ns": 500_000}, blocks_per_plane=16,
                    pages_per_block=16)
     assert c.part2["t_prog_ns"] == 500_000
