@@ -12,7 +12,7 @@ from spec.onfi_timing import SDR_MODES, engine_registers, nvddr2_engine_register
 from spec.pcie_link import SATA_NCQ_DEPTH, SATA_NCQ_QUEUES, front_end
 from spec.persona import Onfi, PersonaError, display_path
 
-__all__ = ["rtl_params", "link_params", "part_types"]
+__all__ = ["rtl_params", "link_params", "part_types", "targets_text"]
 
 
 def link_params(persona, mps=256, mrrs=512, read_latency_ns=400):
@@ -44,7 +44,7 @@ def _ranges(xs):
     return ", ".join(out)
 
 
-def _targets_text(targets):
+def targets_text(targets):
     """'way 0 of channels 0-17, way 1 of channels 0-5' for [(channel, way)]."""
     ways = sorted({w for _, w in targets})
     return ", ".join(f"way {w} of channels {_ranges([c for c, x in targets if x == w])}"
@@ -206,9 +206,9 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
     if mixed["part2"] is not None and not mixed["errors"]:
         p2 = mixed["part2"]
         notes.append(f"two part types: {part.name} ({part.geometry.page_bytes} B pages) on "
-                     f"{_targets_text(mixed['main_targets'])}, {p2.name} "
+                     f"{targets_text(mixed['main_targets'])}, {p2.name} "
                      f"({p2.geometry.page_bytes} B pages) on "
-                     f"{_targets_text(mixed['part2_targets'])}; one row geometry "
+                     f"{targets_text(mixed['part2_targets'])}; one row geometry "
                      f"({g.pages_per_block} pages per block, {g.blocks_per_plane} blocks per "
                      f"plane, {g.planes} planes)")
     onfi = c.onfi

@@ -30,7 +30,7 @@ A drive small enough to be written end to end in Verilator also needs fewer page
 `pages_per_block` does that, and it is reported as a change of per-die geometry.
 """
 
-from soc.persona_params import _targets_text, link_params, part_types, rtl_params
+from soc.persona_params import link_params, part_types, rtl_params, targets_text
 from soc.ssdlab_soc import PAGE_TIMING_FIELDS, SocConfig
 from spec.pcie_link import SATA_NCQ_QUEUES
 from spec.persona import PersonaError
@@ -168,7 +168,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
             and "part2" not in (params or {}):
         notes.append(f"nand_model={fields['nand_model']}: the NAND emulator emulates one "
                      f"part, {fields['part']} on every die (persona: {fields['part2']['part']} "
-                     f"on {_targets_text(fields['part2_targets'])})")
+                     f"on {targets_text(fields['part2_targets'])})")
         fields["part2"], fields["part2_targets"] = None, ()
     if fields["part2"] is not None and "part2_targets" not in (params or {}):
         # a topology narrowed by params (n_channels=2) keeps the targets it still has
@@ -178,7 +178,7 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
             fields["part2_targets"] = keep
             notes.append(f"{fields['n_channels']} channels x {fields['n_ways']} ways: "
                          + (f"{fields['part2']['part']} on "
-                            f"{_targets_text(keep)} only" if keep else
+                            f"{targets_text(keep)} only" if keep else
                             f"no target of {fields['part2']['part']} left: one part type"))
             if not keep:
                 fields["part2"] = None
