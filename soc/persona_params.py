@@ -12,7 +12,7 @@ from spec.onfi_timing import SDR_MODES, engine_registers, nvddr2_engine_register
 from spec.pcie_link import SATA_NCQ_DEPTH, SATA_NCQ_QUEUES, front_end
 from spec.persona import Onfi, PersonaError, display_path
 
-__all__ = ["rtl_params", "link_params"]
+__all__ = ["rtl_params", "link_params", "part_types", "targets_text"]
 
 
 def link_params(persona, mps=256, mrrs=512, read_latency_ns=400):
@@ -31,7 +31,114 @@ def link_params(persona, mps=256, mrrs=512, read_latency_ns=400):
             "limits": persona.link_limits(mps, mrrs, read_latency_ns)}
 
 
-def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_width=8):
+def _ranges(xs):
+    """0-5, 7: a sorted list of integers as ranges."""
+    out, xs = [], sorted(xs)
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[j] + 1:
+            j += 1
+        out.append(f"{xs[i]}" if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(out)
+
+
+def targets_text(targets):
+    """'way 0 of channels 0-17, way 1 of channels 0-5' for [(channel, way)]."""
+    ways = sorted({w for _, w in targets})
+    return ", ".join(f"way {w} of channels {_ranges([c for c, x in targets if x == w])}"
+                     for w in ways)
+
+
+def part_types(persona, pages_per_block=None):
+    """The drive's part types as the back end builds them: the main part (the one on channel
+    0, way 0: the back end's geometry, the buffer's plane stride, the firmware's checkpoint
+    die) and at most one more, `part2`, on the targets `part2_targets` ((channel, way) pairs,
+    sorted). The back end's row geometry register (page_bits, block_bits, plane_bits) and the
+    channels' address cycles are shared by every die, so the two must have, after the
+    build's scaling, the same planes, pages per block and blocks per plane, bits per cell
+    and row and column address cycles; they may differ in page and spare size (part2's no
+    larger than the main part's) and in every array time.
+
+    pages_per_block: None, or the simulation's pages per block (a power of two, at most
+    every part's), applied to every part. Returns {"main", "part2" (NandPart, scaled; part2
+    None for one part type), "main_group" (its index in nand.groups), "main_targets",
+    "part2_targets", "sdr_modes" (the SDR modes every part has, a bit mask), "errors" (the
+    `nand.groups = [...]: why` messages; empty when buildable)}."""
+    c = persona.controller
+    ppbs = {g.part.geometry.pages_per_block for g in persona.groups}
+    if pages_per_block is not None and (
+            isinstance(pages_per_block, bool) or not isinstance(pages_per_block, int)
+            or not 1 <= pages_per_block <= min(ppbs)
+            or pages_per_block & (pages_per_block - 1)):
+        raise ValueError(f"pages_per_block={pages_per_block}: must be a power of two in "
+                         f"1..{min(ppbs)} (the parts')")
+
+    def scaled(part):
+        if pages_per_block is None:
+            return part
+        return replace(part, geometry=replace(part.geometry, pages_per_block=pages_per_block))
+
+    slot = {s: i for i, g in enumerate(persona.groups) for s in g.slots()}
+    main_group = slot.get((0, 0), 0)
+    main = scaled(persona.groups[main_group].part)
+    names = [main.name] + sorted({g.part_name for g in persona.groups} - {main.name})
+    errs = []
+    value = f"[{', '.join(persona.parts)}]"
+    out = {"main": main, "part2": None, "main_group": main_group,
+           "main_targets": tuple(sorted(s for s, i in slot.items()
+                                        if persona.groups[i].part_name == main.name)),
+           "part2_targets": (), "sdr_modes": main.sdr_modes, "errors": errs}
+    if len(names) == 1:
+        return out
+    if len(names) > 2:
+        errs.append(f"nand.groups = {value}: {len(names)} part types; at most two per drive "
+                    f"(the main part on channel 0 way 0 and one more, SocConfig part2)")
+        return out
+    part2 = scaled(next(g.part for g in persona.groups if g.part_name == names[1]))
+    out["part2"] = part2
+    out["part2_targets"] = tuple(sorted(s for s, i in slot.items()
+                                        if persona.groups[i].part_name == part2.name))
+    out["sdr_modes"] = main.sdr_modes & part2.sdr_modes
+    a = replace(main.geometry, luns=c.dies_per_way)
+    b = replace(part2.geometry, luns=c.dies_per_way)
+    diff = [f"{what} {x} vs {y}" for what, x, y in (
+        ("planes", a.planes, b.planes),
+        ("pages per block", a.pages_per_block, b.pages_per_block),
+        ("blocks per plane", a.blocks_per_plane, b.blocks_per_plane)) if x != y]
+    if diff:
+        errs.append(f"nand.groups = {value}: row geometry differs ({', '.join(diff)}): the "
+                    f"back end's geometry register (page_bits, block_bits, plane_bits) is "
+                    f"shared by every die, so mixed parts need the same planes, pages per "
+                    f"block and blocks per plane after the build's scaling (e.g. 16 x 16 "
+                    f"as `ssdlab fidelity` builds)")
+    diff = [f"{what} {x} vs {y}" for what, x, y in (
+        ("bits per cell", a.bits_per_cell, b.bits_per_cell),
+        ("row address cycles", a.row_cycles, b.row_cycles),
+        ("column address cycles", a.column_cycles, b.column_cycles)) if x != y]
+    if diff:
+        errs.append(f"nand.groups = {value}: {', '.join(diff)}: the channels' address "
+                    f"cycles and the firmware's page types are one for every die")
+    if b.page_bytes > a.page_bytes or b.register_bytes > a.register_bytes:
+        errs.append(f"nand.groups = {value}: the part on channel 0 way 0 ({main.name}, "
+                    f"{a.page_bytes} + {a.spare_bytes} B pages) is the main part and its "
+                    f"page must be the larger or equal ({part2.name}: {b.page_bytes} + "
+                    f"{b.spare_bytes} B): the firmware's checkpoint area is on die 0 and the "
+                    f"buffer's plane stride is the main part's")
+    targets = c.channels * c.ways_per_channel
+    if targets > 64:
+        errs.append(f"nand.groups = {value}: two part types on {c.channels} x "
+                    f"{c.ways_per_channel} targets: at most 64 (the firmware's part2 target "
+                    f"bitmap, SsdlabIdent part2_mask_lo/hi)")
+    if not out["sdr_modes"]:
+        errs.append(f"nand.groups = {value}: the parts share no SDR timing mode to bring "
+                    f"the bus up in")
+    return out
+
+
+def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_width=8,
+               pages_per_block=None):
     """Parameters and register values of `persona` (a spec.persona.Persona) for the RTL cores,
     or PersonaError naming each field the RTL cannot do:
 
@@ -52,6 +159,9 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
       host.pcie_lanes);
     - "limits_mb_s": the persona's analytic limits on the bus the RTL runs (its interface and
       mode at clk_mhz: the engines move at most one byte per clock);
+    - "parts": {"main": the part on channel 0 way 0, "part2": None or the second part type,
+      "part2_targets": its [(channel, way)]} (`part_types`: two part types are built when
+      their row geometry is the same after the build's scaling);
     - "substitutions" (what differs from the drive) and "notes".
     An nv-ddr2 persona gets NV-DDR2 channels (nand_backend with_nvddr2; the SoC needs an
     ONFI PHY: a board's, or onfi_phy_sim in the simulated drive): the firmware brings the bus
@@ -61,7 +171,9 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
 
     clk_mhz: the NAND engine clock, > 0. queue_depth: ops per die queue, passed through to
     NandBackend (its legal range: 1..16). timer_width: the engine's timing-counter bits
-    (a register value that does not fit is an error)."""
+    (a register value that does not fit is an error). pages_per_block: None, or the
+    simulation's pages per block on every part (a power of two up to the smallest part's;
+    soc_config's), which the geometry and the mixed-part check then use."""
     c = persona.controller
     src = display_path(persona.path) if persona.path else persona.name
     errs, subs, notes = [], [], []
@@ -78,26 +190,33 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
          "the flash op's lun field has 2 bits (nand_backend n_luns): 1..4 dies per way")
     need(c.multi_plane <= 4, "controller.multi_plane", c.multi_plane,
          "nand_backend max_planes is 1..4")
-    kinds = {(g.part.geometry, g.part.timing) for g in persona.groups}
-    need(len(kinds) == 1, "nand.groups", f"[{', '.join(persona.parts)}]",
-         "nand_backend shares one geometry and timing register set: one part type per "
-         "drive")
+    mixed = part_types(persona, pages_per_block)
+    errs += mixed["errors"]
+    part = mixed["main"]
     # the part's geometry with the persona's LUNs per target (row address: page, block, LUN)
-    g = replace(persona.groups[0].part.geometry, luns=min(c.dies_per_way, 4))
-    part = persona.groups[0].part
-    need(g.pages_per_block <= 4096, "nand.groups[0].part", persona.groups[0].part_name,
+    g = replace(part.geometry, luns=min(c.dies_per_way, 4))
+    need(g.pages_per_block <= 4096, f"nand.groups[{mixed['main_group']}].part", part.name,
          f"{g.pages_per_block} pages per block: the flash op's page field holds 0..4095")
-    need(g.blocks_per_lun <= 65536, "nand.groups[0].part", persona.groups[0].part_name,
+    need(g.blocks_per_lun <= 65536, f"nand.groups[{mixed['main_group']}].part", part.name,
          f"{g.blocks_per_lun} blocks per LUN: the flash op's block field holds 0..65535")
-    need(g.register_bytes <= 65536, "nand.groups[0].part", persona.groups[0].part_name,
+    need(g.register_bytes <= 65536, f"nand.groups[{mixed['main_group']}].part", part.name,
          f"page + spare {g.register_bytes} B: max_len is 1..65536")
-    need(2 <= g.row_cycles <= 4, "nand.groups[0].part", persona.groups[0].part_name,
+    need(2 <= g.row_cycles <= 4, f"nand.groups[{mixed['main_group']}].part", part.name,
          f"{g.row_cycles} row address cycles: the channel does 2..4")
+    if mixed["part2"] is not None and not mixed["errors"]:
+        p2 = mixed["part2"]
+        notes.append(f"two part types: {part.name} ({part.geometry.page_bytes} B pages) on "
+                     f"{targets_text(mixed['main_targets'])}, {p2.name} "
+                     f"({p2.geometry.page_bytes} B pages) on "
+                     f"{targets_text(mixed['part2_targets'])}; one row geometry "
+                     f"({g.pages_per_block} pages per block, {g.blocks_per_plane} blocks per "
+                     f"plane, {g.planes} planes)")
     onfi = c.onfi
     mode = onfi.mode
     nvddr2 = onfi.interface == "nv-ddr2" and not sdr_fallback
     if onfi.interface == "nv-ddr2":
-        mode = part.sdr_modes.bit_length() - 1      # the bring-up's, or the fallback's
+        # the bring-up's, or the fallback's: the fastest SDR mode every part has
+        mode = mixed["sdr_modes"].bit_length() - 1
         if sdr_fallback:
             subs.append(f"controller.onfi: nv-ddr2 mode {onfi.mode} ({onfi.mt_s:.0f} MT/s) -> "
                         f"sdr mode {mode} ({1000 / SDR_MODES[mode].tRC:.0f} MT/s): "
@@ -153,6 +272,9 @@ def rtl_params(persona, clk_mhz=100.0, sdr_fallback=False, queue_depth=4, timer_
         "geometry": {"page_bits": g.page_bits, "block_bits": g.block_bits,
                      "plane_bits": g.plane_bits},
         "luns": c.dies_per_way,
+        "parts": {"main": part.name,
+                  "part2": mixed["part2"].name if mixed["part2"] is not None else None,
+                  "part2_targets": list(mixed["part2_targets"])},
         "timing": timing,
         "nvddr2_timing": nv_timing,
         "onfi": {"interface": "nv-ddr2" if nvddr2 else "sdr",

@@ -2,16 +2,20 @@
 """From a drive persona to the SoC's build parameters (SocConfig).
 
 The persona gives channels, ways, the part (geometry, array times), host queues, MDTS and LBA
-size (spec/persona, soc/persona_params.py `rtl_params`). Two things the RTL cannot take as they are:
+size (spec/persona, soc/persona_params.py `rtl_params`). Two things the RTL cannot take as
+they are:
 
 - NV-DDR2 personas run their bus in the part's fastest SDR mode (`sdr_fallback`, reported),
   unless the build has NV-DDR2 (`nvddr2=True`: a board with an ONFI PHY, or the simulated
   drive's onfi_phy_sim), where that SDR mode is the bring-up's and the firmware then switches
   to the persona's NV-DDR2 mode (its timing, at the engine's clock: one byte per clock at
   most, reported);
-- a persona mixing part types (intel-750-400g: 128 and 64 Gbit dies) gets its first group's
-  part on every die, since the flash back end shares one geometry and timing register set
-  (reported).
+- a persona mixing part types (intel-750-400g: 128 and 64 Gbit dies) is built with both
+  (SocConfig `part2`, `part2_targets`: each die model gets its own part's page, spare and
+  array times) only where their row geometry is one after the build's scaling, since the
+  back end's geometry register is shared by every die: the full-size 400g (512 vs 256 pages
+  per block) is refused naming nand.groups, 16 blocks per plane x 16 pages per block builds
+  (soc/persona_params.py `part_types`; the notes say which part is on which targets).
 
 The host link: the persona's PCIe generation and lanes (or SATA cap) become the SoC's link
 fields, which the simulation harness paces its TLPs by (spec/pcie_link.py), and the front
@@ -26,7 +30,7 @@ A drive small enough to be written end to end in Verilator also needs fewer page
 `pages_per_block` does that, and it is reported as a change of per-die geometry.
 """
 
-from soc.persona_params import link_params, rtl_params
+from soc.persona_params import link_params, part_types, rtl_params, targets_text
 from soc.ssdlab_soc import PAGE_TIMING_FIELDS, SocConfig
 from spec.pcie_link import SATA_NCQ_QUEUES
 from spec.persona import PersonaError
@@ -47,6 +51,20 @@ def slc_params(p):
             "slc_permille": max(1, min(500, round(1000 * native / full.raw_bytes)))}
 
 
+def _page_timing(part):
+    """The part's per page type tR / tPROG as SocConfig page_timing."""
+    return {k: getattr(part.timing, k) for k in PAGE_TIMING_FIELDS
+            if getattr(part.timing, k, None) is not None}
+
+
+def _part2(part):
+    """SocConfig part2 of `part` (a NandPart)."""
+    geo, t = part.geometry, part.timing
+    return {"part": part.name, "page_bytes": geo.page_bytes, "spare_bytes": geo.spare_bytes,
+            "t_r_ns": t.t_r_ns, "t_prog_ns": t.t_prog_ns, "t_bers_ns": t.t_bers_ns,
+            "page_timing": _page_timing(part)}
+
+
 def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
                sys_clk_freq=None, nvddr2=False):
     """SocConfig for persona (name or path; None: "default"), with `params` (a dict of
@@ -62,26 +80,36 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
     link = link_params(p)                  # PersonaError: a link the front end cannot carry
     if sys_clk_freq is None:
         sys_clk_freq = link["clk_hz"]
+    ppb_parts = {g.part.geometry.pages_per_block for g in p.groups}
+    if pages_per_block is not None and (not 1 <= pages_per_block <= min(ppb_parts)
+                                        or pages_per_block & (pages_per_block - 1)):
+        raise ValueError(f"pages_per_block={pages_per_block}: must be a power of two in "
+                         f"1..{min(ppb_parts)} (the part's)")
     rtl = None
     try:
-        rtl = rtl_params(p, clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True)
-    except Exception as e:          # PersonaError: mixed parts; use the first group's part
-        luns = [m for m in getattr(e, "messages", ()) if m.startswith("controller.dies_per_way")]
-        if luns:                    # no substitute for LUNs the back end cannot address
-            raise PersonaError(e.source, luns) from None
-        notes.append(f"persona not buildable as is ({e}); first part type used on every die")
-    g = p.groups[0].part
-    geo = g.geometry
+        rtl = rtl_params(p, clk_mhz=sys_clk_freq / 1e6, sdr_fallback=True,
+                         pages_per_block=pages_per_block)
+    except PersonaError as e:
+        # no substitute for LUNs the back end cannot address, nor for part types it cannot
+        # build side by side (part_types: their row geometry must be one)
+        fatal = [m for m in e.messages if m.startswith(("controller.dies_per_way",
+                                                          "nand.groups ="))]
+        if fatal:
+            raise PersonaError(e.source, fatal) from None
+        notes.append(f"persona not buildable as is ({e}); built with what the back end takes")
+    mixed = part_types(p, pages_per_block)
+    g = mixed["main"]
+    geo = p.groups[mixed["main_group"]].part.geometry
     c, h = p.controller, p.host
-    mode = rtl["onfi"]["mode"] if rtl else g.sdr_modes.bit_length() - 1
+    mode = rtl["onfi"]["mode"] if rtl else mixed["sdr_modes"].bit_length() - 1
     if rtl:
         notes += rtl["substitutions"] + rtl["notes"]
     ppb = geo.pages_per_block
     if pages_per_block is not None:
-        if not 1 <= pages_per_block <= ppb or pages_per_block & (pages_per_block - 1):
-            raise ValueError(f"pages_per_block={pages_per_block}: must be a power of two in "
-                             f"1..{ppb} (the part's)")
-        notes.append(f"simulation scale: {pages_per_block} pages per block (part: {ppb})")
+        parts = ", ".join(f"{q}: {n}" for q, n in sorted(
+            {gr.part_name: gr.part.geometry.pages_per_block for gr in p.groups}.items()))
+        notes.append(f"simulation scale: {pages_per_block} pages per block (part: "
+                     f"{ppb if len(ppb_parts) == 1 else parts})")
         ppb = pages_per_block
     from dataclasses import replace
     # the row address holds page, block and LUN (controller.dies_per_way LUNs per target)
@@ -93,8 +121,9 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         blocks_per_plane=geo.blocks_per_plane, planes=geo.planes,
         bits_per_cell=geo.bits_per_cell, t_r_ns=g.timing.t_r_ns, t_prog_ns=g.timing.t_prog_ns,
         t_bers_ns=g.timing.t_bers_ns, onfi_mode=mode, n_io_queues=min(h.io_queues, 64),
-        page_timing={k: getattr(g.timing, k) for k in PAGE_TIMING_FIELDS
-                     if getattr(g.timing, k) is not None},
+        page_timing=_page_timing(g),
+        part2=None if mixed["part2"] is None else _part2(mixed["part2"]),
+        part2_targets=mixed["part2_targets"],
         mqes=min(h.mqes, 4095),
         max_transfer=min(h.max_transfer_kib * 1024, 131072),
         lbads=h.lba_bytes.bit_length() - 1, sys_clk_freq=sys_clk_freq,
@@ -128,8 +157,31 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
         if f"t_{op}_ns" in (params or {}) and "page_timing" not in params:
             fields["page_timing"] = {k: v for k, v in fields["page_timing"].items()
                                      if not k.startswith(f"t_{op}_")}
+            two = fields["part2"] is not None and "part2" not in params
+            if two:                                         # and for every die
+                p2 = fields["part2"]
+                fields["part2"] = {**p2, f"t_{op}_ns": params[f"t_{op}_ns"], "page_timing": {
+                    k: v for k, v in p2["page_timing"].items() if not k.startswith(f"t_{op}_")}}
             notes.append(f"t_{op}_ns={params[f't_{op}_ns']} given: the same for every page "
-                         f"type and corner")
+                         f"type and corner" + (" on both part types" if two else ""))
+    if fields["part2"] is not None and fields.get("nand_model", "die") != "die" \
+            and "part2" not in (params or {}):
+        notes.append(f"nand_model={fields['nand_model']}: the NAND emulator emulates one "
+                     f"part, {fields['part']} on every die (persona: {fields['part2']['part']} "
+                     f"on {targets_text(fields['part2_targets'])})")
+        fields["part2"], fields["part2_targets"] = None, ()
+    if fields["part2"] is not None and "part2_targets" not in (params or {}):
+        # a topology narrowed by params (n_channels=2) keeps the targets it still has
+        keep = tuple(t for t in fields["part2_targets"]
+                     if t[0] < fields["n_channels"] and t[1] < fields["n_ways"])
+        if keep != fields["part2_targets"]:
+            fields["part2_targets"] = keep
+            notes.append(f"{fields['n_channels']} channels x {fields['n_ways']} ways: "
+                         + (f"{fields['part2']['part']} on "
+                            f"{targets_text(keep)} only" if keep else
+                            f"no target of {fields['part2']['part']} left: one part type"))
+            if not keep:
+                fields["part2"] = None
     corner = fields.get("nand_timing", "typical")
     types = "/".join(geo.page_types)
     notes.append(f"NAND array times: {corner} tR and tPROG per page type ({types}, page % "

@@ -94,6 +94,18 @@ class SocConfig:
     nvddr2_mode: None (SDR only), or the NV-DDR2 timing mode the firmware switches the bus
     to after the SDR bring-up (a board with an ONFI PHY: the channels are built with the
     NV-DDR2 engine and the pins are each channel's PHY interface).
+    Two part types (a persona such as intel-750-400g): part is the main part, on channel 0
+    way 0 and every target not in part2_targets; part2: None (one part type) or the second
+    part's fields {"part", "page_bytes", "spare_bytes", "t_r_ns", "t_prog_ns", "t_bers_ns",
+    "page_timing" ({PAGE_TIMING_FIELDS name: ns}, may be absent)}: page_bytes no larger than
+    the main part's and page + spare no larger than its (the buffer's plane stride, the back
+    end's max_len and the firmware's checkpoint die are the main part's); every other
+    field, the row geometry (pages_per_block, blocks_per_plane, planes), bits_per_cell and
+    the address cycles among them, is shared by every die (the back end's geometry register,
+    soc/persona_params.part_types). part2_targets: the (channel, way) pairs carrying part2,
+    never (0, 0); the firmware reads them as SsdlabIdent's part2_mask (bit way x n_channels
+    + channel), so n_channels x n_ways is at most 64 with part2; "die" model only (the NAND
+    emulator emulates one part).
     Host link (spec/pcie_link.py; the simulation harness paces its TLPs by it):
     host_interface "nvme" or "sata"; pcie_gen (1..5), pcie_lanes (1..16); mps, mrrs (128,
     256, 512 B); link_mb_s_cap (SATA: payload MB/s; None for PCIe); read_latency_ns (the root
@@ -150,6 +162,10 @@ class SocConfig:
         # The PCIe data path (PCIeSimPHY, NvmeDataDma, the buffer memory's word) in bits; the
         # link model (soc/sim_config.py) sets it per persona.
         self.pcie_data_width = kw.pop("pcie_data_width", 64)
+        # A second part type on some targets (intel-750-400g): its page, spare and array
+        # times; every other field is the main part's (see the docstring).
+        self.part2 = kw.pop("part2", None)
+        self.part2_targets = tuple(tuple(t) for t in kw.pop("part2_targets", ()))
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
         if self.pcie_data_width not in (64, 128, 256, 512):
@@ -186,11 +202,74 @@ class SocConfig:
         if self.nvddr2_mode is not None and self.nand_model != "die":
             raise ValueError("SocConfig: nvddr2_mode needs nand_model='die' (the emulator "
                              "speaks SDR)")
+        self._check_part2()
         handles = 2 * (1 << self.tag_width) * self.max_transfer
         if handles >= self.buf_size:
             raise ValueError(f"SocConfig: buf_size={self.buf_size} leaves no firmware slots "
                              f"after the {handles} bytes of command buffers")
         self.fw_slot_first = handles // SLOT
+
+    PART2_FIELDS = ("part", "page_bytes", "spare_bytes", "t_r_ns", "t_prog_ns", "t_bers_ns")
+
+    def _check_part2(self):
+        if self.part2 is None:
+            if self.part2_targets:
+                raise ValueError("SocConfig: part2_targets given without part2")
+            return
+        if not isinstance(self.part2, dict):
+            raise ValueError(f"SocConfig: part2={self.part2!r}: None or a dict of the second "
+                             f"part's fields")
+        p2 = self.part2 = {**self.part2, "page_timing": dict(self.part2.get("page_timing", {}))}
+        bad = sorted(set(p2) - set(self.PART2_FIELDS) - {"page_timing"})
+        missing = [k for k in self.PART2_FIELDS if k not in p2]
+        if bad or missing:
+            raise ValueError("SocConfig: part2: " + "; ".join(
+                ([f"unknown field(s) {', '.join(bad)}"] if bad else [])
+                + ([f"missing {', '.join(missing)}"] if missing else []))
+                + f" (fields: {', '.join(self.PART2_FIELDS)}, page_timing)")
+        bad = sorted(set(p2["page_timing"]) - set(PAGE_TIMING_FIELDS))
+        if bad:
+            raise ValueError(f"SocConfig: part2 page_timing: unknown field(s) "
+                             f"{', '.join(bad)}; one of {', '.join(PAGE_TIMING_FIELDS)}")
+        if p2["page_bytes"] > self.page_bytes or \
+                p2["page_bytes"] + p2["spare_bytes"] > self.page_bytes + self.spare_bytes:
+            raise ValueError(f"SocConfig: part2 page {p2['page_bytes']} + {p2['spare_bytes']} "
+                             f"B: no larger than the main part's {self.page_bytes} + "
+                             f"{self.spare_bytes} (the buffer's plane stride and the back "
+                             f"end's max_len are the main part's)")
+        if self.nand_model != "die":
+            raise ValueError("SocConfig: part2 needs nand_model='die' (the NAND emulator "
+                             "emulates one part)")
+        if self.n_channels * self.n_ways > 64:
+            raise ValueError(f"SocConfig: part2 with {self.n_channels} x {self.n_ways} "
+                             f"targets: at most 64 (SsdlabIdent's part2_mask_lo/hi)")
+        t = self.part2_targets
+        if not t:
+            raise ValueError("SocConfig: part2 without part2_targets (the (channel, way) "
+                             "pairs carrying it)")
+        if len(set(t)) != len(t):
+            raise ValueError(f"SocConfig: part2_targets {t}: a target twice")
+        for c, w in t:
+            if not (0 <= c < self.n_channels and 0 <= w < self.n_ways):
+                raise ValueError(f"SocConfig: part2_targets: ({c}, {w}) is outside "
+                                 f"{self.n_channels} channels x {self.n_ways} ways")
+        if (0, 0) in t:
+            raise ValueError("SocConfig: part2_targets: (0, 0) carries the main part (the "
+                             "firmware's checkpoint die)")
+        self.part2_targets = tuple(sorted(t))
+
+    def part2_mask(self):
+        """The targets carrying part2 as a bitmap: bit way x n_channels + channel (the
+        firmware's target index; die d is channel d % n_channels, way (d / n_channels) %
+        n_ways)."""
+        return sum(1 << (w * self.n_channels + c) for c, w in self.part2_targets)
+
+    def die_part(self, channel, way):
+        """{"part", "page_bytes", "spare_bytes", "t_r_ns", "t_prog_ns", "t_bers_ns",
+        "page_timing"} of the dies on target (channel, way)."""
+        if (channel, way) in self.part2_targets:
+            return dict(self.part2)
+        return {k: getattr(self, k) for k in self.PART2_FIELDS + ("page_timing",)}
 
     def as_dict(self):
         return dict(vars(self))
@@ -222,6 +301,14 @@ class SsdlabIdent(LiteXModule):
         name = cfg.persona.encode()[:31].ljust(32, b"\0")
         consts += [(f"persona{i}", int.from_bytes(name[4 * i:4 * i + 4], "little"))
                    for i in range(8)]
+        # A second part type (SocConfig part2): its page and spare bytes (0: one part type)
+        # and the targets carrying it, bit t = way x n_channels + channel (the firmware's
+        # target index). Last, so the registers above keep their addresses.
+        p2 = cfg.part2 or {"page_bytes": 0, "spare_bytes": 0}
+        mask = cfg.part2_mask()
+        consts += [("part2_page_bytes", p2["page_bytes"]),
+                   ("part2_spare_bytes", p2["spare_bytes"]),
+                   ("part2_mask_lo", mask & 0xFFFFFFFF), ("part2_mask_hi", mask >> 32)]
         for n, v in consts:
             csr = CSRStatus(32, name=n, reset=v)
             setattr(self, f"_{n}", csr)

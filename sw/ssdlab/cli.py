@@ -91,7 +91,11 @@ def _load(name, scale, blocks_per_plane):
                    "brought up in SDR).")
 @click.option("--clk-mhz", type=float, default=100.0, show_default=True,
               help="With --rtl: the NAND engine clock.")
-def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_mhz):
+@click.option("--pages-per-block", type=int, default=None, metavar="N",
+              help="With --rtl: the simulation's N pages per block on every part (a power "
+                   "of two), as `ssdlab sim` builds; two part types need one row geometry.")
+def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_mhz,
+                 pages_per_block):
     """Inputs, derived capacities and analytic limits of persona NAME (a name or a file)."""
     if scale is not None and blocks_per_plane is not None:
         raise click.UsageError("give --scale or --blocks-per-plane, not both")
@@ -99,9 +103,12 @@ def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_
     rtl_map = rtl_err = None
     if rtl:
         try:
-            rtl_map = rtl_params(p, clk_mhz=clk_mhz, sdr_fallback=sdr_fallback)
+            rtl_map = rtl_params(p, clk_mhz=clk_mhz, sdr_fallback=sdr_fallback,
+                                 pages_per_block=pages_per_block)
         except PersonaError as e:
             rtl_err = e
+        except ValueError as e:             # pages_per_block out of range
+            raise click.BadParameter(str(e), param_hint="--pages-per-block") from None
     if as_json:
         out = p.to_dict()
         if rtl:
@@ -111,7 +118,8 @@ def persona_show(name, scale, blocks_per_plane, as_json, rtl, sdr_fallback, clk_
         _print(p)
         if rtl_map is not None:
             click.echo("\nRTL mapping:")
-            for key in ("nand_backend", "geometry", "luns", "onfi", "timing", "nvddr2_timing",
+            for key in ("nand_backend", "geometry", "luns", "parts", "onfi", "timing",
+                        "nvddr2_timing",
                         "nvme_controller", "host_link", "limits_mb_s"):
                 click.echo(f"  {key}: {rtl_map[key]}")
             for s in rtl_map["substitutions"]:

@@ -80,7 +80,9 @@ def plan(names, blocks_per_plane=16, pages_per_block=16):
         if not 1 <= pages_per_block <= min(ppb):
             raise FidelityError(f"--pages-per-block {pages_per_block}: out of range "
                                 f"1..{min(ppb)} for {name}")
-        factor = s.scale.capacity_factor * pages_per_block / max(ppb)
+        # every die at blocks_per_plane x pages_per_block (two part types: each its page)
+        factor = sum(d[3].geometry.page_bytes * d[3].geometry.planes for d in full.dies) * \
+            blocks_per_plane * pages_per_block / full.raw_bytes
         c = full.controller
         lim = full.flash_limits()
         out.append({

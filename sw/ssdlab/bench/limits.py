@@ -17,6 +17,10 @@ the SDR registers of `onfi_mode` otherwise. It is applied to what the firmware's
   die, one tPROG), whatever the host's I/O size; the limit is before write amplification
   (GC moves and map checkpoints share the same programs).
 
+A build of two part types (SocConfig part2 on part2_targets: intel-750-400g) is summed
+target by target, each die with its own page and array times (`die_cfg`), as
+`persona.flash_limits()` sums its dies.
+
 The array times are the means over the part's page types (tR and tPROG per page type, the
 corner the build's dies run: config.json `page_timing`, `nand_timing`): a sequential write
 programs every type in turn and reads hit them evenly, so a die's pages per second are the
@@ -39,7 +43,7 @@ from spec.nand_geometry import PARTS, NandArrayTiming
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 
-__all__ = ["bus_of", "array_ns", "flash_limit_mb_s", "point_limit"]
+__all__ = ["bus_of", "array_ns", "die_cfg", "flash_limit_mb_s", "point_limit"]
 
 
 def array_ns(cfg):
@@ -74,10 +78,24 @@ def bus_of(cfg):
             "describe": f"{name} mode {mode}, engine at {clk:g} MHz ({mt_s:.0f} MT/s)"}
 
 
+def die_cfg(cfg, channel, way):
+    """The build `cfg` (config.json dict) as seen by the dies of target (channel, way): the
+    main part's fields, or on a part2 target (SocConfig part2, part2_targets) the second
+    part's part, page, spare and array times."""
+    p2 = cfg.get("part2")
+    if p2 and [channel, way] in [list(t) for t in cfg.get("part2_targets", ())]:
+        return {**cfg, "page_timing": {}, **p2}
+    return cfg
+
+
 def flash_limit_mb_s(cfg, kind, bs):
     """The flash's limit in MB/s (10^6 B/s of user data) for I/Os of bs bytes, kind "read"
     or "write", on the drive of `cfg` (a SocConfig dict, config.json): page data only over
-    the bus (no spare), on the interface and mode `bus_of(cfg)` names."""
+    the bus (no spare), on the interface and mode `bus_of(cfg)` names. A build of two part
+    types (part2) is summed target by target: on a channel the bus carries one die's phases
+    at a time (the channel's bus bound is its dies' data over their summed bus times) and
+    each die is bound by its own bus phases plus array time, as persona.flash_limits() does
+    (spec/persona/limits.py); with one part type this is `analytic_limits` x n_ways."""
     clk_mhz = cfg["sys_clk_freq"] / 1e6
     period = 1000.0 / clk_mhz
     if cfg.get("nvddr2_mode") is not None:
@@ -86,18 +104,28 @@ def flash_limit_mb_s(cfg, kind, bs):
     else:
         regs = engine_registers(cfg["onfi_mode"], clk_mhz, width=16)
         model = analytic_limits
-    page = cfg["page_bytes"]
-    if kind == "read":
-        moved = min(page, -(-bs // UNIT) * UNIT)        # whole units, at most one page
-        user = min(bs, page)
-    else:
-        moved = user = cfg["planes"] * page             # a multi-plane program of full pages
-    t_r, t_prog = array_ns(cfg)
-    lim = model(regs, cfg["n_ways"], moved, t_r, t_prog, period_ns=period,
-                column_cycles=PARTS[cfg["part"]].geometry.column_cycles,
-                row_cycles=cfg["row_cycles"])
-    pages_s = lim["read" if kind == "read" else "program"][0]
-    return cfg["n_channels"] * pages_s * user / 1e6
+    op = "read" if kind == "read" else "program"
+    total = 0.0
+    for channel in range(cfg["n_channels"]):
+        user = bus_ns = array_bound = 0.0
+        for way in range(cfg["n_ways"]):
+            d = die_cfg(cfg, channel, way)
+            page = d["page_bytes"]
+            if kind == "read":
+                moved = min(page, -(-bs // UNIT) * UNIT)    # whole units, at most one page
+                data = min(bs, page)
+            else:
+                moved = data = cfg["planes"] * page         # a multi-plane program of pages
+            t_r, t_prog = array_ns(d)
+            lim = model(regs, 1, moved, t_r, t_prog, period_ns=period,
+                        column_cycles=PARTS[d["part"]].geometry.column_cycles,
+                        row_cycles=cfg["row_cycles"])
+            _, bus_pages, array_pages, _ = lim[op]
+            user += data
+            bus_ns += 1e9 / bus_pages
+            array_bound += data * array_pages
+        total += min(user * 1e9 / bus_ns, array_bound)
+    return total / 1e6
 
 
 def point_limit(cfg, link, rw, bs, rwmixread=None):

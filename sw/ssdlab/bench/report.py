@@ -37,8 +37,11 @@ def header_rows(r):
         rows.append(("drive", f"{c.get('n_channels')} channels x {c.get('n_ways')} ways, "
                               f"{c.get('part')}, {c.get('planes')} planes x "
                               f"{c.get('blocks_per_plane')} blocks x "
-                              f"{c.get('pages_per_block')} pages of {c.get('page_bytes')} B, "
-                              f"OP {c.get('op_pct')} %"))
+                              f"{c.get('pages_per_block')} pages of {c.get('page_bytes')} B"
+                              + (f"; {c['part2']['part']} ({c['part2']['page_bytes']} B "
+                                 f"pages) on {len(c.get('part2_targets', []))} targets"
+                                 if c.get("part2") else "")
+                              + f", OP {c.get('op_pct')} %"))
         rows.append(("capacity scale", c.get("scale_note", "")))
         for n in c.get("notes", []):
             rows.append(("note", n))

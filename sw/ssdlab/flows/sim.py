@@ -204,7 +204,9 @@ def run_drive(persona="default", channels=None, blocks_per_plane=SIM_SCALE["bloc
                        pages_per_block=pages_per_block)   # PersonaError names the field
     out = build_drive(cfg, trace=trace, pgo=pgo)
     print(f"drive: {cfg.persona}, {cfg.n_channels} channels x {cfg.n_ways} ways, "
-          f"{cfg.part}, {cfg.pages_per_block} pages/block x {cfg.blocks_per_plane} "
+          f"{cfg.part}" + (f" and {cfg.part2['part']} on {len(cfg.part2_targets)} targets"
+                           if cfg.part2 else "")
+          + f", {cfg.pages_per_block} pages/block x {cfg.blocks_per_plane} "
           f"blocks/plane x {cfg.planes} planes; {cfg.scale_note}")
     for note in cfg.notes:
         print(f"  note: {note}")

@@ -61,7 +61,8 @@ class DrivePlatform(SimPlatform):
 
 def sim_top(soc, cfg):
     """ssdlab_sim_top.sv: the SoC with clock, reset, UART, PCIe PHY ports at the top and one
-    nand_die_fast per (channel, way), a target of cfg.luns LUNs."""
+    nand_die_fast per (channel, way), a target of cfg.luns LUNs: of cfg.part2 on the
+    targets in cfg.part2_targets, of the main part (cfg.part) on the others."""
     period_ps = int(round(1e12 / cfg.sys_clk_freq))
     phy_ios = soc.pcie_phy.get_ios()
     ports = ["    input  wire clk,", "    input  wire rst,",
@@ -147,16 +148,19 @@ def sim_top(soc, cfg):
         for w in range(cfg.n_ways):
             d = f"d{c}_{w}"
             die = c * cfg.n_ways + w
+            part = cfg.die_part(c, w)          # the main part's, or part2's on its targets
             lines += [
                 f"    wire [7:0] {d}_dq;", f"    wire {d}_rb, {d}_dqs;",
                 f"    wire [31:0] {d}_rv, {d}_tv;",
                 f"    nand_die_fast #(.CLK_PS({period_ps}), .DIE_ID({die}), .SEED({die + 1}), "
-                f".PART(\"{cfg.part}\"), .PAGE_BYTES({cfg.page_bytes}), "
-                f".SPARE_BYTES({cfg.spare_bytes}), .PAGES_PER_BLOCK({cfg.pages_per_block}), "
+                f".PART(\"{part['part']}\"), .PAGE_BYTES({part['page_bytes']}), "
+                f".SPARE_BYTES({part['spare_bytes']}), "
+                f".PAGES_PER_BLOCK({cfg.pages_per_block}), "
                 f".BLOCKS_PER_PLANE({cfg.blocks_per_plane}), .PLANES({cfg.planes}), "
-                f".LUNS({cfg.luns}), .BITS_PER_CELL({cfg.bits_per_cell}), .T_R_NS({cfg.t_r_ns}), "
-                f".T_PROG_NS({cfg.t_prog_ns}), .T_BERS_NS({cfg.t_bers_ns}), "
-                + "".join(f".{k.upper()}({v}), " for k, v in sorted(cfg.page_timing.items()))
+                f".LUNS({cfg.luns}), .BITS_PER_CELL({cfg.bits_per_cell}), "
+                f".T_R_NS({part['t_r_ns']}), .T_PROG_NS({part['t_prog_ns']}), "
+                f".T_BERS_NS({part['t_bers_ns']}), "
+                + "".join(f".{k.upper()}({v}), " for k, v in sorted(part["page_timing"].items()))
                 + f".TYPICAL({int(cfg.nand_timing == 'typical')}), "
                 f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), .VERBOSE(1), "
                 f".DDR_PINS({int(nvddr2)})) die_{c}_{w} (",

@@ -15,9 +15,9 @@ from spec.persona import PERSONA_DIR, PersonaError, load_persona
 pytestmark = pytest.mark.smoke
 
 
-def edited_persona(tmp_path, edit):
-    """intel-750-1.2t with `edit` applied to its YAML document, loaded from tmp_path."""
-    doc = yaml.safe_load((PERSONA_DIR / "intel-750-1.2t.yaml").read_text())
+def edited_persona(tmp_path, edit, base="intel-750-1.2t"):
+    """`base` with `edit` applied to its YAML document, loaded from tmp_path."""
+    doc = yaml.safe_load((PERSONA_DIR / f"{base}.yaml").read_text())
     edit(doc)
     doc["name"] = "bad"
     path = tmp_path / "bad.yaml"
@@ -86,13 +86,75 @@ def test_nvddr2_channels():
     assert r["limits_mb_s"]["channel_read"] <= p.controller.channels * 125.0
 
 
-def test_rtl_params_refused(tmp_path):
+BIG, SMALL = "imft-20nm-mlc-128gbit", "imft-20nm-mlc-64gbit"
+
+
+def test_two_part_types():
+    """intel-750-400g: refused at full size naming its row geometry (512 vs 256 pages per
+    block, 1024 vs 2048 blocks per plane: the back end's geometry register is one); built at
+    the simulation's 16 x 16 with the 64 Gbit part on way 1 of channels 6-17."""
+    p = load_persona("intel-750-400g")
     with pytest.raises(PersonaError) as e:
-        rtl_params(load_persona("intel-750-400g"))
-    text = str(e.value)
-    assert "nand.groups = [imft-20nm-mlc-128gbit, imft-20nm-mlc-64gbit]: nand_backend shares" \
-        in text
-    assert "controller.onfi" not in text        # NV-DDR2 channels exist
+        rtl_params(p)
+    assert e.value.messages == [
+        f"nand.groups = [{BIG}, {SMALL}]: row geometry differs (pages per block 512 vs 256, "
+        "blocks per plane 1024 vs 2048): the back end's geometry register (page_bits, "
+        "block_bits, plane_bits) is shared by every die, so mixed parts need the same "
+        "planes, pages per block and blocks per plane after the build's scaling (e.g. 16 x "
+        "16 as `ssdlab fidelity` builds)"]
+    with pytest.raises(PersonaError, match="row geometry differs \\(pages per block 512 vs "
+                       "256\\)"):                         # blocks per plane alike, pages not
+        rtl_params(p.scaled(blocks_per_plane=16))
+    r = rtl_params(p.scaled(blocks_per_plane=16), clk_mhz=125.0, pages_per_block=16)
+    assert r["parts"] == {"main": BIG, "part2": SMALL,
+                          "part2_targets": [(c, 1) for c in range(6, 18)]}
+    assert r["geometry"] == {"page_bits": 4, "block_bits": 5, "plane_bits": 1}
+    assert r["nand_backend"]["max_len"] == 16384 + 1024       # the main part's page + spare
+    assert f"two part types: {BIG} (16384 B pages) on way 0 of channels 0-17, way 1 of " \
+        f"channels 0-5, {SMALL} (8192 B pages) on way 1 of channels 6-17; one row geometry " \
+        "(16 pages per block, 16 blocks per plane, 2 planes)" in r["notes"]
+    assert rtl_params(load_persona("default"))["parts"]["part2"] is None
+
+
+def test_two_part_types_refused(tmp_path):
+    """The small part on channel 0 way 0 (the main part's target), a third part type and
+    more targets than the ident bitmap holds are refused naming nand.groups and the limit."""
+    def swap(d):        # same die counts, the 64 Gbit part on (0, 0) and on (7..17, 1)
+        d["nand"]["groups"] = [
+            {"part": BIG, "channels": "1-17", "ways": [0]},
+            {"part": SMALL, "channels": "0", "ways": [0]},
+            {"part": BIG, "channels": "0-6", "ways": [1]},
+            {"part": SMALL, "channels": "7-17", "ways": [1]}]
+    p = edited_persona(tmp_path, swap, base="intel-750-400g")
+    with pytest.raises(PersonaError) as e:
+        rtl_params(p.scaled(blocks_per_plane=16), pages_per_block=16)
+    assert e.value.messages == [
+        f"nand.groups = [{BIG}, {SMALL}]: the part on channel 0 way 0 ({SMALL}, 8192 + 512 B "
+        f"pages) is the main part and its page must be the larger or equal ({BIG}: 16384 + "
+        "1024 B): the firmware's checkpoint area is on die 0 and the buffer's plane stride "
+        "is the main part's"]
+
+    def three(d):
+        d["nand"]["groups"][1]["part"] = "imft-25nm-mlc-64gbit"      # channels 0-5 way 1
+    p = edited_persona(tmp_path, three, base="intel-750-400g")
+    with pytest.raises(PersonaError) as e:
+        rtl_params(p.scaled(blocks_per_plane=16), pages_per_block=16)
+    assert e.value.messages == [
+        f"nand.groups = [{BIG}, imft-25nm-mlc-64gbit, {SMALL}]: 3 part types; at most two "
+        "per drive (the main part on channel 0 way 0 and one more, SocConfig part2)"]
+
+    def wide(d):        # 18 x 4 = 72 targets: more than the ident bitmap's 64
+        d["controller"]["ways_per_channel"] = 4
+        d["nand"]["groups"].append({"part": BIG, "channels": "0-17", "ways": [2, 3]})
+    p = edited_persona(tmp_path, wide, base="intel-750-400g")
+    with pytest.raises(PersonaError) as e:
+        rtl_params(p.scaled(blocks_per_plane=16), pages_per_block=16)
+    assert e.value.messages == [
+        f"nand.groups = [{BIG}, {SMALL}]: two part types on 18 x 4 targets: at most 64 (the "
+        "firmware's part2 target bitmap, SsdlabIdent part2_mask_lo/hi)"]
+
+
+def test_rtl_params_refused(tmp_path):
 
     def edit(d):
         d["controller"]["channels"] = 40

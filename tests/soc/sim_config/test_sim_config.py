@@ -37,3 +37,77 @@ def test_bad_corner_and_field():
         SocConfig(nand_timing="fast")
     with pytest.raises(ValueError, match=r"page_timing: unknown field\(s\) t_r_top_ns"):
         SocConfig(page_timing={"t_r_top_ns": 5})
+
+
+# -- two part types (intel-750-400g) ---------------------------------------------------------
+
+BIG, SMALL = "imft-20nm-mlc-128gbit", "imft-20nm-mlc-64gbit"
+
+
+def test_two_part_types():
+    """The 400g at 16 x 16: the 128 Gbit part is the main one, the 64 Gbit part is part2 on
+    way 1 of channels 6-17 with its own page, spare and array times; the notes say so."""
+    c = soc_config("intel-750-400g", blocks_per_plane=16, pages_per_block=16)
+    small = PARTS[SMALL]
+    t = small.timing
+    assert (c.part, c.page_bytes, c.spare_bytes) == (BIG, 16384, 1024)
+    assert c.part2 == {"part": SMALL, "page_bytes": 8192, "spare_bytes": 512,
+                       "t_r_ns": t.t_r_ns, "t_prog_ns": t.t_prog_ns, "t_bers_ns": t.t_bers_ns,
+                       "page_timing": {k: getattr(t, k) for k in PAGE_TIMING_FIELDS
+                                       if getattr(t, k) is not None}}
+    assert c.part2_targets == tuple((ch, 1) for ch in range(6, 18))
+    assert c.part2_mask() == 0xFFF << 24
+    assert c.die_part(6, 1)["page_bytes"] == 8192 and c.die_part(5, 1)["page_bytes"] == 16384
+    assert any(f"{SMALL} (8192 B pages) on way 1 of channels 6-17" in n for n in c.notes)
+    assert not any("first part type" in n or "not buildable" in n for n in c.notes)
+    # one part type: no part2
+    one = soc_config("default", {"n_channels": 2})
+    assert (one.part2, one.part2_targets, one.part2_mask()) == (None, (), 0)
+
+
+def test_two_part_types_params():
+    """A topology narrowed by params keeps the part2 targets it still has; an emulator build
+    has the main part only; a tPROG given as a parameter is every die's."""
+    c = soc_config("intel-750-400g", {"n_channels": 8}, blocks_per_plane=16,
+                   pages_per_block=16)
+    assert c.part2_targets == ((6, 1), (7, 1)) and c.part2_mask() == 0b11 << 14
+    c = soc_config("intel-750-400g", {"n_channels": 2}, blocks_per_plane=16,
+                   pages_per_block=16)
+    assert c.part2 is None and any(f"no target of {SMALL} left" in n for n in c.notes)
+    c = soc_config("intel-750-400g", {"nand_model": "emulator"}, blocks_per_plane=16,
+                   pages_per_block=16)          # the emulator emulates one part (a board's)
+    assert c.part2 is None and c.part2_targets == ()
+    assert any(f"the NAND emulator emulates one part, {BIG} on every die" in n
+               for n in c.notes)
+    c = soc_config("intel-750-400g", {"t_prog_ns": 500_000}, blocks_per_plane=16,
+                   pages_per_block=16)
+    assert c.part2["t_prog_ns"] == 500_000
+    assert not any(k.startswith("t_prog_") for k in c.part2["page_timing"])
+    assert any(k.startswith("t_r_") for k in c.part2["page_timing"])
+
+
+P2 = {"part": SMALL, "page_bytes": 8192, "spare_bytes": 512, "t_r_ns": 1, "t_prog_ns": 2,
+      "t_bers_ns": 3}
+
+
+@pytest.mark.parametrize("kw, err", [
+    ({"part2_targets": ((1, 1),)}, "part2_targets given without part2"),
+    ({"part2": P2}, "part2 without part2_targets"),
+    ({"part2": P2, "part2_targets": ((0, 0), (1, 1))}, r"part2_targets: \(0, 0\) carries "
+     "the main part"),
+    ({"part2": P2, "part2_targets": ((2, 1),), "n_channels": 2},
+     r"\(2, 1\) is outside 2 channels x 2 ways"),
+    ({"part2": {**P2, "page_bytes": 32768}, "part2_targets": ((1, 1),)},
+     r"part2 page 32768 \+ 512 B: no larger than the main part's 16384 \+ 1024"),
+    ({"part2": P2, "part2_targets": ((1, 1),), "nand_model": "emulator"},
+     "part2 needs nand_model='die'"),
+    ({"part2": P2, "part2_targets": ((1, 1),), "n_channels": 33},
+     "part2 with 33 x 2 targets: at most 64"),
+    ({"part2": {"part": SMALL, "page_byte": 1}, "part2_targets": ((1, 1),)},
+     "unknown field.s. page_byte; missing page_bytes"),
+    ({"part2": {**P2, "page_timing": {"t_r_top_ns": 5}}, "part2_targets": ((1, 1),)},
+     r"part2 page_timing: unknown field\(s\) t_r_top_ns"),
+])
+def test_part2_checked(kw, err):
+    with pytest.raises(ValueError, match=err):
+        SocConfig(**kw)

@@ -415,7 +415,14 @@ def test_cli_show_page_types():
 
 def test_cli_show_errors():
     r = cli("persona", "show", "intel-750-400g", "--rtl")
-    assert r.exit_code == 1 and "one part type per drive" in r.output
+    assert r.exit_code == 1 and "nand.groups = [imft-20nm-mlc-128gbit, imft-20nm-mlc-64gbit]: " \
+        "row geometry differs (pages per block 512 vs 256, blocks per plane 1024 vs 2048)" \
+        in r.output
+    r = cli("persona", "show", "intel-750-400g", "--rtl", "--blocks-per-plane", "16",
+            "--pages-per-block", "16")
+    assert r.exit_code == 0 and "'part2': 'imft-20nm-mlc-64gbit'" in r.output, r.output
+    r = cli("persona", "show", "intel-750-400g", "--rtl", "--pages-per-block", "3")
+    assert r.exit_code == 2 and "pages_per_block=3: must be a power of two" in r.output
     r = cli("persona", "show", "nope")
     assert r.exit_code == 1 and "unknown persona" in r.output
     r = cli("persona", "show", "intel-750-400g", "--scale", "2")

@@ -46,6 +46,24 @@ def test_plan_every_shipped_persona_at_its_own_topology():
         assert e["limits"]["read"] > 0 and e["limits"]["program"] > 0
 
 
+def test_every_planned_persona_builds():
+    """Every shipped persona, intel-750-400g's two part types among them, is a drive the
+    simulation builds at the plan's 16 x 16 (its SocConfig; no model is compiled), and the
+    plan's capacity factor is the scaled drive's raw bytes over the full drive's."""
+    from spec.persona import load_persona
+    from sw.ssdlab.flows.sim import drive_config
+    for e in fidelity.plan(fidelity.shipped(), 16, 16):
+        cfg = drive_config(e["persona"], blocks_per_plane=16, pages_per_block=16)
+        full = load_persona(e["persona"])
+        full = full.full or full
+        raw = sum(cfg.die_part(c, w)["page_bytes"] for c, w, _, _ in full.dies) * \
+            cfg.planes * 16 * 16
+        assert e["scale"].endswith(f"raw capacity x {raw / full.raw_bytes:.3g}")
+        if e["persona"] == "intel-750-400g":
+            assert e["parts"] == ["imft-20nm-mlc-128gbit", "imft-20nm-mlc-64gbit"]
+            assert cfg.part2["part"] == "imft-20nm-mlc-64gbit"
+
+
 @pytest.mark.parametrize("args,option", [
     (["--persona", "no-such-drive"], "--persona no-such-drive"),
     (["--persona", "samsung-750-evo-250", "--blocks-per-plane", "100000"],

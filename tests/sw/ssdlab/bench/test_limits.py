@@ -110,3 +110,21 @@ def test_link_of_the_build():
     link = link_limits(nvme)
     assert 3500 < link["read_mb_s"] < 3938 and "PCIe 3.0 x4" in link["describe"]
     assert point_limit(nvme, link, "read", 131072)["bound"] == "flash"
+
+
+def test_two_part_types_per_target():
+    """A build of two part types (intel-750-400g at 16 x 16: the 64 Gbit part on way 1 of
+    channels 6-17) is summed channel by channel, each die with its own page and array
+    times: 6 channels of two 128 Gbit dies plus 12 of one each, between the drive built of
+    the main part alone and one with the small part on way 1 of every channel but 0."""
+    cfg = drive_config("intel-750-400g").as_dict()
+    assert cfg["part2"]["page_bytes"] == 8192 and len(cfg["part2_targets"]) == 12
+    one = {**cfg, "part2": None, "part2_targets": []}
+    most = {**cfg, "part2_targets": [[c, 1] for c in range(1, 18)]}
+    for kind, bs in (("read", 4096), ("read", 131072), ("write", 131072)):
+        big = flash_limit_mb_s(one, kind, bs) / 18            # a channel of two big dies
+        mix = (flash_limit_mb_s(most, kind, bs) - big) / 17   # a channel of one of each
+        assert flash_limit_mb_s(cfg, kind, bs) == pytest.approx(6 * big + 12 * mix)
+        assert mix != pytest.approx(big)
+    # the small part programs 2 x 8 KiB per tPROG of 1.3 ms against 2 x 16 KiB per 1.6 ms
+    assert flash_limit_mb_s(cfg, "write", 131072) < flash_limit_mb_s(one, "write", 131072)
