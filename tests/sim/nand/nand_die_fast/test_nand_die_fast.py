@@ -653,6 +653,6 @@ def test_nand_die_fast_bench():
     """Speed of 72 DPI dies under Verilator + cocotb (printed; the READ STATUS of die 0 and
     zero violations are checked)."""
     run(CORE, __file__, testcase="test_bench", toplevel="nand_die_fast_bench_tb",
-        sources=SOURCES[:3] + [HERE / "nand_die_fast_bench_tb.sv"])
+        sources=[*DPI_SOURCES, HERE / "nand_die_fast_bench_tb.sv"])
     log = _sim_log("nand_die_fast_bench_tb")
     print(next(line for line in log.splitlines() if "speed:" in line))
