@@ -64,9 +64,11 @@ def git_hash():
         return 0
 
 
-# The per page type array times a build passes to its dies (spec.nand_geometry.NandArrayTiming)
+# The per page type (and SLC mode) array times a build passes to its dies
+# (spec.nand_geometry.NandArrayTiming)
 PAGE_TIMING_FIELDS = tuple(f"t_{op}{s}_ns" for op in ("r", "prog") for s in (
-    "_lower", "_middle", "_upper", "_typ", "_lower_typ", "_middle_typ", "_upper_typ"))
+    "_lower", "_middle", "_upper", "_typ", "_lower_typ", "_middle_typ", "_upper_typ", "_slc",
+    "_slc_typ"))
 
 
 # SocConfig.slc_policy, in the order of hal.h's SLC_NONE, SLC_STATIC, SLC_DYNAMIC

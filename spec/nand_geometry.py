@@ -4,9 +4,9 @@
 - `NandGeometry`: page and spare size, pages per block, blocks per plane, planes, LUNs per
   target (CE), bits per cell. Derived: block/LUN/target sizes, row-address bit fields, address
   cycle counts, plane of a block, MLC page type.
-- `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS; tR and tPROG per page type,
-  maxima and typical values, and the switch choosing which the die runs) and the short busy
-  times of cache, multi-plane, feature and reset operations.
+- `NandArrayTiming`: array busy times in ns (tR, tPROG, tBERS; tR and tPROG per page type
+  and in SLC mode, maxima and typical values, and the switch choosing which the die runs) and
+  the short busy times of cache, multi-plane, feature and reset operations.
 - `NandPart` and `PARTS`: the dies of `personas.md` (IMFT MLC; Samsung planar TLC and V-NAND
   MLC; Kioxia BiCS4 TLC) with their ONFI identity and the source of every array time
   (`NandPart.timing_source`).
@@ -16,6 +16,28 @@ Page types (`NandGeometry.page_type`): page p of a block is type PAGE_TYPES_OF[b
 real parts program word lines in a staggered shared-page order, which changes which page
 index is slow, not how many of each type a block holds (a sequential write programs every
 type equally often). Both die models (sim/nand/python, sim/nand/cpp) use this rule.
+
+SLC mode (pseudo-SLC): an MLC/TLC/QLC die can erase and program a block in SLC mode, one bit
+per cell: the block then holds `NandGeometry.slc_pages_per_block` (pages_per_block //
+bits_per_cell) pages, programmed and read faster (NandArrayTiming.t_r("slc"),
+t_prog("slc")). ONFI has no SLC command; the die models take a vendor prefix, modelled after
+Samsung's DAh SLC-mode command and Toshiba's A2h pSLC prefix:
+
+- DAh: one command cycle (no address, data or busy) right before the first command cycle of
+  one array-operation sequence: 60h (ERASE, and each plane's 60h of a multi-plane erase
+  ending D1h/D0h), 80h (PROGRAM ending 10h, 11h or 15h), 00h (READ ending 30h, 32h or 31h;
+  the 31h sequential cache reads that follow a read go on in its mode). It sets the SLC flag
+  of that one sequence (each plane of a multi-plane op carries its own DAh); the sequence's
+  confirm clears it. DAh followed by any other command is a `command-sequence` violation.
+- ERASE with DAh makes the block an SLC block until its next erase (tBERS as native); without
+  DAh, a native block.
+- PROGRAM with DAh: the block must be an SLC block and the page below slc_pages_per_block
+  (in order, as usual); busy t_prog("slc"). A mismatch (DAh on a native block, none on an SLC
+  block, a page past the SLC pages) FAILs the program (status FAIL, nothing stored) and is an
+  `slc-mode` violation naming the block and page.
+- READ with DAh of an SLC block: busy t_r("slc"). A mismatch is an `slc-mode` violation; the
+  data comes back as stored. Busy times follow the command's mode either way.
+- A part with bits_per_cell == 1 takes DAh with native timing and no mode checks.
 
 ONFI row address (LSB first): page bits, then block bits (the plane is the block's low bits),
 then LUN bits; each field is ceil(log2(count)) bits wide. The column address is a byte offset
@@ -28,7 +50,7 @@ legal range, e.g. "NandGeometry.planes = 3: must be one of 1, 2, 4, 8".
 from dataclasses import dataclass, field
 
 __all__ = ["NandGeometry", "NandArrayTiming", "NandPart", "PARTS", "part", "PAGE_TYPES",
-           "PAGE_TYPES_OF"]
+           "PAGE_TYPES_OF", "SLC", "TIMING_TYPES"]
 
 PAGE_TYPES = ("lower", "middle", "upper", "top")    # the index is the die models' type number
 PAGE_TYPES_OF = {1: ("lower",), 2: ("lower", "upper"), 3: ("lower", "middle", "upper"),
@@ -188,6 +210,12 @@ class NandGeometry:
         """The page types of a word line, in page order (PAGE_TYPES_OF[bits_per_cell])."""
         return PAGE_TYPES_OF[self.bits_per_cell]
 
+    @property
+    def slc_pages_per_block(self):
+        """Pages of a block erased and programmed in SLC mode: pages_per_block //
+        bits_per_cell (one bit per cell; module docstring)."""
+        return self.pages_per_block // self.bits_per_cell
+
     def page_type(self, page):
         """Page type of page `page` (0..pages_per_block-1): page_types[page % bits_per_cell].
 
@@ -241,15 +269,18 @@ class NandGeometry:
 _NS_MAX = 10**9  # 1 s: far above any NAND array time, low enough to catch unit mistakes
 
 
-_TYPED = ("lower", "middle", "upper")    # page types with their own tR / tPROG fields
+_TYPED = ("lower", "middle", "upper", "slc")    # types with their own tR / tPROG fields
+SLC = "slc"     # the timing type of SLC-mode (DAh) reads and programs (module docstring)
+TIMING_TYPES = PAGE_TYPES + (SLC,)      # every argument of NandArrayTiming.t_r / t_prog
 
 
 @dataclass(frozen=True)
 class NandArrayTiming:
     """Array busy times of one die, integer ns of simulated time.
 
-    tR and tPROG come as maxima and as typical values, each per page type; `typical` chooses
-    which the die runs. A page of type T reads in t_r(T):
+    tR and tPROG come as maxima and as typical values, each per page type and for SLC mode
+    (type "slc": DAh-prefixed reads and programs of SLC blocks); `typical` chooses which the
+    die runs. A page of type T reads in t_r(T):
     typical: t_r_T_typ_ns, else t_r_typ_ns, else the maximum below;
     maximum: t_r_T_ns, else t_r_ns. Likewise tPROG. The ONFI parameter page reports maxima.
 
@@ -261,6 +292,9 @@ class NandArrayTiming:
     - t_r_typ_ns, t_prog_typ_ns, t_r_{lower,middle,upper}_typ_ns,
       t_prog_{lower,middle,upper}_typ_ns: typical values, None (fall back as above) or
       1..1e9, at most the maximum of the same page type.
+    - t_r_slc_ns, t_prog_slc_ns, t_r_slc_typ_ns, t_prog_slc_typ_ns: SLC-mode maxima and
+      typical values, as a page type's (None: fall back to t_r_ns / t_r_typ_ns ...). They are
+      not in t_r_max_ns / t_prog_max_ns (the parameter page's native maxima) nor the means.
     - typical: True (default) the die runs the typical values, False the maxima (worst case).
     - t_cbsy_ns: cache program busy (80h-15h until the cache register is free), 0..1e9.
     - t_rcbsy_ns: cache read busy (31h/3Fh until the cache register holds the page), 0..1e9.
@@ -297,6 +331,10 @@ class NandArrayTiming:
     t_prog_middle_typ_ns: int | None = None
     t_prog_upper_typ_ns: int | None = None
     typical: bool = True
+    t_r_slc_ns: int | None = None
+    t_prog_slc_ns: int | None = None
+    t_r_slc_typ_ns: int | None = None
+    t_prog_slc_typ_ns: int | None = None
 
     def __post_init__(self):
         c = "NandArrayTiming"
@@ -307,7 +345,7 @@ class NandArrayTiming:
                 name = f"t_{op}{suffix}_ns"
                 if getattr(self, name) is not None:
                     _check_int(c, name, getattr(self, name), 1, _NS_MAX)
-            for ptype in PAGE_TYPES:
+            for ptype in TIMING_TYPES:
                 typ, most = self._typ(op, ptype), self._max(op, ptype)
                 if typ is not None and typ > most:
                     raise ValueError(f"{c}: typical t_{op} of {ptype} pages = {typ} ns: must be "
@@ -343,8 +381,8 @@ class NandArrayTiming:
         return self._max(op, page_type) if typ is None else typ
 
     def t_r(self, page_type="lower", typical=None):
-        """tR of a page of `page_type` (PAGE_TYPES; see NandGeometry.page_type), typical or
-        maximum as `typical` says (None: the timing's own `typical`)."""
+        """tR of a page of `page_type` (PAGE_TYPES, see NandGeometry.page_type; or "slc", an
+        SLC-mode read), typical or maximum as `typical` says (None: the timing's own)."""
         return self._of("r", page_type, typical)
 
     def t_prog(self, page_type="lower", typical=None):
@@ -426,10 +464,12 @@ class NandPart:
     def page_timing(self):
         """Per page type tR and tPROG of the part, typical and maximum, each with the field
         that supplies it and that field's source: [(op "tR"/"tPROG", page type, typ_ns,
-        typ_source, max_ns, max_source)] over the geometry's page types."""
+        typ_source, max_ns, max_source)] over the geometry's page types, then "slc" (SLC
+        mode) unless the part is SLC (bits_per_cell 1)."""
         t, rows = self.timing, []
+        types = self.geometry.page_types + ((SLC,) if self.geometry.bits_per_cell > 1 else ())
         for op, key in (("tR", "r"), ("tPROG", "prog")):
-            for ptype in self.geometry.page_types:
+            for ptype in types:
                 most = t._max_field(key, ptype)
                 typ = t._typ_field(key, ptype) or most
                 rows.append((op, ptype, getattr(t, typ), self.timing_source(typ),
@@ -460,10 +500,45 @@ _SPLIT_NOTE = ("assumed: page-type split of the headline figure (spec/nand_geome
                "_SPLIT; after Grupp et al., MICRO 2009)")
 
 
+# SLC mode (pseudo-SLC, DAh prefix) array times: no datasheet at hand gives them for these
+# parts, so they are the headline figures scaled by the SLC : MLC and SLC : TLC ratios of the
+# class values in HP's white paper (read 25 : 50 : ~75 us, program 200-300 : 600-900 :
+# ~900-1350 us, mid-points). pSLC on an MLC die programs faster than the MLC lower page
+# (1/3 of the headline against 0.4, _SPLIT) and reads with one sense, as the lower page does;
+# on planar TLC it programs 4.5x faster than the TLC mean, in line with Samsung's TurboWrite
+# SLC buffer writing several times faster than native TLC. Maxima are 1.5x the typical
+# values, as tPROG's are.
+_SLC_RATIO = {2: {"r": 0.5, "prog": 1 / 3}, 3: {"r": 1 / 3, "prog": 2 / 9}}
+_SLC_NOTE = ("assumed: SLC mode at {ratio} of the headline {op} (the SLC : {cell} class "
+             "ratio of HP's white paper 'Solid state drive technology: differences between "
+             "SLC, MLC and TLC NAND', table 1: pSLC {why})")
+_SLC_WHY = {("r", 2): "reads with one sense, as the MLC lower page",
+            ("prog", 2): "programs faster than the MLC lower page",
+            ("r", 3): "reads with one sense, a TLC page with two or more",
+            ("prog", 3): "programs several times faster than TLC, as Samsung's TurboWrite "
+                         "SLC buffer"}
+
+
+def _slc_timing(bits, t_r_us, t_prog_us):
+    """The SLC-mode fields of a `bits`-per-cell part and their sources."""
+    kw, sources = {}, {}
+    cell = {2: "MLC", 3: "TLC"}[bits]
+    for op, head in (("r", t_r_us), ("prog", t_prog_us)):
+        ratio = _SLC_RATIO[bits][op]
+        kw[f"t_{op}_slc_typ_ns"] = typ = round(head * ratio * 1000)
+        kw[f"t_{op}_slc_ns"] = round(typ * _MAX_OVER_TYP)
+        sources[f"t_{op}_slc_typ_ns"] = _SLC_NOTE.format(
+            ratio=f"{ratio:.2f}", op="tR" if op == "r" else "tPROG", cell=cell,
+            why=_SLC_WHY[(op, bits)])
+        sources[f"t_{op}_slc_ns"] = "assumed: 1.5x the typical SLC-mode value"
+    return kw, sources
+
+
 def _typed_timing(bits, t_r_us, t_prog_us, t_bers_us, one_pass_program, headline):
     """NandArrayTiming with per page type values and the sources of each field: t_r_ns,
     t_prog_ns, t_bers_ns are the headline figures (sources in `headline`: {field: text});
-    every page type has its own tPROG maximum, tR maxima are the headline tR."""
+    every page type has its own tPROG maximum, tR maxima are the headline tR; SLC mode has
+    its own typical and maximum tR and tPROG (_slc_timing)."""
     types = PAGE_TYPES_OF[bits]
     kw = dict(t_r_ns=t_r_us * 1000, t_prog_ns=t_prog_us * 1000, t_bers_ns=t_bers_us * 1000)
     sources = dict(headline)
@@ -483,6 +558,9 @@ def _typed_timing(bits, t_r_us, t_prog_us, t_bers_us, one_pass_program, headline
             kw[f"t_prog_{ptype}_ns"] = round(t_prog_us * f * _MAX_OVER_TYP * 1000)
             sources[f"t_prog_{ptype}_typ_ns"] = _SPLIT_NOTE
             sources[f"t_prog_{ptype}_ns"] = "assumed: 1.5x the typical value of the page type"
+    slc, slc_sources = _slc_timing(bits, t_r_us, t_prog_us)
+    kw.update(slc)
+    sources.update(slc_sources)
     return NandArrayTiming(**kw), sources
 
 

@@ -143,7 +143,8 @@ def _print_page_timing(part):
     t = part.timing
     corner = "typical" if t.typical else "maximum"
     echo(f"    page types (page % {part.geometry.bits_per_cell}), us, typical / maximum; the "
-         f"dies run {corner}, the limits below the mean over the types:")
+         f"dies run {corner}, the limits below the mean over the types (slc: SLC mode, "
+         f"DAh-prefixed, not in the mean):")
     for op, ptype, typ, typ_src, most, most_src in part.page_timing():
         echo(f"      {op:5} {ptype:6} {typ / 1000:8g} {ref(typ_src):4} / {most / 1000:8g} "
              f"{ref(most_src)}")

@@ -82,6 +82,42 @@ bool NandDieCore::violate(const std::string &rule, int lun, const std::string &m
 
 void NandDieCore::fail_event(const std::string &op) { stats[op + "_fail"] += 1; }
 
+// _slc_check: an slc-mode violation (recorded, not thrown: the command goes on) when the
+// mode of a read or program does not match its block's.
+bool NandDieCore::slc_check(int lun, int block, int page, bool slc, const char *what,
+                            std::vector<Violation> &found) {
+    if (g.bits_per_cell == 1) return false;
+    auto &blocks = luns[lun].blocks;
+    auto it = blocks.find(block);
+    bool block_slc = it != blocks.end() && it->second.slc;
+    std::string msg;
+    if (slc && !block_slc)
+        msg = fmt("SLC-mode (DAh) %s of block %d page %d: a native block", what, block, page);
+    else if (!slc && block_slc)
+        msg = fmt("%s of block %d page %d without DAh: an SLC block", what, block, page);
+    else if (slc && page >= g.slc_pages_per_block())
+        msg = fmt("SLC-mode (DAh) %s of block %d page %d: past its SLC pages (0..%d)", what,
+                  block, page, g.slc_pages_per_block() - 1);
+    else
+        return false;
+    Violation v{now, "slc-mode", lun, msg};
+    violations.push_back(v);
+    found.push_back(v);
+    return true;
+}
+
+void NandDieCore::raise_late(const std::vector<Violation> &found) {
+    if (!found.empty() && cfg.strict) throw RuleError{found[0]};
+}
+
+int64_t NandDieCore::t_r_of(int page, bool slc) const {
+    return t.t_r(slc ? SLC_TYPE : g.page_type(page));
+}
+
+int64_t NandDieCore::t_prog_of(int page, bool slc) const {
+    return t.t_prog(slc ? SLC_TYPE : g.page_type(page));
+}
+
 bool NandDieCore::powered(const char *what) {
     if (cfg.require_reset && !reset_seen)
         return violate("reset-after-power-on", -1,
@@ -396,8 +432,9 @@ bool NandDieCore::multi_plane(Lun &lun, int kind, MpEntry entry, bool queue,
     return true;
 }
 
-OpResult NandDieCore::read_page(double n, uint64_t row, int column, int confirm) {
+OpResult NandDieCore::read_page(double n, uint64_t row, int column, int confirm, bool slc) {
     advance(n);
+    slc = slc && g.bits_per_cell > 1;
     OpResult r;
     if (!powered("READ PAGE")) return r;
     int64_t li, block, page;
@@ -405,7 +442,8 @@ OpResult NandDieCore::read_page(double n, uint64_t row, int column, int confirm)
     Lun &lun = luns[li];
     if (!ready(lun, "READ PAGE") || !check_column(lun, column, 0)) return r;
     std::vector<MpEntry> group;
-    if (!multi_plane(lun, 0, MpEntry{0, row, {}, column}, confirm == 0x32, group)) return r;
+    if (!multi_plane(lun, 0, MpEntry{0, row, {}, column, slc}, confirm == 0x32, group))
+        return r;
     selected_lun = lun.index;
     output_status = false;
     lun.cache_mode = CACHE_NONE;
@@ -418,13 +456,15 @@ OpResult NandDieCore::read_page(double n, uint64_t row, int column, int confirm)
     }
     auto loads = std::make_shared<std::vector<std::pair<int, Bytes>>>();
     int64_t t_r = 0;
+    std::vector<Violation> found;
     for (auto &e : group) {
         int64_t l, b, p;
         g.unpack_row(e.row, l, b, p);
+        slc_check(lun.index, (int)b, (int)p, e.slc, "read", found);
         size_t nf;
         Bytes data = array_read(lun.index, (int)b, (int)p, nf);
         loads->push_back({g.plane_of((int)b), std::move(data)});
-        t_r = std::max(t_r, t.t_r(g.page_type((int)p)));
+        t_r = std::max(t_r, t_r_of((int)p, e.slc));
     }
     double end = n + (double)t_r;
     Lun *lp = &lun;
@@ -438,13 +478,16 @@ OpResult NandDieCore::read_page(double n, uint64_t row, int column, int confirm)
     });
     busy(lun, end);
     lun.last_read_row = (int64_t)row;
+    lun.last_read_slc = slc;
     r.ready = lun.busy_until;
     r.array_ready = lun.array_busy_until;
+    raise_late(found);
     return r;
 }
 
-OpResult NandDieCore::read_cache(double n, int64_t row) {
+OpResult NandDieCore::read_cache(double n, int64_t row, bool slc) {
     advance(n);
+    slc = slc && g.bits_per_cell > 1;
     OpResult r;
     if (!powered("READ CACHE")) return r;
     Lun &lun = luns[selected_lun];
@@ -473,9 +516,12 @@ OpResult NandDieCore::read_cache(double n, int64_t row) {
             return r;
         }
         row = (int64_t)g.pack_row((int)l, (int)b, (int)p + 1);
+        slc = lun.last_read_slc;
     }
     int64_t l, block, page;
     g.unpack_row((uint64_t)row, l, block, page);
+    std::vector<Violation> found;
+    slc_check(lun.index, (int)block, (int)page, slc, "read", found);
     double start = std::max(n, lun.array_busy_until);
     size_t nf;
     Bytes data = array_read(lun.index, (int)block, (int)page, nf);
@@ -493,14 +539,15 @@ OpResult NandDieCore::read_cache(double n, int64_t row) {
         lp->data_reg = *img;
     });
     lun.busy_until = start + (double)t.t_rcbsy_ns;
-    lun.array_busy_until =
-        std::max(lun.busy_until, start + (double)t.t_r(g.page_type((int)page)));
+    lun.array_busy_until = std::max(lun.busy_until, start + (double)t_r_of((int)page, slc));
     lun.cache_mode = CACHE_READ;
     lun.last_read_row = row;
+    lun.last_read_slc = slc;
     output_status = false;
     r.valid = true;
     r.ready = lun.busy_until;
     r.array_ready = lun.array_busy_until;
+    raise_late(found);
     return r;
 }
 
@@ -594,8 +641,9 @@ std::string NandDieCore::program_allowed(Lun &lun, int block, int page) {
 
 OpResult NandDieCore::program_page(double n, uint64_t row,
                                    const std::vector<std::pair<int, Bytes>> &chunks,
-                                   int confirm) {
+                                   int confirm, bool slc) {
     advance(n);
+    slc = slc && g.bits_per_cell > 1;
     OpResult r;
     if (!powered("PROGRAM PAGE")) return r;
     int64_t li, ablock, apage;
@@ -608,7 +656,7 @@ OpResult NandDieCore::program_page(double n, uint64_t row,
         std::copy(ch.second.begin(), ch.second.end(), img.begin() + ch.first);
     }
     std::vector<MpEntry> group;
-    if (!multi_plane(lun, 1, MpEntry{1, row, img, 0}, confirm == 0x11, group)) return r;
+    if (!multi_plane(lun, 1, MpEntry{1, row, img, 0, slc}, confirm == 0x11, group)) return r;
     selected_lun = lun.index;
     lun.registers[g.plane_of((int)ablock)] = img;
     r.valid = true;
@@ -622,18 +670,22 @@ OpResult NandDieCore::program_page(double n, uint64_t row,
         int block, page;
         const Bytes *image;
         std::string reason;
+        bool slc;
     };
     std::vector<Plane> planes;
+    std::vector<Violation> found;
     for (auto &e : group) {
         int64_t l, b, p;
         g.unpack_row(e.row, l, b, p);
         std::string reason = program_allowed(lun, (int)b, (int)p);
-        planes.push_back({(int)b, (int)p, &e.image, reason});
+        if (reason.empty() && slc_check(lun.index, (int)b, (int)p, e.slc, "program", found))
+            reason = "slc-mode";
+        planes.push_back({(int)b, (int)p, &e.image, reason, e.slc});
     }
     bool failed = false;
     Inflight inf{0, true, {}};
     int64_t t_prog = 0;
-    for (auto &pl : planes) t_prog = std::max(t_prog, t.t_prog(g.page_type(pl.page)));
+    for (auto &pl : planes) t_prog = std::max(t_prog, t_prog_of(pl.page, pl.slc));
     for (auto &pl : planes) {
         if (!pl.reason.empty()) {
             failed = true;
@@ -663,11 +715,13 @@ OpResult NandDieCore::program_page(double n, uint64_t row,
     r.ready = lun.busy_until;
     r.array_ready = lun.array_busy_until;
     r.ok = !failed;
+    raise_late(found);
     return r;
 }
 
-OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm) {
+OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm, bool slc) {
     advance(n);
+    slc = slc && g.bits_per_cell > 1;
     OpResult r;
     if (!powered("ERASE BLOCK")) return r;
     int64_t li, ablock, apage;
@@ -675,7 +729,7 @@ OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm) {
     Lun &lun = luns[li];
     if (!ready(lun, "ERASE BLOCK")) return r;
     std::vector<MpEntry> group;
-    if (!multi_plane(lun, 2, MpEntry{2, row, {}, 0}, confirm == 0xD1, group)) return r;
+    if (!multi_plane(lun, 2, MpEntry{2, row, {}, 0, slc}, confirm == 0xD1, group)) return r;
     selected_lun = lun.index;
     lun.cache_mode = CACHE_NONE;
     lun.last_read_row = -1;
@@ -715,6 +769,7 @@ OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm) {
         b.pages.clear();
         b.next_page = 0;
         b.erased = true;
+        b.slc = e.slc;
         inf.items.push_back({(int)blk, -1});
     }
     double end = n + (double)t.t_bers_ns;

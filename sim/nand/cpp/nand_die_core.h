@@ -36,6 +36,7 @@ struct Block {
     int next_page = 0;
     bool erased = true;
     std::string bad;                        // "" or why the block went bad
+    bool slc = false;                       // erased in SLC mode (DAh): an SLC block
     std::unordered_map<int, Bytes> pages;   // page -> register image (data + spare)
 };
 
@@ -61,6 +62,7 @@ struct MpEntry {
     uint64_t row;
     Bytes image;        // program
     int column;         // read
+    bool slc;           // the plane's sequence had the DAh prefix (SLC mode)
 };
 
 struct Lun {
@@ -75,6 +77,7 @@ struct Lun {
     int column = 0, out_plane = 0;
     CacheMode cache_mode = CACHE_NONE;
     int64_t last_read_row = -1;
+    bool last_read_slc = false;                     // ... and its mode (DAh)
     std::vector<MpEntry> mp_queue;
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
     std::vector<Inflight> inflight;
@@ -130,14 +133,16 @@ class NandDieCore {
     int read_status(double now);
     int read_status_enhanced(double now, uint64_t row);
     void read_mode(double now);
-    OpResult read_page(double now, uint64_t row, int column, int confirm);
-    OpResult read_cache(double now, int64_t row);       // row -1: sequential
+    // slc: the sequence had the DAh prefix (SLC mode; spec/nand_geometry.py)
+    OpResult read_page(double now, uint64_t row, int column, int confirm, bool slc = false);
+    OpResult read_cache(double now, int64_t row, bool slc = false);  // row -1: sequential
     OpResult read_cache_end(double now);
     bool change_read_column(double now, int column, int64_t row);
     bool read_data(double now, int n, Bytes &out);
     OpResult program_page(double now, uint64_t row,
-                          const std::vector<std::pair<int, Bytes>> &chunks, int confirm);
-    OpResult erase_block(double now, uint64_t row, int confirm);
+                          const std::vector<std::pair<int, Bytes>> &chunks, int confirm,
+                          bool slc = false);
+    OpResult erase_block(double now, uint64_t row, int confirm, bool slc = false);
 
   private:
     bool violate(const std::string &rule, int lun, const std::string &message);
@@ -153,6 +158,11 @@ class NandDieCore {
     bool multi_plane(Lun &lun, int kind, MpEntry entry, bool queue,
                      std::vector<MpEntry> &group);
     std::string program_allowed(Lun &lun, int block, int page);
+    bool slc_check(int lun, int block, int page, bool slc, const char *what,
+                   std::vector<Violation> &found);
+    void raise_late(const std::vector<Violation> &found);
+    int64_t t_r_of(int page, bool slc) const;
+    int64_t t_prog_of(int page, bool slc) const;
     std::vector<uint64_t> flip_positions(uint64_t n_bits, double p);
     Bytes array_read(int lun, int block, int page, size_t &nflips);
 };

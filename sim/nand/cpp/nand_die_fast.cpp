@@ -35,6 +35,7 @@ NandDieFast::NandDieFast(const DieConfig &cfg, int id, int64_t clk_ps, bool verb
 }
 
 void NandDieFast::clear() {
+    slc_prefix_ = slc_ = false;
     cmd_ = -1;
     addr_.clear();
     chunks_.clear();
@@ -146,6 +147,11 @@ void NandDieFast::command(int64_t now_ps, int c) {
     double now = now_ps / 1000.0;
     size_t ncol = die.g.column_cycles, nrow = die.g.row_cycles;
     int cmd = cmd_;
+    bool prefix = slc_prefix_, slc = slc_;
+    slc_prefix_ = false;
+    if (prefix && c != 0x60 && c != 0x80 && c != 0x00)
+        own(now, "command-sequence",
+            fmt("%02Xh after DAh (SLC mode): DAh must precede 60h, 80h or 00h", c));
     if (c == 0x10 || c == 0x11 || c == 0x15) {
         if ((cmd != 0x80 && cmd != 0x85) || row_ < 0) {
             own(now, "command-sequence", fmt("%02Xh without 80h and its address", c));
@@ -153,7 +159,7 @@ void NandDieFast::command(int64_t now_ps, int c) {
             finish_85(now);
             auto chunks = chunks_;
             uint64_t row = (uint64_t)row_;
-            call(now, [&] { die.program_page(now, row, chunks, c); });
+            call(now, [&] { die.program_page(now, row, chunks, c, slc); });
         }
         clear();
         return;
@@ -164,9 +170,9 @@ void NandDieFast::command(int64_t now_ps, int c) {
         } else if (expect_addr(now, ncol + nrow, fmt("%02Xh", c))) {
             uint64_t col = value(0, ncol), row = value(ncol, ncol + nrow);
             if (c == 0x31)
-                call(now, [&] { die.read_cache(now, (int64_t)row); });
+                call(now, [&] { die.read_cache(now, (int64_t)row, slc); });
             else
-                call(now, [&] { die.read_page(now, row, (int)col, c); });
+                call(now, [&] { die.read_page(now, row, (int)col, c, slc); });
             out_ = OUT_ARRAY;
         }
         clear();
@@ -177,7 +183,7 @@ void NandDieFast::command(int64_t now_ps, int c) {
             own(now, "command-sequence", fmt("%02Xh without 60h", c));
         } else if (expect_addr(now, nrow, fmt("%02Xh", c))) {
             uint64_t row = value(0, addr_.size());
-            call(now, [&] { die.erase_block(now, row, c); });
+            call(now, [&] { die.erase_block(now, row, c, slc); });
         }
         clear();
         return;
@@ -207,11 +213,14 @@ void NandDieFast::command(int64_t now_ps, int c) {
         }
         return;
     }
-    if (cmd >= 0 && !(cmd == 0x00 && addr_.empty()))
+    if (cmd >= 0 && !(cmd == 0x00 && addr_.empty() && !slc))
         own(now, "command-sequence",
             fmt("%02Xh while the %02Xh sequence is incomplete", c, cmd));
     clear();
-    if (c == 0xFF) {
+    if (c == 0x60 || c == 0x80 || c == 0x00) slc_ = prefix;
+    if (c == 0xDA) {
+        slc_prefix_ = true;
+    } else if (c == 0xFF) {
         // a RESET supersedes any pending R/B# edge
         rb_base_ = rb_at(now_ps);
         rb_fall_ = rb_rise_ = -1;

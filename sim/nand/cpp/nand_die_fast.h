@@ -83,6 +83,8 @@ class NandDieFast {
     bool trace_ = false;    // SSDLAB_DIE_TRACE names this die (or "all")
     int feat_raw_ = 0;      // NV-DDR2 SET FEATURES bytes seen (each comes twice)
     // command assembly
+    bool slc_prefix_ = false;   // DAh latched: the next command must start 60h/80h/00h
+    bool slc_ = false;          // the sequence being collected is in SLC mode (DAh)
     int cmd_ = -1;
     std::vector<int> addr_;
     std::vector<std::pair<int, Bytes>> chunks_;

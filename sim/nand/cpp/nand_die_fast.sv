@@ -57,6 +57,11 @@ module nand_die_fast #(
     parameter int    T_PROG_MIDDLE_TYP_NS = -1,
     parameter int    T_PROG_UPPER_TYP_NS = -1,
     parameter bit    TYPICAL = 1,                       // typical values, else the maxima
+    // SLC mode (DAh prefix) maxima and typical values (-1: not set; the uniform ones)
+    parameter int    T_R_SLC_NS = -1,
+    parameter int    T_PROG_SLC_NS = -1,
+    parameter int    T_R_SLC_TYP_NS = -1,
+    parameter int    T_PROG_SLC_TYP_NS = -1,
     // die options (NandDie): rules, faults
     parameter bit    STRICT = 1,                        // refuse a rule-breaking command
     parameter real   FACTORY_BAD_BLOCK_RATE = 0.0,      // 0.0..0.5
@@ -109,7 +114,8 @@ module nand_die_fast #(
         input int t_prog_middle_ns, input int t_r_typ_ns, input int t_r_lower_typ_ns,
         input int t_r_middle_typ_ns, input int t_r_upper_typ_ns, input int t_prog_typ_ns,
         input int t_prog_lower_typ_ns, input int t_prog_middle_typ_ns,
-        input int t_prog_upper_typ_ns, input int typical);
+        input int t_prog_upper_typ_ns, input int typical, input int t_r_slc_ns,
+        input int t_prog_slc_ns, input int t_r_slc_typ_ns, input int t_prog_slc_typ_ns);
     import "DPI-C" function int nand_die_fast_eval(
         input int handle, input longint now_ps, input int pins, output int rules,
         output int timing, output longint next_ps);
@@ -128,7 +134,8 @@ module nand_die_fast #(
             int'(FACTORY_ERASED), int'(REQUIRE_RESET), PARAM_PAGE_COPIES, int'(VERBOSE),
             T_R_MIDDLE_NS, T_PROG_MIDDLE_NS, T_R_TYP_NS, T_R_LOWER_TYP_NS, T_R_MIDDLE_TYP_NS,
             T_R_UPPER_TYP_NS, T_PROG_TYP_NS, T_PROG_LOWER_TYP_NS, T_PROG_MIDDLE_TYP_NS,
-            T_PROG_UPPER_TYP_NS, int'(TYPICAL));
+            T_PROG_UPPER_TYP_NS, int'(TYPICAL), T_R_SLC_NS, T_PROG_SLC_NS, T_R_SLC_TYP_NS,
+            T_PROG_SLC_TYP_NS);
         if (handle < 0)
             $fatal(1, "nand_die_fast %m (DIE_ID %0d): illegal parameters (see above)", DIE_ID);
         last_pins = -1;

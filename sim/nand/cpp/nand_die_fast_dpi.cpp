@@ -58,7 +58,8 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
                       int verbose, int t_r_middle_ns, int t_prog_middle_ns, int t_r_typ_ns,
                       int t_r_lower_typ_ns, int t_r_middle_typ_ns, int t_r_upper_typ_ns,
                       int t_prog_typ_ns, int t_prog_lower_typ_ns, int t_prog_middle_typ_ns,
-                      int t_prog_upper_typ_ns, int typical) {
+                      int t_prog_upper_typ_ns, int typical, int t_r_slc_ns,
+                      int t_prog_slc_ns, int t_r_slc_typ_ns, int t_prog_slc_typ_ns) {
     DieConfig c;
     const Ident *ident = nullptr;
     for (const Ident &p : PARTS)
@@ -108,6 +109,10 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
     t.t_prog_middle_typ_ns = t_prog_middle_typ_ns;
     t.t_prog_upper_typ_ns = t_prog_upper_typ_ns;
     t.typical = typical != 0;
+    t.t_r_slc_ns = t_r_slc_ns;
+    t.t_prog_slc_ns = t_prog_slc_ns;
+    t.t_r_slc_typ_ns = t_r_slc_typ_ns;
+    t.t_prog_slc_typ_ns = t_prog_slc_typ_ns;
     c.seed = seed;
     c.strict = strict != 0;
     c.factory_bad_block_rate = factory_bad_block_rate;

@@ -68,28 +68,32 @@ std::string Geometry::check_row(uint64_t row) const {
     return "";
 }
 
-// Per page type values (type: 0 lower, 1 middle, 2 upper, 3 top): the page type's own
-// field, else the uniform one; typical falls back to the maximum (NandArrayTiming).
-static int64_t pick(int type, int64_t lower, int64_t middle, int64_t upper, int64_t all) {
-    int64_t s = type == 0 ? lower : type == 1 ? middle : type == 2 ? upper : -1;
+// Per page type values (type: 0 lower, 1 middle, 2 upper, 3 top, 4 SLC mode): the type's
+// own field, else the uniform one; typical falls back to the maximum (NandArrayTiming).
+static int64_t pick(int type, int64_t lower, int64_t middle, int64_t upper, int64_t slc,
+                    int64_t all) {
+    int64_t s = type == 0 ? lower : type == 1 ? middle : type == 2 ? upper
+                                  : type == SLC_TYPE ? slc : -1;
     return s < 0 ? all : s;
 }
 
 int64_t ArrayTiming::t_r_max_of(int type) const {
-    return pick(type, t_r_lower_ns, t_r_middle_ns, t_r_upper_ns, t_r_ns);
+    return pick(type, t_r_lower_ns, t_r_middle_ns, t_r_upper_ns, t_r_slc_ns, t_r_ns);
 }
 
 int64_t ArrayTiming::t_prog_max_of(int type) const {
-    return pick(type, t_prog_lower_ns, t_prog_middle_ns, t_prog_upper_ns, t_prog_ns);
+    return pick(type, t_prog_lower_ns, t_prog_middle_ns, t_prog_upper_ns, t_prog_slc_ns,
+                t_prog_ns);
 }
 
 int64_t ArrayTiming::t_r_typ_of(int type) const {
-    return pick(type, t_r_lower_typ_ns, t_r_middle_typ_ns, t_r_upper_typ_ns, t_r_typ_ns);
+    return pick(type, t_r_lower_typ_ns, t_r_middle_typ_ns, t_r_upper_typ_ns, t_r_slc_typ_ns,
+                t_r_typ_ns);
 }
 
 int64_t ArrayTiming::t_prog_typ_of(int type) const {
     return pick(type, t_prog_lower_typ_ns, t_prog_middle_typ_ns, t_prog_upper_typ_ns,
-                t_prog_typ_ns);
+                t_prog_slc_typ_ns, t_prog_typ_ns);
 }
 
 int64_t ArrayTiming::t_r(int type) const {
@@ -140,13 +144,15 @@ std::string DieConfig::validate() {
                {"t_r_upper_typ_ns", a.t_r_upper_typ_ns}, {"t_prog_typ_ns", a.t_prog_typ_ns},
                {"t_prog_lower_typ_ns", a.t_prog_lower_typ_ns},
                {"t_prog_middle_typ_ns", a.t_prog_middle_typ_ns},
-               {"t_prog_upper_typ_ns", a.t_prog_upper_typ_ns}};
+               {"t_prog_upper_typ_ns", a.t_prog_upper_typ_ns}, {"t_r_slc_ns", a.t_r_slc_ns},
+               {"t_prog_slc_ns", a.t_prog_slc_ns}, {"t_r_slc_typ_ns", a.t_r_slc_typ_ns},
+               {"t_prog_slc_typ_ns", a.t_prog_slc_typ_ns}};
     for (auto &t : opt)     // -1: not set (None)
         if (t.v != -1 && (t.v < 1 || t.v > NS_MAX))
             return fmt("NandArrayTiming.%s = %" PRId64 ": must be none or an integer in "
                        "1..1000000000", t.name, t.v);
-    static const char *const TYPES[] = {"lower", "middle", "upper", "top"};
-    for (int k = 0; k < 4; k++) {
+    static const char *const TYPES[] = {"lower", "middle", "upper", "top", "slc"};
+    for (int k = 0; k <= SLC_TYPE; k++) {
         if (a.t_r_typ_of(k) > a.t_r_max_of(k))
             return fmt("NandArrayTiming: typical t_r of %s pages = %" PRId64 " ns: must be at "
                        "most its maximum, %" PRId64 " ns", TYPES[k], a.t_r_typ_of(k),

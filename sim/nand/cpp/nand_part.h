@@ -22,16 +22,20 @@ struct Geometry {
     int plane_of(int block) const { return block % planes; }
     // Page type (spec.nand_geometry.PAGE_TYPES): 0 lower, 1 middle, 2 upper, 3 top; page
     // p is type PAGE_TYPES_OF[bits_per_cell][p % bits_per_cell] (MLC: lower, upper).
+    // SLC_TYPE (4) is the timing type of SLC-mode (DAh) reads and programs.
     int page_type(int page) const {
         int k = page % bits_per_cell;
         return bits_per_cell == 2 && k == 1 ? 2 : k;
     }
+    int slc_pages_per_block() const { return pages_per_block / bits_per_cell; }
     uint64_t pack_row(int lun, int block, int page) const {
         return ((((uint64_t)lun << block_bits) | (uint64_t)block) << page_bits) | page;
     }
     void unpack_row(uint64_t row, int64_t &lun, int64_t &block, int64_t &page) const;
     std::string check_row(uint64_t row) const;
 };
+
+constexpr int SLC_TYPE = 4;     // spec.nand_geometry.SLC ("slc") among the timing types
 
 struct ArrayTiming {
     int64_t t_r_ns = 100000, t_prog_ns = 1300000, t_bers_ns = 3000000;
@@ -45,6 +49,8 @@ struct ArrayTiming {
     int64_t t_r_upper_typ_ns = -1, t_prog_typ_ns = -1, t_prog_lower_typ_ns = -1;
     int64_t t_prog_middle_typ_ns = -1, t_prog_upper_typ_ns = -1;
     bool typical = true;    // run the typical values (else the maxima), as NandArrayTiming
+    // SLC mode (type SLC_TYPE) maxima and typical values; -1: not set (the uniform ones)
+    int64_t t_r_slc_ns = -1, t_prog_slc_ns = -1, t_r_slc_typ_ns = -1, t_prog_slc_typ_ns = -1;
     int64_t t_r(int page_type) const;
     int64_t t_prog(int page_type) const;
     int64_t t_r_max_of(int page_type) const;      // the maximum, whatever `typical` says

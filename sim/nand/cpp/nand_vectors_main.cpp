@@ -125,6 +125,10 @@ int run_file(const std::string &path) {
             t.t_prog_middle_typ_ns = num(m["t_prog_middle_typ_ns"]);
             t.t_prog_upper_typ_ns = num(m["t_prog_upper_typ_ns"]);
             t.typical = num(m["typical"]) != 0;
+            t.t_r_slc_ns = num(m["t_r_slc_ns"]);
+            t.t_prog_slc_ns = num(m["t_prog_slc_ns"]);
+            t.t_r_slc_typ_ns = num(m["t_r_slc_typ_ns"]);
+            t.t_prog_slc_typ_ns = num(m["t_prog_slc_typ_ns"]);
         }
         if (w[0] == "IDENT") {
             cfg.id_bytes.clear();

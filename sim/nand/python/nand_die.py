@@ -20,6 +20,12 @@ so a pin-level front end can call it at the confirm cycle and tests can call it 
     erase_block(row, confirm)    60h-D0h, 60h-D1h (multi-plane)
     set_features(addr, p)        EFh            get_features(addr)        EEh
 
+SLC mode (spec/nand_geometry.py has the contract): erase_block, program_page, read_page and
+read_cache take slc=True for a sequence the DAh prefix preceded. An erase with it makes the
+block an SLC block; a program or read whose mode does not match its block's (or an SLC
+program past slc_pages_per_block) is an `slc-mode` violation: the program FAILs, the read
+returns the data; the command is carried out either way, then raised if strict.
+
 Rules of real NAND are enforced: a violation is recorded in `violations` and, with
 `strict=True` (the default), raised as `NandRuleError`; its `rule` is one of RULES. A program
 or erase that the part would fail (bad block, worn-out block, write protect, or a rule
@@ -72,6 +78,8 @@ RULES = {
     "command-sequence": "a command out of sequence (e.g. 31h without a read, 3Fh without 31h)",
     "data-output-after-status": "after READ STATUS, 00h must precede data output",
     "feature-value": "SET FEATURES value the part does not support",
+    "slc-mode": "an SLC-mode (DAh) program or read of a native block, an unprefixed one of an "
+                "SLC block, or an SLC program past the block's SLC pages",
 }
 
 
@@ -150,9 +158,10 @@ _mix64 = mix64
 
 
 class _Block:
-    __slots__ = ("erase_count", "next_page", "erased", "bad", "pages")
+    __slots__ = ("erase_count", "next_page", "erased", "bad", "pages", "slc")
 
     def __init__(self, erased):
+        self.slc = False        # erased in SLC mode (DAh): an SLC block until the next erase
         self.erase_count = 0
         self.next_page = 0      # the only page that may be programmed next
         self.erased = erased    # False: factory state unknown or an erase was aborted
@@ -180,7 +189,8 @@ class NandLun:
         self.out_plane = 0
         self.cache_mode = None      # None | "read" | "program"
         self.last_read_row = None   # for sequential cache read (31h)
-        self.mp_queue = []          # queued multi-plane planes: (kind, row, payload)
+        self.last_read_slc = False  # ... and its mode (DAh)
+        self.mp_queue = []          # queued multi-plane planes: (kind, row, payload, slc)
         self._events = []           # heap of (time, seq, fn)
         self._inflight = []         # (end, kind, items): what RESET would abort
         self._factory_erased = factory_erased
@@ -306,6 +316,39 @@ class NandDie:
             raise NandRuleError(v)
         return False
 
+    def _slc_check(self, lun, block, page, slc, what):
+        """An `slc-mode` violation (recorded, not raised: the command goes on) if an SLC-mode
+        (`slc`) or native `what` does not match the block's mode; returns it or None."""
+        g = self.geometry
+        if g.bits_per_cell == 1:
+            return None
+        b = self.luns[lun].blocks.get(block)
+        block_slc = b is not None and b.slc
+        if slc and not block_slc:
+            msg = f"SLC-mode (DAh) {what} of block {block} page {page}: a native block"
+        elif not slc and block_slc:
+            msg = f"{what} of block {block} page {page} without DAh: an SLC block"
+        elif slc and page >= g.slc_pages_per_block:
+            msg = (f"SLC-mode (DAh) {what} of block {block} page {page}: past its SLC pages "
+                   f"(0..{g.slc_pages_per_block - 1})")
+        else:
+            return None
+        v = Violation(self.now, "slc-mode", lun, msg)
+        self.violations.append(v)
+        return v
+
+    def _raise_late(self, found):
+        """A strict die raises the first of the `slc-mode` violations found once the command
+        has been carried out."""
+        if found and self.strict:
+            raise NandRuleError(found[0])
+
+    def _t_r(self, page, slc):
+        return self.timing.t_r("slc" if slc else self.geometry.page_type(page))
+
+    def _t_prog(self, page, slc):
+        return self.timing.t_prog("slc" if slc else self.geometry.page_type(page))
+
     def _fail_event(self, op, lun, block, page, reason):
         self.fail_events.append(FailEvent(self.now, op, lun, block, page, reason))
         self.stats[f"{op}_fail"] += 1
@@ -364,14 +407,15 @@ class NandDie:
         self.luns[lun].block(block).bad = f"grown bad block ({reason})"
 
     def block_info(self, lun, block):
-        """Backdoor: {erase_count, next_page, erased, bad, programmed_pages} of a block."""
+        """Backdoor: {erase_count, next_page, erased, bad, programmed_pages, slc} of a block
+        (slc: erased in SLC mode)."""
         b = self.luns[lun].blocks.get(block)
         bad = "factory bad block" if self.is_factory_bad(lun, block) else None
         if b is None:
             return {"erase_count": 0, "next_page": 0, "erased": self.luns[lun]._factory_erased,
-                    "bad": bad, "programmed_pages": 0}
+                    "bad": bad, "programmed_pages": 0, "slc": False}
         return {"erase_count": b.erase_count, "next_page": b.next_page, "erased": b.erased,
-                "bad": bad or b.bad, "programmed_pages": len(b.pages)}
+                "bad": bad or b.bad, "programmed_pages": len(b.pages), "slc": b.slc}
 
     def page_data(self, lun, block, page):
         """Backdoor: the stored page register image (no bit errors), or None if erased."""
@@ -584,12 +628,14 @@ class NandDie:
         self.advance(now)
         self.output_mode = "data"
 
-    def read_page(self, now, row, column=0, confirm=0x30):
+    def read_page(self, now, row, column=0, confirm=0x30, slc=False):
         """READ PAGE 00h-<column><row>-30h: the LUN is busy tR (of the page type; the longest
         one for multi-plane), then the page is in the page register, output from `column`.
         confirm 32h queues a plane of a multi-plane read (busy tDBSY); the final 30h reads
-        every queued plane. Returns an OpResult (flips per row), or None if refused."""
+        every queued plane. slc: DAh-00h, an SLC-mode read (t_r("slc")). Returns an OpResult
+        (flips per row), or None if refused."""
         self.advance(now)
+        slc = bool(slc) and self.geometry.bits_per_cell > 1
         if confirm not in (0x30, 0x32):
             raise ValueError(f"read_page confirm 0x{confirm:02x}: must be 0x30 or 0x32")
         if not self._powered("READ PAGE"):
@@ -600,7 +646,7 @@ class NandDie:
         lun = self.luns[addr[0]]
         if not self._ready(lun, "READ PAGE") or not self._check_column(lun, column, 0):
             return None
-        group = self._multi_plane(lun, "read", row, column, confirm == 0x32)
+        group = self._multi_plane(lun, "read", row, column, confirm == 0x32, slc)
         if group is None:
             return None
         self.selected_lun, self.output_mode = lun.index, "data"
@@ -608,13 +654,16 @@ class NandDie:
         if confirm == 0x32:
             self._busy(lun, now + self.timing.t_dbsy_ns)
             return OpResult(lun.busy_until, lun.array_busy_until)
-        g, t = self.geometry, self.timing
-        flips, loads, t_r = {}, [], 0
-        for r, _ in group:
+        g = self.geometry
+        flips, loads, t_r, found = {}, [], 0, []
+        for r, _, mode in group:
             _, block, page = g.unpack_row(r)
+            v = self._slc_check(lun.index, block, page, mode, "read")
+            if v is not None:
+                found.append(v)
             data, flips[r] = self._array_read(lun.index, block, page)
             loads.append((g.plane_of(block), data))
-            t_r = max(t_r, t.t_r(g.page_type(page)))
+            t_r = max(t_r, self._t_r(page, mode))
         end = now + t_r
 
         def load():
@@ -625,15 +674,19 @@ class NandDie:
             lun.column = column
         self._at(lun, end, load)
         self._busy(lun, end)
-        lun.last_read_row = row
+        lun.last_read_row, lun.last_read_slc = row, slc
+        self._raise_late(found)
         return OpResult(lun.busy_until, lun.array_busy_until, True, flips)
 
-    def read_cache(self, now, row=None):
+    def read_cache(self, now, row=None, slc=False):
         """READ CACHE SEQUENTIAL (31h, row None: the next page of the block) or RANDOM
         (00h-<row>-31h). The page last read moves to the cache register (RDY after
         tRCBSY) and the array reads the next page meanwhile (ARDY after tR). Needs a
-        preceding READ PAGE on the same LUN. Returns an OpResult for the new array read."""
+        preceding READ PAGE on the same LUN. slc: DAh-00h-<row>-31h, an SLC-mode read; a
+        sequential one goes on in the mode of the read before it. Returns an OpResult for
+        the new array read."""
         self.advance(now)
+        slc = bool(slc) and self.geometry.bits_per_cell > 1
         if not self._powered("READ CACHE"):
             return None
         g, t = self.geometry, self.timing
@@ -660,7 +713,9 @@ class NandDie:
                               f"READ CACHE SEQUENTIAL past the last page of block {block}")
                 return None
             row = g.pack_row(lun_i, block, page + 1)
+            slc = lun.last_read_slc
         _, block, page = g.unpack_row(row)
+        found = [v for v in (self._slc_check(lun.index, block, page, slc, "read"),) if v]
         start = max(now, lun.array_busy_until)
         data, flips = self._array_read(lun.index, block, page)
         new = (g.plane_of(block), data)
@@ -673,10 +728,11 @@ class NandDie:
             lun.data_reg = new
         self._at(lun, start, to_cache)
         lun.busy_until = start + t.t_rcbsy_ns
-        lun.array_busy_until = max(lun.busy_until, start + t.t_r(g.page_type(page)))
+        lun.array_busy_until = max(lun.busy_until, start + self._t_r(page, slc))
         lun.cache_mode = "read"
-        lun.last_read_row = row
+        lun.last_read_row, lun.last_read_slc = row, slc
         self.output_mode = "data"
+        self._raise_late(found)
         return OpResult(lun.busy_until, lun.array_busy_until, True, {row: flips})
 
     def read_cache_end(self, now):
@@ -758,9 +814,9 @@ class NandDie:
                              f"column {column} + {nbytes} bytes beyond the page register "
                              f"(0..{size - 1})")
 
-    def _multi_plane(self, lun, kind, row, payload, queue):
-        """Queue or close a multi-plane group: the planes so far plus (row, payload).
-        Returns the group [(row, payload)] (empty list while queueing), or None."""
+    def _multi_plane(self, lun, kind, row, payload, queue, slc=False):
+        """Queue or close a multi-plane group: the planes so far plus (row, payload, slc).
+        Returns the group [(row, payload, slc)] (empty list while queueing), or None."""
         g = self.geometry
         if lun.mp_queue and lun.mp_queue[0][0] != kind:
             first = lun.mp_queue[0][0]
@@ -768,11 +824,11 @@ class NandDie:
             self._violate("command-sequence", lun.index,
                           f"{kind} confirm while a multi-plane {first} is queued")
             return None
-        group = [(r, p) for _, r, p in lun.mp_queue] + [(row, payload)]
+        group = [(r, p, m) for _, r, p, m in lun.mp_queue] + [(row, payload, slc)]
         if len(group) > 1:
             _, block, page = g.unpack_row(row)
             _, block0, page0 = g.unpack_row(group[0][0])
-            planes = [g.plane_of(g.unpack_row(r)[1]) for r, _ in group]
+            planes = [g.plane_of(g.unpack_row(r)[1]) for r, _, _ in group]
             problem = None
             if len(set(planes)) != len(planes):
                 problem = f"two addresses on plane {g.plane_of(block)}"
@@ -783,7 +839,7 @@ class NandDie:
                 self._violate("multi-plane", lun.index, f"multi-plane {kind}: {problem}")
                 return None
         if queue:
-            lun.mp_queue.append((kind, row, payload))
+            lun.mp_queue.append((kind, row, payload, slc))
             return []
         lun.mp_queue.clear()
         return group
@@ -821,8 +877,9 @@ class NandDie:
         self._violate(rule, lun.index, msg)
         return rule
 
-    def program_page(self, now, row, data, column=0, confirm=0x10):
-        """PROGRAM PAGE 80h-<column><row>-<data>-<confirm>.
+    def program_page(self, now, row, data, column=0, confirm=0x10, slc=False):
+        """PROGRAM PAGE 80h-<column><row>-<data>-<confirm>; slc: DAh-80h (SLC mode, busy
+        t_prog("slc"); a block or page that does not match FAILs: module docstring).
 
         data: bytes written from `column`, or a list of (column, bytes) chunks (85h CHANGE
         WRITE COLUMN). The page register is cleared to FFh first, so unwritten bytes program
@@ -831,6 +888,7 @@ class NandDie:
         Returns an OpResult (ok=False if a plane will FAIL), or None if refused.
         """
         self.advance(now)
+        slc = bool(slc) and self.geometry.bits_per_cell > 1
         if confirm not in (0x10, 0x11, 0x15):
             raise ValueError(f"program_page confirm 0x{confirm:02x}: must be 0x10, 0x11, 0x15")
         if not self._powered("PROGRAM PAGE"):
@@ -844,7 +902,7 @@ class NandDie:
         img = self._image(lun, data, column)
         if img is None:
             return None
-        group = self._multi_plane(lun, "program", row, img, confirm == 0x11)
+        group = self._multi_plane(lun, "program", row, img, confirm == 0x11, slc)
         if group is None:
             return None
         self.selected_lun = lun.index
@@ -854,13 +912,19 @@ class NandDie:
             self._busy(lun, now + t.t_dbsy_ns)
             return OpResult(lun.busy_until, lun.array_busy_until)
         # Check every plane before changing anything, so a refused group leaves no trace.
-        planes = []
-        for r, image in group:
+        planes, found = [], []
+        for r, image, mode in group:
             _, block, page = g.unpack_row(r)
-            planes.append((block, page, image, self._program_allowed(lun, block, page)))
+            reason = self._program_allowed(lun, block, page)
+            if reason is None:
+                v = self._slc_check(lun.index, block, page, mode, "program")
+                if v is not None:
+                    found.append(v)
+                    reason = "slc-mode"
+            planes.append((block, page, image, reason, mode))
         failed, written = False, []
-        t_prog = max(t.t_prog(g.page_type(page)) for _, page, _, _ in planes)
-        for block, page, image, reason in planes:
+        t_prog = max(self._t_prog(page, mode) for _, page, _, _, mode in planes)
+        for block, page, image, reason, _ in planes:
             if reason is not None:
                 failed = True
                 self._fail_event("program", lun.index, block, page, reason)
@@ -882,13 +946,16 @@ class NandDie:
         else:
             lun.busy_until = lun.array_busy_until = end
             lun.cache_mode = None
+        self._raise_late(found)
         return OpResult(lun.busy_until, lun.array_busy_until, not failed)
 
-    def erase_block(self, now, row, confirm=0xD0):
+    def erase_block(self, now, row, confirm=0xD0, slc=False):
         """ERASE BLOCK 60h-<row>-D0h (page bits ignored): busy tBERS. confirm D1h queues a
         plane of a multi-plane erase (busy tDBSY). A bad block, or the erase that takes a
-        block past pe_limit, FAILs. Returns an OpResult, or None if refused."""
+        block past pe_limit, FAILs. slc: DAh-60h, the block becomes an SLC block (without:
+        a native one). Returns an OpResult, or None if refused."""
         self.advance(now)
+        slc = bool(slc) and self.geometry.bits_per_cell > 1
         if confirm not in (0xD0, 0xD1):
             raise ValueError(f"erase_block confirm 0x{confirm:02x}: must be 0xD0 or 0xD1")
         if not self._powered("ERASE BLOCK"):
@@ -899,7 +966,7 @@ class NandDie:
         lun = self.luns[addr[0]]
         if not self._ready(lun, "ERASE BLOCK"):
             return None
-        group = self._multi_plane(lun, "erase", row, None, confirm == 0xD1)
+        group = self._multi_plane(lun, "erase", row, None, confirm == 0xD1, slc)
         if group is None:
             return None
         self.selected_lun = lun.index
@@ -908,7 +975,7 @@ class NandDie:
             self._busy(lun, now + self.timing.t_dbsy_ns)
             return OpResult(lun.busy_until, lun.array_busy_until)
         failed, erased = False, []
-        for r, _ in group:
+        for r, _, mode in group:
             block = self.geometry.unpack_row(r)[1]
             b = lun.block(block)
             reason = None
@@ -929,7 +996,7 @@ class NandDie:
                 self._fail_event("erase", lun.index, block, None, reason)
                 continue
             b.pages.clear()
-            b.next_page, b.erased = 0, True
+            b.next_page, b.erased, b.slc = 0, True, mode
             erased.append(block)
         end = now + self.timing.t_bers_ns
         lun._inflight.append((end, "erase", erased))
@@ -939,21 +1006,22 @@ class NandDie:
 
     # Conveniences: whole multi-plane sequences --------------------------------------------
 
-    def program_multi_plane(self, now, pages):
+    def program_multi_plane(self, now, pages, slc=False):
         """80h-11h ... 80h-10h over pages = [(row, data[, column])]: each 11h at the time the
-        previous tDBSY ends. Returns the OpResult of the final 10h."""
+        previous tDBSY ends; slc: every plane's sequence DAh-prefixed. Returns the OpResult of
+        the final 10h."""
         return self._sequence(now, pages, lambda t, p, last: self.program_page(
-            t, p[0], p[1], p[2] if len(p) > 2 else 0, 0x10 if last else 0x11))
+            t, p[0], p[1], p[2] if len(p) > 2 else 0, 0x10 if last else 0x11, slc))
 
-    def read_multi_plane(self, now, rows, column=0):
+    def read_multi_plane(self, now, rows, column=0, slc=False):
         """00h-32h ... 00h-30h over rows; returns the OpResult of the final 30h."""
         return self._sequence(now, rows, lambda t, r, last: self.read_page(
-            t, r, column, 0x30 if last else 0x32))
+            t, r, column, 0x30 if last else 0x32, slc))
 
-    def erase_multi_plane(self, now, rows):
+    def erase_multi_plane(self, now, rows, slc=False):
         """60h-D1h ... 60h-D0h over rows; returns the OpResult of the final D0h."""
         return self._sequence(now, rows, lambda t, r, last: self.erase_block(
-            t, r, 0xD0 if last else 0xD1))
+            t, r, 0xD0 if last else 0xD1, slc))
 
     def _sequence(self, now, items, issue):
         result = None

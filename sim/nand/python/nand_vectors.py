@@ -599,7 +599,9 @@ class Scenario:
         self.wait_rb()
         return self.dout(8 if self.r.target.iface == "nvddr2" else 4)
 
-    def read(self, row, col=0, n=0, confirm=0x30, wait=True, pat=None):
+    def read(self, row, col=0, n=0, confirm=0x30, wait=True, pat=None, slc=False):
+        if slc:
+            self.cmd(0xDA)              # SLC-mode prefix (spec/nand_geometry.py)
         self.cmd(0x00)
         self.addr(*self.col_bytes(col), *self.row_bytes(row))
         self.cmd(confirm)
@@ -609,7 +611,10 @@ class Scenario:
             return self.dout(n, pat=pat)
         return None
 
-    def program(self, row, data=None, col=0, confirm=0x10, wait=True, pat=None, chunks=()):
+    def program(self, row, data=None, col=0, confirm=0x10, wait=True, pat=None, chunks=(),
+                slc=False):
+        if slc:
+            self.cmd(0xDA)
         self.cmd(0x80)
         self.addr(*self.col_bytes(col), *self.row_bytes(row))
         if pat is not None or data:
@@ -622,7 +627,9 @@ class Scenario:
         if wait:
             self.wait_rb()
 
-    def erase(self, row, confirm=0xD0, wait=True):
+    def erase(self, row, confirm=0xD0, wait=True, slc=False):
+        if slc:
+            self.cmd(0xDA)
         self.cmd(0x60)
         self.addr(*self.row_bytes(row))
         self.cmd(confirm)
@@ -1524,6 +1531,132 @@ def _sc_page_types_mlc():
     return _page_types("page_types_mlc", SMALL, MLC_TIMING, True)
 
 
+# SLC mode (DAh prefix): SLC times distinct from every native page type and per corner, so a
+# model that ignores the prefix, or times an SLC page by its page type, waits a different time.
+SLC_TIMING = replace(MLC_TIMING, t_r_slc_ns=30_000, t_r_slc_typ_ns=20_000,
+                     t_prog_slc_ns=450_000, t_prog_slc_typ_ns=300_000)
+
+
+def _slc_ops(s, lun, slc_block, native_block, seed):
+    """SLC erase, programs and reads in `slc_block`, native ones in `native_block` of the same
+    LUN, then every mismatch (each FAILs a program or flags a read)."""
+    g = s.g
+    s.erase(s.row(lun, slc_block, 0), slc=True)
+    s.status()
+    for page in range(3):
+        s.program(s.row(lun, slc_block, page), pat=(seed + page, 32), slc=True)
+    s.status()
+    for page in range(3):
+        s.read(s.row(lun, slc_block, page), 0, 32, pat=(seed + page, 32), slc=True)
+    s.erase(s.row(lun, native_block, 0))
+    for page in range(2):
+        s.program(s.row(lun, native_block, page), pat=(seed + 10 + page, 32))
+        s.read(s.row(lun, native_block, page), 0, 32, pat=(seed + 10 + page, 32))
+    s.comment("mismatch: DAh program of a native block (FAIL, nothing stored)")
+    s.program(s.row(lun, native_block, 2), pat=(seed + 20, 16), slc=True)
+    s.status()
+    s.read(s.row(lun, native_block, 2), 0, 16)
+    s.comment("mismatch: a program without DAh in an SLC block (FAIL)")
+    s.program(s.row(lun, slc_block, 3), pat=(seed + 21, 16))
+    s.status()
+    s.comment("mismatch: reads in the other mode (flagged, the data as stored, the command's "
+              "mode's tR)")
+    s.read(s.row(lun, slc_block, 1), 0, 8, pat=(seed + 1, 8))
+    s.read(s.row(lun, native_block, 1), 0, 8, pat=(seed + 11, 8), slc=True)
+    s.status()
+    s.comment(f"the last SLC page ({g.slc_pages_per_block - 1}), then one past it (FAIL)")
+    for page in range(3, g.slc_pages_per_block):
+        s.program(s.row(lun, slc_block, page), pat=(seed + 30 + page, 8), slc=True)
+    s.program(s.row(lun, slc_block, g.slc_pages_per_block), pat=(seed + 40, 8), slc=True)
+    s.status()
+    s.read(s.row(lun, slc_block, g.slc_pages_per_block - 1), 0, 8, slc=True)
+
+
+def _sc_slc():
+    s = Scenario("slc", timing=SLC_TIMING, seed=16)
+    g = s.g
+    t = SLC_TIMING
+    s.comment(f"SLC mode (DAh prefix): tPROG {t.t_prog('slc')} ns, tR {t.t_r('slc')} ns "
+              f"(typical; native lower/upper tPROG {t.t_prog('lower')}/{t.t_prog('upper')}, "
+              f"tR {t.t_r('lower')}/{t.t_r('upper')}); {g.slc_pages_per_block} SLC pages of "
+              f"{g.pages_per_block}")
+    s.reset()
+    _slc_ops(s, 0, 2, 4, 300)
+    s.comment("an SLC block erased natively is a native block again")
+    s.erase(s.row(0, 2, 0))
+    s.program(s.row(0, 2, 0), pat=(350, 16))
+    s.status()
+    s.comment("SLC cache program (DAh-80h-15h, DAh-80h-10h); SLC cache read (DAh-00h-30h, 31h "
+              "sequential in SLC mode, DAh-00h-31h random, 3Fh)")
+    s.erase(s.row(0, 6, 0), slc=True)
+    for page in range(3):
+        s.program(s.row(0, 6, page), pat=(360 + page, 64), confirm=0x15, wait=False, slc=True)
+        s.status()
+        s.wait_rb()
+    s.program(s.row(0, 6, 3), pat=(363, 64), wait=False, slc=True)
+    s.wait_rb()
+    s.status()
+    s.read(s.row(0, 6, 0), 0, 8, pat=(360, 8), slc=True)
+    s.cmd(0x31)
+    s.wait_rb()
+    s.dout(64, pat=(360, 64))
+    s.read(s.row(0, 6, 3), 0, 0, confirm=0x31, slc=True)
+    s.wait_rb()
+    s.dout(64, pat=(361, 64))
+    s.cmd(0x3F)
+    s.wait_rb()
+    s.dout(64, pat=(363, 64))
+    s.comment("DAh followed by a command other than 60h/80h/00h: command-sequence (the command "
+              "itself still runs); DAh in the middle of a sequence")
+    s.cmd(0xDA)
+    s.status()
+    s.cmd(0xDA)
+    s.read_id(0x00, 5)
+    s.cmd(0xDA)
+    s.cmd(0xDA)
+    s.cmd(0x00)
+    s.cmd(0x70)
+    s.dout(1)
+    s.cmd(0x80)
+    s.addr(*s.col_bytes(0), *s.row_bytes(s.row(0, 6, 4)))
+    s.cmd(0xDA)
+    s.cmd(0x10)
+    s.status()
+    s.comment("multi-plane SLC erase / program / read, a DAh per plane")
+    rows = [s.row(1, 8, 0), s.row(1, 9, 0)]
+    s.erase(rows[0], confirm=0xD1, slc=True)
+    s.erase(rows[1], slc=True)
+    s.program(rows[0], pat=(370, g.register_bytes), confirm=0x11, slc=True)
+    s.program(rows[1], pat=(371, g.register_bytes), slc=True)
+    s.status()
+    s.read(rows[0], 0, 0, confirm=0x32, slc=True)
+    s.read(rows[1], 0, 0, slc=True)
+    s.dout(g.register_bytes, pat=(371, g.register_bytes))
+    s.change_col(0, rows[0])
+    s.dout(g.register_bytes, pat=(370, g.register_bytes))
+    s.comment("multi-plane program with DAh on one plane only: that plane FAILs")
+    s.program(s.row(1, 8, 1), pat=(372, 16), confirm=0x11, slc=True)
+    s.program(s.row(1, 9, 1), pat=(373, 16))
+    s.status()
+    s.read(s.row(1, 8, 1), 0, 16, pat=(372, 16), slc=True)
+    s.read(s.row(1, 9, 1), 0, 4, slc=True)
+    s.comment("a mixed multi-plane erase: one SLC plane, one native")
+    s.erase(s.row(1, 10, 0), confirm=0xD1, slc=True)
+    s.erase(s.row(1, 11, 0))
+    s.program(s.row(1, 10, 0), pat=(374, 16), confirm=0x11, slc=True)
+    s.program(s.row(1, 11, 0), pat=(375, 16))
+    s.status()
+    s.comment("NV-DDR2 mode 4: the same on LUN 1")
+    s.set_features(0x01, [0x24, 0, 0, 0])
+    s.mode()
+    _slc_ops(s, 1, 2, 4, 400)
+    s.read(s.row(1, 8, 0), 0, 16, pat=(370, 16), slc=True)
+    s.reset()
+    s.mode()
+    s.stats()
+    return s
+
+
 def _sc_sparse():
     geo = NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1024,
                        blocks_per_plane=1 << 16, planes=4, luns=1, bits_per_cell=3)
@@ -1584,6 +1717,7 @@ SCENARIOS = {
     "page_types": _sc_page_types,
     "page_types_max": _sc_page_types_max,
     "page_types_mlc": _sc_page_types_mlc,
+    "slc": _sc_slc,
     "sparse_4tb": _sc_sparse,
     "big_seed": _sc_big_seed,
 }

@@ -20,6 +20,10 @@ Targets on one channel share an `OnfiBus` (one pin sampler, the DQ and R/B# driv
 
 The pins are sampled in the read-only phase of every time step in which one of them changed,
 so the edge times are exact and every snapshot is settled; nothing runs while they rest.
+
+Besides the ONFI command set the front end takes the SLC-mode prefix DAh (spec/nand_geometry.py
+has the contract): it flags the next 60h, 80h or 00h sequence as SLC mode (slc=True to the
+die at its confirm); DAh followed by any other command is a `command-sequence` violation.
 """
 
 import logging
@@ -358,6 +362,8 @@ class OnfiPinTarget:
     # -- command sequences --
 
     def _clear(self):
+        self.slc_prefix = False     # DAh latched: the next command must start 60h/80h/00h
+        self.slc = False            # the sequence being collected is in SLC mode (DAh)
         self.cmd = None         # the command whose address/data cycles are being collected
         self.addr = []
         self.chunks = []        # program data: [column, bytearray]
@@ -424,13 +430,17 @@ class OnfiPinTarget:
     def _command(self, now, c):
         ncol, nrow = self._cycles()
         die, cmd = self.die, self.cmd
+        prefix, self.slc_prefix = self.slc_prefix, False
+        if prefix and c not in (0x60, 0x80, 0x00):
+            self._own(now, "command-sequence", f"{c:02X}h after DAh (SLC mode): DAh must "
+                                               f"precede 60h, 80h or 00h")
         if c in (0x10, 0x11, 0x15):
             if cmd not in (0x80, 0x85) or self.row is None:
                 self._own(now, "command-sequence", f"{c:02X}h without 80h and its address")
             else:
                 self._finish_85(now)
                 self._call(now, die.program_page, self.row, [(col, bytes(d)) for col, d in
-                                                              self.chunks], 0, c)
+                                                              self.chunks], 0, c, self.slc)
             self._clear()
             return
         if c in (0x30, 0x32) or (c == 0x31 and cmd == 0x00 and self.addr):
@@ -440,9 +450,9 @@ class OnfiPinTarget:
             else:
                 col, row = self._value(self.addr[:ncol]), self._value(self.addr[ncol:])
                 if c == 0x31:
-                    self._call(now, die.read_cache, row)
+                    self._call(now, die.read_cache, row, self.slc)
                 else:
-                    self._call(now, die.read_page, row, col, c)
+                    self._call(now, die.read_page, row, col, c, self.slc)
                 self.out = "array"
             self._clear()
             return
@@ -450,7 +460,7 @@ class OnfiPinTarget:
             if cmd != 0x60:
                 self._own(now, "command-sequence", f"{c:02X}h without 60h")
             elif self._expect_addr(now, nrow, f"{c:02X}h"):
-                self._call(now, die.erase_block, self._value(self.addr), c)
+                self._call(now, die.erase_block, self._value(self.addr), c, self.slc)
             self._clear()
             return
         if c == 0xE0:
@@ -472,11 +482,15 @@ class OnfiPinTarget:
                 self._finish_85(now)
                 self.cmd, self.addr = 0x85, []
             return
-        if cmd is not None and not (cmd == 0x00 and not self.addr):
+        if cmd is not None and not (cmd == 0x00 and not self.addr and not self.slc):
             self._own(now, "command-sequence",
                       f"{c:02X}h while the {cmd:02X}h sequence is incomplete")
         self._clear()
-        if c == 0xFF:
+        if c in (0x60, 0x80, 0x00):
+            self.slc = prefix
+        if c == 0xDA:
+            self.slc_prefix = True
+        elif c == 0xFF:
             self._rb_gen += 1           # a RESET supersedes any pending R/B# edge
             self._call(now, die.reset)
             self.out = None

@@ -68,6 +68,7 @@ NOT_EMULATED = {
     "page_types_max": "TLC page types (page % 3): the emulator runs a TLC part's slowest type",
     "page_types_mlc": "typical per page type times: a build of its own, not made (edges.vec "
                       "covers MLC page types on the emulator)",
+    "slc": "the SLC-mode prefix DAh (SLC blocks, SLC tR/tPROG): the emulator does not take it",
 }
 # Lines where the emulator differs from the golden on purpose: (file, line) -> (what the
 # emulator gives instead, why). The runner checks the replacement, so it cannot hide a bug.

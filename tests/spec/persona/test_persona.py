@@ -400,12 +400,14 @@ def test_cli_show_page_types():
     assert "page types (page % 2)" in r.output and "the dies run typical" in r.output
     rows = [ln.split() for ln in r.output.splitlines() if ln.strip().startswith(("tR ", "tPROG"))]
     assert [(row[0], row[1]) for row in rows] == [("tR", "lower"), ("tR", "upper"),
-                                                  ("tPROG", "lower"), ("tPROG", "upper")]
-    assert rows[3][2] == "2560" and rows[3][5] == "3840"    # upper tPROG, us: typical / max
+                                                  ("tR", "slc"), ("tPROG", "lower"),
+                                                  ("tPROG", "upper"), ("tPROG", "slc")]
+    assert rows[4][2] == "2560" and rows[4][5] == "3840"    # upper tPROG, us: typical / max
+    assert "slc: SLC mode, DAh-prefixed" in r.output and "SLC mode at 0.33" in r.output
     assert "assumed: page-type split" in r.output
     r = cli("persona", "show", "samsung-750-evo-250", "--json")
     rows = json.loads(r.output)["nand"]["groups"][0]["page_timing"]
-    assert [x["page_type"] for x in rows] == ["lower", "middle", "upper"] * 2
+    assert [x["page_type"] for x in rows] == ["lower", "middle", "upper", "slc"] * 2
     assert all(x["typ_source"] and x["max_source"] for x in rows)
     r = cli("persona", "show", "crucial-m500-480")
     assert "Micron" not in r.output and "no datasheet named" in r.output     # 128 Gbit

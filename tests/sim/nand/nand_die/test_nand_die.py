@@ -243,6 +243,10 @@ def _bad_timing_mode(die, t):
     die.set_features(t, 0x01, bytes([6, 0, 0, 0]))
 
 
+def _slc_program_native_block(die, t):
+    die.program_page(t, row(0, 1, 0), b"a", slc=True)
+
+
 VIOLATIONS = [
     ("reset-after-power-on", _no_reset),
     ("busy", _busy),
@@ -259,6 +263,7 @@ VIOLATIONS = [
     ("command-sequence", _cache_end_without_cache),
     ("data-output-after-status", _status_then_data),
     ("feature-value", _bad_timing_mode),
+    ("slc-mode", _slc_program_native_block),
 ]
 
 
@@ -385,7 +390,7 @@ def test_part_table_page_types():
     keep the headline figure (split only)."""
     for p in PARTS.values():
         rows = p.page_timing()
-        assert [r[1] for r in rows] == list(p.geometry.page_types) * 2, p.name
+        assert [r[1] for r in rows] == list(p.geometry.page_types + ("slc",)) * 2, p.name
         for op, ptype, typ, typ_src, most, most_src in rows:
             assert 0 < typ <= most, (p.name, op, ptype)
             assert typ_src and most_src, (p.name, op, ptype)
@@ -397,6 +402,155 @@ def test_part_table_page_types():
     assert l85a.timing.t_prog("lower") < l85a.timing.t_prog("upper")
     assert l85a.timing_source("t_prog_upper_typ_ns").startswith("assumed")
     assert PARTS["samsung-16nm-tlc-128gbit"].geometry.page_types == ("lower", "middle", "upper")
+
+
+SLC_TIM = replace(TIM, t_r_slc_ns=600, t_r_slc_typ_ns=400, t_prog_slc_ns=2000,
+                  t_prog_slc_typ_ns=1500)
+
+
+def _slc_rules(die):
+    return [v for v in die.violations if v.rule == "slc-mode"]
+
+
+@pytest.mark.smoke
+def test_slc_mode_timing_and_blocks():
+    """An SLC-mode erase makes an SLC block until its next erase: its pages 0..ppb/bits-1
+    program in t_prog("slc") and read in t_r("slc") (typical or maximum), while a native block
+    of the same LUN keeps the page type times; multi-plane ops carry the mode per plane."""
+    for typical, (t_prog, t_r) in {True: (1500, 400), False: (2000, 600)}.items():
+        die, t = make_die(timing=replace(SLC_TIM, typical=typical))
+        assert GEO.slc_pages_per_block == 4
+        t = die.erase_block(t, row(0, 1), slc=True).ready_ns
+        assert die.block_info(0, 1)["slc"] and not die.block_info(0, 2)["slc"]
+        for page in range(4):
+            r = die.program_page(t, row(0, 1, page), bytes([page]) * 4, slc=True)
+            assert r.ok and r.ready_ns - t == t_prog, (typical, page)
+            t = r.ready_ns
+        t = program(die, t, 0, 2, 0, b"native")         # native block: page type timing
+        for page in range(4):
+            r = die.read_page(t, row(0, 1, page), slc=True)
+            assert r.ready_ns - t == t_r
+            assert die.read_data(r.ready_ns, 4) == bytes([page]) * 4
+            t = r.ready_ns
+        r = die.read_page(t, row(0, 2, 0))
+        assert r.ready_ns - t == TIM.t_r_ns and die.read_data(r.ready_ns, 6) == b"native"
+        assert die.status(r.ready_ns, 0) == IDLE and die.violations == []
+        t = erase(die, r.ready_ns, 0, 1)                    # native erase: native again
+        assert not die.block_info(0, 1)["slc"]
+        t = die.program_page(t, row(0, 1, 0), b"x").ready_ns
+        assert die.violations == []
+    die, t = make_die(timing=SLC_TIM)
+    rows = [row(1, 4), row(1, 5)]
+    t = die.erase_multi_plane(t, rows, slc=True).ready_ns
+    assert die.block_info(1, 4)["slc"] and die.block_info(1, 5)["slc"]
+    t0 = die.program_multi_plane(t, [(rows[0], b"p0"), (rows[1], b"p1")], slc=True)
+    t = t0.ready_ns
+    res = die.read_multi_plane(t, rows, slc=True)
+    assert res.ready_ns - t == TIM.t_dbsy_ns + 400
+    assert die.read_data(res.ready_ns, 2) == b"p1" and die.violations == []
+    t = die.read_cache(res.ready_ns).ready_ns               # 31h: the read's mode goes on
+    assert die.violations == []
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("case", ["prefix-on-native", "native-on-slc", "past-slc-pages"])
+def test_slc_mode_program_mismatch_fails(case):
+    """A program whose mode does not match its block (or past the SLC pages) FAILs, stores
+    nothing and is an slc-mode violation naming block and page; busy the command mode's
+    tPROG. Lenient records it; strict carries the program out, then raises."""
+    for strict in (False, True):
+        die, t = make_die(timing=SLC_TIM, strict=strict)
+        t = die.erase_block(t, row(0, 3), slc=case != "prefix-on-native").ready_ns
+        page, slc = 0, case != "native-on-slc"
+        if case == "past-slc-pages":
+            for p in range(4):
+                t = die.program_page(t, row(0, 3, p), b"ok", slc=True).ready_ns
+            page = 4
+        if strict:
+            with pytest.raises(NandRuleError) as info:
+                die.program_page(t, row(0, 3, page), b"bad", slc=slc)
+            assert info.value.rule == "slc-mode"
+        else:
+            assert die.program_page(t, row(0, 3, page), b"bad", slc=slc).ok is False
+        busy = SLC_TIM.t_prog_slc_typ_ns if slc else SLC_TIM.t_prog(GEO.page_type(page))
+        assert die.status(t + busy - 1, 0) & SR_RDY == 0
+        assert die.status(t + busy, 0) == IDLE | SR_FAIL
+        assert die.page_data(0, 3, page) is None
+        assert die.block_info(0, 3)["next_page"] == page
+        v = _slc_rules(die)
+        assert len(v) == 1 and v[0].lun == 0 and v[0].time_ns == t
+        assert f"block 3 page {page}" in v[0].message
+        assert die.fail_events[-1].reason == "slc-mode"
+
+
+@pytest.mark.smoke
+def test_slc_mode_read_mismatch_returns_data():
+    """A read whose mode does not match its block is an slc-mode violation, the data comes
+    back as stored and the busy time is the command mode's tR; strict raises after."""
+    die, t = make_die(timing=SLC_TIM, strict=False)
+    t = die.erase_block(t, row(0, 1), slc=True).ready_ns
+    t = die.program_page(t, row(0, 1, 0), b"slc", slc=True).ready_ns
+    t = program(die, t, 0, 2, 0, b"mlc")
+    r = die.read_page(t, row(0, 1, 0))                      # SLC block, no prefix
+    assert r.ready_ns - t == TIM.t_r_ns and die.read_data(r.ready_ns, 3) == b"slc"
+    t = r.ready_ns
+    r = die.read_page(t, row(0, 2, 0), slc=True)            # native block, prefix
+    assert r.ready_ns - t == 400 and die.read_data(r.ready_ns, 3) == b"mlc"
+    r = die.read_page(r.ready_ns, row(0, 1, 6), slc=True)   # past the SLC pages
+    assert [v.message for v in _slc_rules(die)] == [
+        "read of block 1 page 0 without DAh: an SLC block",
+        "SLC-mode (DAh) read of block 2 page 0: a native block",
+        "SLC-mode (DAh) read of block 1 page 6: past its SLC pages (0..3)"]
+    assert die.status(r.ready_ns, 0) == IDLE
+    die, t = make_die(timing=SLC_TIM)
+    with pytest.raises(NandRuleError, match="slc-mode: SLC-mode"):
+        die.read_page(t, row(0, 2, 0), slc=True)
+    assert die.read_data(t + 400, 2) == b"\xff\xff"
+
+
+@pytest.mark.smoke
+def test_slc_mode_on_an_slc_part():
+    """bits_per_cell 1: the prefix is taken with native timing and no mode checks."""
+    g = replace(GEO, bits_per_cell=1)
+    assert g.slc_pages_per_block == g.pages_per_block
+    die, t = make_die(geometry=g, timing=SLC_TIM)
+    t = die.erase_block(t, row(0, 1), slc=True).ready_ns
+    r = die.program_page(t, row(0, 1, 0), b"a", slc=True)
+    assert r.ok and r.ready_ns - t == TIM.t_prog_ns
+    r2 = die.program_page(r.ready_ns, row(0, 1, 1), b"b")
+    r3 = die.read_page(r2.ready_ns, row(0, 1, 0), slc=True)
+    assert r3.ready_ns - r2.ready_ns == TIM.t_r_ns and die.violations == []
+
+
+@pytest.mark.smoke
+def test_part_table_slc_mode():
+    """Every part has an SLC-mode typical and maximum tR and tPROG with a source, faster than
+    its native pages (tPROG below the lower page's, several times below a TLC mean), at most
+    the native maxima, outside the parameter page's maxima and the means."""
+    for p in PARTS.values():
+        t, g = p.timing, p.geometry
+        assert g.slc_pages_per_block == g.pages_per_block // g.bits_per_cell
+        for name in ("t_r_slc_ns", "t_prog_slc_ns", "t_r_slc_typ_ns", "t_prog_slc_typ_ns"):
+            assert getattr(t, name) is not None, (p.name, name)
+            assert p.timing_source(name).startswith("assumed: "), (p.name, name)
+            assert len(p.timing_source(name)) > len("assumed: ") + 20, (p.name, name)
+        for typical in (True, False):
+            assert t.t_prog("slc", typical) < t.t_prog("lower", typical), p.name
+            assert t.t_r("slc", typical) <= t.t_r("lower", typical), p.name
+            assert t.t_r("slc", typical) <= t.t_r("slc", False)
+        if g.bits_per_cell == 3:
+            assert t.t_prog("slc") * 4 < t.t_prog_mean(3), p.name
+        assert t.t_r_max_ns == max(t.t_r(pt, False) for pt in g.page_types)
+        rows = [r for r in p.page_timing() if r[1] == "slc"]
+        assert [(r[0], r[2], r[4]) for r in rows] == [
+            ("tR", t.t_r_slc_typ_ns, t.t_r_slc_ns), ("tPROG", t.t_prog_slc_typ_ns,
+                                                     t.t_prog_slc_ns)]
+    assert "TurboWrite" in PARTS["samsung-16nm-tlc-128gbit"].timing_source("t_prog_slc_typ_ns")
+    assert NandArrayTiming(t_r_ns=1000).t_r("slc") == 1000        # unset: falls back
+    with pytest.raises(ValueError, match=r"typical t_prog of slc pages = 3000 ns"):
+        NandArrayTiming(t_prog_slc_ns=2000, t_prog_slc_typ_ns=3000)
+    with pytest.raises(ValueError, match=r"NandArrayTiming\.t_r_slc_ns"):
+        NandArrayTiming(t_r_slc_ns=0)
 
 
 @pytest.mark.smoke

@@ -13,6 +13,7 @@
 
 import os
 import random
+import re
 import subprocess
 import time
 from collections import deque
@@ -83,7 +84,7 @@ def test_vectors_cover_rules():
     assert want <= timing, want - timing
     cmds = {int(line.split()[1], 16) for line in body.splitlines() if line.startswith("CMD ")}
     onfi = {0xFF, 0x90, 0xEC, 0x70, 0x78, 0x00, 0x30, 0x32, 0x31, 0x3F, 0x05, 0x06, 0xE0,
-            0x80, 0x85, 0x10, 0x11, 0x15, 0x60, 0xD0, 0xD1, 0xEF, 0xEE}
+            0x80, 0x85, 0x10, 0x11, 0x15, 0x60, 0xD0, 0xD1, 0xEF, 0xEE, 0xDA}
     assert onfi <= cmds, sorted(onfi - cmds)
     modes = {int(line.split()[1]) for line in body.splitlines() if line.startswith("MODE ")}
     assert set(range(6)) <= modes, modes
@@ -107,6 +108,29 @@ def test_vectors_cover_nvddr2():
     assert "DOUT 2C 2C 64 64 44 44 4B 4B A9 A9" in text        # READ ID 00h
     assert "DOUT 4F 4F 4E 4E 46 46 49 49" in text               # READ ID 20h: "ONFI"
     assert "DOUT 24 24 00 00 00 00 00 00" in text               # GET FEATURES 01h
+
+
+@pytest.mark.smoke
+def test_vectors_cover_slc():
+    """slc.vec: SLC-mode (DAh) erase, program and read with the SLC busy times on R/B#,
+    native ones on the same die, every slc-mode mismatch and DAh before a wrong command
+    claimed by name, a DAh per plane of multi-plane ops, cache ops, SDR and NV-DDR2."""
+    from sim.nand.python.nand_vectors import SLC_TIMING
+    text = (VECTOR_DIR / "slc.vec").read_text()
+    body = text.split("BEGIN", 1)[1]
+    lines = [ln for ln in body.splitlines() if not ln.startswith("#")]
+    assert "t_prog_slc_typ_ns=300000" in text and "t_r_slc_typ_ns=20000" in text
+    waits = {float(ln.split()[1]) for ln in lines if ln.startswith("WAIT_RB ")}
+    slc = {SLC_TIMING.t_prog("slc"), SLC_TIMING.t_r("slc")}
+    native = {SLC_TIMING.t_prog("lower"), SLC_TIMING.t_r("upper")}
+    assert slc | native <= waits and not slc & native
+    rules = [ln.split()[1] for ln in lines if ln.startswith("RULE ")]
+    assert rules.count("slc-mode") >= 10 and "command-sequence" in rules
+    for seq in ("CMD DA\nCMD 60", "CMD DA\nCMD 80", "CMD DA\nCMD 00", "CMD DA\nCMD 70"):
+        assert seq in "\n".join(lines), seq
+    confirms = {ln for ln in lines if ln in ("CMD D1", "CMD 11", "CMD 32", "CMD 15", "CMD 31")}
+    assert len(confirms) == 5, confirms
+    assert re.search(r"\nMODE \d+ nvddr2\n", body) and "DOUT E1" in body     # FAIL status
 
 
 @pytest.mark.smoke
@@ -629,6 +653,6 @@ def test_nand_die_fast_bench():
     """Speed of 72 DPI dies under Verilator + cocotb (printed; the READ STATUS of die 0 and
     zero violations are checked)."""
     run(CORE, __file__, testcase="test_bench", toplevel="nand_die_fast_bench_tb",
-        sources=SOURCES[:3] + [HERE / "nand_die_fast_bench_tb.sv"])
+        sources=[*DPI_SOURCES, HERE / "nand_die_fast_bench_tb.sv"])
     log = _sim_log("nand_die_fast_bench_tb")
     print(next(line for line in log.splitlines() if "speed:" in line))
