@@ -314,20 +314,27 @@ def sweep_cmd(personas, params, suites, workers, address, **opts):
                    "path names the persona (tests the campaign itself).")
 @click.option("--device-size", metavar="BYTES", help="With --device: bytes to use.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and the limits, run nothing.")
-@click.option("--from", "from_dir", type=click.Path(file_okay=False, exists=True),
-              help="Tabulate an earlier campaign's directory (its fidelity.json), run nothing.")
+@click.option("--from", "from_dirs", multiple=True,
+              type=click.Path(file_okay=False, exists=True),
+              help="Tabulate an earlier campaign's directory (its fidelity.json), run nothing; "
+                   "may repeat: the campaigns merged, a later one's persona replacing an "
+                   "earlier one's.")
 @click.option("--readme", is_flag=True,
               help="Write the table into personas/README.md between its fidelity markers.")
-def fidelity_cmd(personas, device, device_size, dry_run, from_dir, readme, **opts):
+def fidelity_cmd(personas, device, device_size, dry_run, from_dirs, readme, **opts):
     """Every shipped persona at its own full channel x way x LUN topology (only capacity
     scaled: --blocks-per-plane, default 16): the `fidelity` suite beside the analytic
     limits; fidelity.json, table.md and each persona's bench result in the output directory.
     Exits 1 when a persona could not be run (its row says why)."""
     from sw.ssdlab.bench import fidelity
     from sw.ssdlab.bench.session import BenchSpec
-    if from_dir:
-        doc = json.loads((Path(from_dir) / "fidelity.json").read_text())
-        out = Path(from_dir)
+    if from_dirs:
+        docs = [json.loads((Path(d) / "fidelity.json").read_text()) for d in from_dirs]
+        out = Path(from_dirs[-1])
+        try:
+            doc = docs[0] if len(docs) == 1 else fidelity.merge(docs, from_dirs)
+        except fidelity.FidelityError as e:
+            raise click.UsageError(f"--from: {e}") from None
     else:
         bpp = opts["blocks_per_plane"] or 16
         ppb = opts["pages_per_block"] or 16

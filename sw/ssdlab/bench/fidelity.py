@@ -128,6 +128,26 @@ def run_all(spec, entries, out, echo=print):
     return doc
 
 
+def merge(docs, bases):
+    """One fidelity document from several campaigns' (`docs`, each run in `bases[i]`): their
+    personas in campaign order, a later campaign's row replacing an earlier one of the same
+    persona; the wall time summed. FidelityError when the campaigns ran other profiles,
+    scales, seeds or builds (their figures would not compare)."""
+    keys = ("profile", "scale", "seed", "build", "blocks_per_plane", "pages_per_block")
+    first = docs[0]
+    for d in docs[1:]:
+        diff = [k for k in keys if d.get(k) != first.get(k)]
+        if diff:
+            raise FidelityError("campaigns differ in " + ", ".join(
+                f"{k} ({first.get(k)!r} vs {d.get(k)!r})" for k in diff))
+    out = {**first, "wall_s": round(sum(d["wall_s"] for d in docs), 1), "personas": []}
+    for d, base in zip(docs, bases, strict=True):
+        for e in d["personas"]:
+            out["personas"] = [p for p in out["personas"] if p["persona"] != e["persona"]]
+            out["personas"].append({**e, "base": str(base)})
+    return out
+
+
 def _point(result, name):
     for t in result["tests"]:
         for p in t["points"]:
@@ -159,8 +179,9 @@ def rows(doc, base=None):
             out.append(row)
             continue
         where = Path(e["out"])
-        if base is not None and not (where / "result.json").exists():
-            where = Path(base) / e["persona"]
+        base_e = e.get("base", base)
+        if base_e is not None and not (where / "result.json").exists():
+            where = Path(base_e) / e["persona"]
         result = json.loads((where / "result.json").read_text())
         row["commit"] = result.get("commit")
         cfg = result["configuration"]
@@ -216,8 +237,12 @@ def table(doc, base=None):
              "| wall s |",
              "|---" * (len(FIGURES) + 4) + "|"]
     rs = rows(doc, base)
+    commits = sorted({r.get("commit") or "?" for r in rs if r["ok"]})
     for r in rs:
-        head = f"{r['persona']} ({r['topology']}, {r.get('bus') or r['onfi']}; {r['scale']})"
+        head = f"{r['persona']} ({r['topology']}, {r.get('bus') or r['onfi']}; {r['scale']}"
+        if len(commits) > 1 and r["ok"]:
+            head += f"; commit {(r.get('commit') or '?')[:12]}"
+        head += ")"
         if not r["ok"]:
             what = r["error"] if r.get("pending") else f"not run: {r['error']}"
             lines.append(f"| {head} | {what} |" + " |" * (len(FIGURES) + 1)
@@ -229,9 +254,9 @@ def table(doc, base=None):
                                            s["after_idle_iops"]))
         lines.append(f"| {head} | " + " | ".join(figs)
                      + f" | {_num(r['qd1_read_lat_us'], 1)} | {sus} | {r['wall_s']:.0f} |")
-    commits = sorted({r.get("commit") or "?" for r in rs if r["ok"]})
     if commits:
-        lines += ["", f"Commit: {', '.join(c[:12] for c in commits)}."]
+        lines += ["", f"Commit{'s' if len(commits) > 1 else ''}: "
+                  f"{', '.join(c[:12] for c in commits)}."]
     return "\n".join(lines) + "\n"
 
 

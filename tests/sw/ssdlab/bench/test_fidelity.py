@@ -184,3 +184,26 @@ def test_stopped_campaign_keeps_what_finished(tmp_path, monkeypatch):
     doc = json.loads((tmp_path / "fidelity.json").read_text())
     assert [(p["persona"], p["ok"], p.get("pending", False)) for p in doc["personas"]] == \
         [("crucial-m500-120", True, False), ("crucial-m500-240", False, True)]
+
+
+def test_campaigns_merged(tmp_path, result_factory):
+    """`--from A --from B`: B's row of a persona replaces A's, each row names its commit when
+    they differ; campaigns of another profile are refused naming the field."""
+    a_res, b_res = result_factory(suite="fidelity"), result_factory(suite="fidelity")
+    a_res["commit"], b_res["commit"] = "a" * 40, "b" * 40
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    doc_a, doc_b = _doc(a, a_res), _doc(b, b_res)
+    doc_b["personas"][0]["persona"] = "other"
+    doc_b["personas"][0]["out"] = str(b / "ok")
+    doc = fidelity.merge([doc_a, doc_b], [a, b])
+    assert [p["persona"] for p in doc["personas"]] == ["good", "other", "bad"]
+    assert doc["wall_s"] == 198.0
+    text = fidelity.table(doc)
+    assert "| good (2 ch x 2 ways x 1 LUN" in text and f"; commit {'a' * 12})" in text
+    assert f"| other (2 ch x 2 ways x 1 LUN" in text and f"; commit {'b' * 12})" in text
+    assert "Commits: " in text
+    doc_b["profile"] = "full"
+    with pytest.raises(fidelity.FidelityError, match="profile"):
+        fidelity.merge([doc_a, doc_b], [a, b])
