@@ -202,7 +202,7 @@ def test_campaigns_merged(tmp_path, result_factory):
     assert doc["wall_s"] == 198.0
     text = fidelity.table(doc)
     assert "| good (2 ch x 2 ways x 1 LUN" in text and f"; commit {'a' * 12})" in text
-    assert f"| other (2 ch x 2 ways x 1 LUN" in text and f"; commit {'b' * 12})" in text
+    assert "| other (2 ch x 2 ways x 1 LUN" in text and f"; commit {'b' * 12})" in text
     assert "Commits: " in text
     doc_b["profile"] = "full"
     with pytest.raises(fidelity.FidelityError, match="profile"):
