@@ -164,6 +164,12 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
                     k: v for k, v in p2["page_timing"].items() if not k.startswith(f"t_{op}_")}}
             notes.append(f"t_{op}_ns={params[f't_{op}_ns']} given: the same for every page "
                          f"type and corner" + (" on both part types" if two else ""))
+    if fields["slc_policy"] != "none" and fields.get("nand_model", "die") != "die" \
+            and "slc_policy" not in (params or {}):
+        notes.append(f"nand_model={fields['nand_model']}: the NAND emulator has no SLC mode, "
+                     f"so no SLC cache (persona: {fields['slc_policy']}, "
+                     f"{fields['slc_permille']} per mille of raw)")
+        fields["slc_policy"], fields["slc_permille"] = "none", 0
     if fields["part2"] is not None and fields.get("nand_model", "die") != "die" \
             and "part2" not in (params or {}):
         notes.append(f"nand_model={fields['nand_model']}: the NAND emulator emulates one "

@@ -111,3 +111,23 @@ P2 = {"part": SMALL, "page_bytes": 8192, "spare_bytes": 512, "t_r_ns": 1, "t_pro
 def test_part2_checked(kw, err):
     with pytest.raises(ValueError, match=err):
         SocConfig(**kw)
+
+
+def test_slc_cache():
+    """The persona's SLC cache: policy and native footprint per mille of raw (the full-size
+    drive's, so every scale keeps it); none on an emulator build (said in the notes), and
+    SocConfig refuses one there or with a bad field, naming it."""
+    from soc.sim_config import soc_config
+    from soc.ssdlab_soc import SocConfig
+    for bpp in (16, 64):
+        c = soc_config("samsung-750-evo-250", blocks_per_plane=bpp)
+        assert (c.slc_policy, c.slc_permille, c.bits_per_cell) == ("static", 33, 3)
+    assert soc_config("default").slc_policy == "none"
+    e = soc_config("samsung-750-evo-250", {"nand_model": "emulator"}, blocks_per_plane=16)
+    assert e.slc_policy == "none" and any("no SLC mode" in n for n in e.notes), e.notes
+    with pytest.raises(ValueError, match="slc_policy='static' needs nand_model='die'"):
+        SocConfig(slc_policy="static", slc_permille=33, nand_model="emulator")
+    with pytest.raises(ValueError, match="slc_policy='big'"):
+        SocConfig(slc_policy="big")
+    with pytest.raises(ValueError, match="slc_permille=900"):
+        SocConfig(slc_policy="dynamic", slc_permille=900)
