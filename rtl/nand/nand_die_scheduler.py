@@ -258,8 +258,14 @@ class NandDieScheduler(wiring.Component):
             refuse |= p.length > self.max_len
         err_valid = Signal()
         err_tag = Signal(TAG_BITS)
-        die_in = Signal(range(max(n, 2)))       # the op's queue (valid when not refused)
-        m.d.comb += die_in.eq(p.way * n_luns + p.lun if n_luns > 1 else p.way)
+        # the op's queue (valid when not refused); one LUN: the way's low bits themselves (a
+        # Signal would be a mere alias, left unread in the Verilog: Verilator UNUSEDSIGNAL)
+        die_bits = len(Signal(range(max(n, 2))))
+        if n_luns > 1:
+            die_in = Signal(die_bits)
+            m.d.comb += die_in.eq(p.way * n_luns + p.lun)
+        else:
+            die_in = p.way[:die_bits]
         w_rdy = Array([q.w_rdy for q in queues] + [Const(0)] * ((1 << len(die_in)) - n))
         with m.If(refuse):
             m.d.comb += self.s_op.ready.eq(~err_valid)
