@@ -218,6 +218,8 @@ def flash_op_layout(max_len=18432, channel_bits=0):
         ("column",     16),
         ("length",     max_len.bit_length()),
         ("buffer",     FLASH_BUFFER_BITS),
+        ("slc",        1),      # pseudo-SLC: a DAh prefix before each plane's array command
+        #                         (ERASE, PROGRAM, READ); ignored by the other ops
     ]
     if channel_bits:
         fields.append(("channel", channel_bits))

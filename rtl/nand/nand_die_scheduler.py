@@ -6,8 +6,9 @@ runs them on an `OnfiChannel` it instantiates, interleaving the dies: a die's ar
 tPROG, tBERS) overlaps the bus transfers of the others, the LUNs of one target included (their
 shared R/B# is helped by 78h status polls). Operations to one die run in order; operations to
 different dies proceed in parallel and complete out of order. Multi-plane reads, programs and
-erases come from a plane mask. Page reads are started before programs and erases (never
-reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
+erases come from a plane mask; an op's `slc` bit goes with each of its per-plane channel ops
+(a DAh prefix before each plane's 00h / 80h / 60h). Page reads are started before programs and
+erases (never reordered within a die). See rtl/nand/README.md ("nand_die_scheduler").
 """
 
 import types
@@ -257,8 +258,14 @@ class NandDieScheduler(wiring.Component):
             refuse |= p.length > self.max_len
         err_valid = Signal()
         err_tag = Signal(TAG_BITS)
-        die_in = Signal(range(max(n, 2)))       # the op's queue (valid when not refused)
-        m.d.comb += die_in.eq(p.way * n_luns + p.lun if n_luns > 1 else p.way)
+        # the op's queue (valid when not refused); one LUN: the way's low bits themselves (a
+        # Signal would be a mere alias, left unread in the Verilog: Verilator UNUSEDSIGNAL)
+        die_bits = len(Signal(range(max(n, 2))))
+        if n_luns > 1:
+            die_in = Signal(die_bits)
+            m.d.comb += die_in.eq(p.way * n_luns + p.lun)
+        else:
+            die_in = p.way[:die_bits]
         w_rdy = Array([q.w_rdy for q in queues] + [Const(0)] * ((1 << len(die_in)) - n))
         with m.If(refuse):
             m.d.comb += self.s_op.ready.eq(~err_valid)
@@ -342,7 +349,8 @@ class NandDieScheduler(wiring.Component):
 
         cop = link.s_op.payload
         m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(cur.way), cop.row.eq(row),
-                     cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more)]
+                     cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more),
+                     cop.slc.eq(cur.slc)]      # every plane's start phase gets its DAh
         # channel op of the current phase
         phase_op = Signal(ChannelOp)
         with m.Switch(cur.op):

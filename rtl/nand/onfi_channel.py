@@ -11,10 +11,13 @@ Ops run one at a time. The whole-operation ops (READ_PAGE, PROGRAM_PAGE, ERASE_B
 channel while their die is busy; the split-phase ops (READ_ARRAY/READ_DATA, PROGRAM_LOAD,
 ERASE_START, STATUS_FINISH) release it, so that a die scheduler (nand_die_scheduler) can
 interleave ways: start a die, use the bus for others while it is busy, finish it when its
-R/B# (`rb_ready`) is high. With several LUNs per target (`n_luns` > 1) R/B# is low while any
-LUN of the target is busy, so the waits of one LUN (before READ_DATA and STATUS_FINISH, after a
-multi-plane confirm) poll that LUN's READ STATUS ENHANCED (78h) instead. See
-rtl/nand/README.md ("onfi_channel").
+R/B# (`rb_ready`) is high. An op with `slc` set that starts an array operation (READ_PAGE,
+READ_ARRAY, PROGRAM_PAGE, PROGRAM_LOAD, PROGRAM_CACHE, ERASE_BLOCK, ERASE_START) sends the
+pseudo-SLC prefix DAh as a command cycle right before its first command (00h, 80h, 60h), so
+that one sequence runs in SLC mode; other ops ignore `slc`. With several LUNs per target
+(`n_luns` > 1) R/B# is low while any LUN of the target is busy, so the waits of one LUN (before
+READ_DATA and STATUS_FINISH, after a multi-plane confirm) poll that LUN's READ STATUS ENHANCED
+(78h) instead. See rtl/nand/README.md ("onfi_channel").
 """
 
 from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
@@ -27,11 +30,12 @@ from .onfi_phy_if import OnfiPhySignature, connect_sdr_engine
 from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
 
 __all__ = ["OnfiChannel", "bus_members", "ChannelOp", "Completion", "op_layout", "ROW_BITS",
-           "COLUMN_BITS", "FEATURE_BYTES"]
+           "COLUMN_BITS", "FEATURE_BYTES", "SLC_PREFIX"]
 
 ROW_BITS = 24           # page | block | LUN, as the part packs them
 COLUMN_BITS = 16
 FEATURE_BYTES = 4       # SET/GET FEATURES move P1..P4
+SLC_PREFIX = 0xDA       # pseudo-SLC: the next array operation (00h, 80h, 60h) in SLC mode
 
 
 class ChannelOp(enum.Enum, shape=5):
@@ -70,6 +74,9 @@ def op_layout(max_len=18432):
         "column": unsigned(COLUMN_BITS),
         "length": unsigned(max_len.bit_length()),
         "multi": unsigned(1),       # READ_ARRAY, PROGRAM_LOAD, ERASE_START: more planes follow
+        "slc": unsigned(1),         # pseudo-SLC: DAh before the first command of READ_PAGE,
+        #                             READ_ARRAY, PROGRAM_PAGE, PROGRAM_LOAD, PROGRAM_CACHE,
+        #                             ERASE_BLOCK, ERASE_START; ignored by the other ops
     })
 
 
@@ -259,6 +266,10 @@ class OnfiChannel(wiring.Component):
         start_phase = ((kind == ChannelOp.READ_ARRAY) | (kind == ChannelOp.PROGRAM_LOAD) |
                        (kind == ChannelOp.ERASE_START))
         ends_at_confirm = start_phase & ~op.multi
+        # Pseudo-SLC: DAh goes before the first command of these ops when `slc` is set.
+        SLC_OPS = (ChannelOp.READ_PAGE, ChannelOp.READ_ARRAY, ChannelOp.PROGRAM_PAGE,
+                   ChannelOp.PROGRAM_LOAD, ChannelOp.PROGRAM_CACHE, ChannelOp.ERASE_BLOCK,
+                   ChannelOp.ERASE_START)
 
         # Read bytes: from the engine's one-entry register straight to m_rdata, or to `status`.
         rd_second = Signal()            # the next read byte is a pair's second (doubled)
@@ -315,6 +326,8 @@ class OnfiChannel(wiring.Component):
                         m.next = "POLL_CMD"     # this LUN must be ready first (78h)
                     with m.Elif(lun_wait | (p.op == ChannelOp.READ_CACHE)):
                         m.next = "WAIT_RB"      # the die must be ready first (and tRR)
+                    with m.Elif(p.slc & p.op.as_value().matches(*SLC_OPS)):
+                        m.next = "SLC"          # pseudo-SLC prefix first
                     with m.Else():
                         m.next = "CMD1"
 
@@ -326,6 +339,13 @@ class OnfiChannel(wiring.Component):
                     m.d.comb += self.s_wdata.ready.eq(1)
                     with m.If(self.s_wdata.valid):
                         m.d.sync += idx.eq(idx + 1)
+
+            with m.State("SLC"):
+                # DAh: one command cycle (no address, data or busy) that makes the array
+                # operation whose first command follows run in pseudo-SLC mode
+                emit(CycleKind.CMD, SLC_PREFIX)
+                with m.If(taken):
+                    m.next = "CMD1"
 
             with m.State("CMD1"):
                 emit(CycleKind.CMD, first_cmd)

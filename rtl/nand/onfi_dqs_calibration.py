@@ -154,7 +154,8 @@ class OnfiDqsCalibration(wiring.Component):
         cal_op = self.m_op.payload
         cal_op_fields = [cal_op.tag.eq(0), cal_op.op.eq(ChannelOp.READ_ID), cal_op.way.eq(way),
                          cal_op.row.eq(0), cal_op.column.eq(SIGNATURE_COLUMN),
-                         cal_op.length.eq(len(SIGNATURE)), cal_op.multi.eq(0)]
+                         cal_op.length.eq(len(SIGNATURE)), cal_op.multi.eq(0),
+                         cal_op.slc.eq(0)]
 
         # The byte expected next ("ONFI"[nbytes]); beyond the fourth, any byte is wrong.
         expect = Signal(8)

@@ -46,6 +46,7 @@ from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
 from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_param_page import parse_parameter_page
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
+from tests.nand.onfi_channel.onfi_cmd_monitor import CommandMonitor, accept_unknown_dah
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ
@@ -248,7 +249,7 @@ class TB:
     # -- ops --
 
     def submit(self, op, c, w, block=0, page=0, planes=(0,), column=0, length=0, data=None,
-               op_value=None, lun=0):
+               op_value=None, lun=0, slc=0):
         """Queue one op; `data` is a list of per-plane page images for a program."""
         tag = self.next_tag
         self.next_tag = (self.next_tag + 1) % 256
@@ -256,7 +257,7 @@ class TB:
         mask = sum(1 << p for p in planes)
         bits = struct_bits(self.layout, tag=tag, op=op, channel=c, way=w, lun=lun,
                            plane_mask=mask, block=block, page=page, column=column,
-                           length=length, buffer=tag)
+                           length=length, buffer=tag, slc=slc)
         if op_value is not None:
             f = self.layout["op"]
             bits = (bits & ~(((1 << f.width) - 1) << f.offset)) | (op_value << f.offset)
@@ -392,6 +393,58 @@ async def test_reads_first(dut):
     task.cancel()
     tb.log.info("CE# order: %s", order)
     assert order[:3] == [0, 2, 1], f"read not started before the queued program: {order}"
+    tb.finish()
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_slc_split(dut):
+    """Pseudo-SLC (issue 20): a flash op's `slc` bit survives the scheduler's split into
+    per-plane channel ops. A two-plane SLC erase, program and read show DAh (a command
+    monitor on the pins) right before each plane's 60h / 80h / 00h and none before the
+    finish phases (06h-E0h, 70h); the same ops with slc=0 show none. Single-plane ops with
+    the bit set on one die and clear on another, queued together, each keep their own."""
+    tb = TB(dut, salt=9)
+    await tb.reset()
+    mons = [CommandMonitor(bus) for bus in tb.buses]
+    c, w = tb.n_ch - 1, tb.n_ways - 1
+    mon = mons[c]
+    split = [0x60, 0xD1, 0x60, 0xD0, 0x70, 0x80, 0x11, 0x80, 0x10, 0x70,
+             0x00, 0x32, 0x00, 0x30, 0x06, 0xE0, 0x06, 0xE0]
+    for slc, block in ((1, 4), (0, 6)):         # plane 0's block; plane 1's is block + 1
+        since = mon.mark(w)
+        assert ok(await tb.run(OP.ERASE, c, w, block=block, planes=(0, 1), slc=slc))
+        data = [tb.page(), tb.page()]
+        assert ok(await tb.run(OP.PROGRAM, c, w, block=block, page=0, planes=(0, 1),
+                               length=PAGE, data=data, slc=slc))
+        tag = tb.submit(OP.READ, c, w, block=block, page=0, planes=(0, 1), length=PAGE,
+                        slc=slc)
+        assert ok(await tb.result(tag))
+        assert [tb.read_back(tag, 0), tb.read_back(tag, 1)] == data
+        want = [x for cmd in split                  # DAh before each 60h, 80h, 00h
+                for x in ([0xDA, cmd] if slc and cmd in (0x60, 0x80, 0x00) else [cmd])]
+        got = [x for x in mon.commands(w, since) if x != 0x78]     # LUN polls, if any
+        assert got == want, (slc, [f"{x:02X}" for x in got])
+    # One SLC die and one normal die on the same channel, their ops queued together.
+    marks = {way: mon.mark(way) for way in (0, 1)}
+    tags = [tb.submit(OP.ERASE, c, way, block=8, slc=way == 0) for way in (0, 1)]
+    images = [tb.page() for _ in (0, 1)]
+    tags += [tb.submit(OP.PROGRAM, c, way, block=8, page=0, length=PAGE, data=[images[way]],
+                       slc=way == 0) for way in (0, 1)]
+    reads = [tb.submit(OP.READ, c, way, block=8, page=0, length=PAGE, slc=way == 0)
+             for way in (0, 1)]
+    for tag in tags + reads:
+        assert ok(await tb.result(tag))
+    for way in (0, 1):
+        assert tb.read_back(reads[way]) == images[way], f"way {way}: read back differs"
+        slc = way == 0
+        assert mon.array_cmds(way, marks[way]) == [(0x60, slc), (0x80, slc), (0x00, slc)], \
+            (way, mon.commands(way, marks[way]))
+    assert mon.n_prefix(w) == 6 and mon.n_prefix(0) == 3 and mon.n_prefix(1) == 0
+    for ch, m in enumerate(mons):
+        for way in range(tb.n_ways):
+            if ch != c:
+                assert m.n_prefix(way) == 0, (ch, way)
+            assert accept_unknown_dah(tb.targets[ch, way]) in (0, m.n_prefix(way))
     tb.finish()
 
 
@@ -607,7 +660,7 @@ def test_nand_backend_params():
 
 
 SDR_TESTS = ["test_interleave_readback", "test_multi_plane", "test_reads_first",
-             "test_refused_ops", "test_random_traffic"]
+             "test_refused_ops", "test_random_traffic", "test_slc_split"]
 LUN_TESTS = ["test_lun_interleave", "test_interleave_readback", "test_refused_ops",
              "test_random_traffic"]
 

@@ -30,6 +30,7 @@ from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
 from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry, is_factory_bad
 from spec.onfi_param_page import crc16_onfi, parse_parameter_page
 from spec.onfi_timing import engine_registers
+from tests.nand.onfi_channel.onfi_cmd_monitor import CommandMonitor, accept_unknown_dah
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ
@@ -149,13 +150,14 @@ class TB:
 
     # -- ops --
 
-    def submit(self, op, way, row=0, column=0, length=0, wdata=b"", op_value=None, multi=0):
+    def submit(self, op, way, row=0, column=0, length=0, wdata=b"", op_value=None, multi=0,
+               slc=0):
         """Queue one op (and its s_wdata bytes); returns its tag."""
         tag = self.next_tag
         self.next_tag = (self.next_tag + 1) % 256
         self.results.pop(tag, None)
         bits = struct_bits(self.layout, tag=tag, op=op, way=way, row=row, column=column,
-                           length=length, multi=multi)
+                           length=length, multi=multi, slc=slc)
         if op_value is not None:        # an op code ChannelOp does not name
             f = self.layout["op"]
             bits = (bits & ~(((1 << f.width) - 1) << f.offset)) | (op_value << f.offset)
@@ -494,6 +496,85 @@ async def test_cache_and_column_ops(dut):
     for lun in range(g.luns):
         cpl, got = await tb.run(OP.READ_STATUS_ENHANCED, 0, row=tb.row(lun, 0, 0))
         assert got == bytes([die.status(now_ns(), lun)]), (lun, got)
+    tb.finish()
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_slc_prefix(dut):
+    """Pseudo-SLC (issue 20): an op with `slc` set that starts an array operation shows DAh as
+    a command cycle right before its 60h / 80h / 00h, in the same CE# assertion (a monitor on
+    the pins): the whole ops ERASE_BLOCK, PROGRAM_PAGE, READ_PAGE, the cache program, and
+    the split phases of a two-plane erase, program and read, DAh before each plane's
+    sequence. The same ops with slc=0, and ops that ignore `slc` (READ_DATA, STATUS_FINISH,
+    READ_STATUS, READ ID, 78h) sent with slc=1, show none. The data still moves, and the
+    timing checker stays clean: DAh keeps a command cycle's CLE / WE# / CE# timing."""
+    tb = TB(dut, salt=13)
+    await tb.reset()
+    mon = CommandMonitor(tb.bus)
+    n = tb.geo.register_bytes
+    way = tb.n_ways - 1
+    die = tb.dies[way]
+
+    async def run(op, **kw):
+        cpl, got = await tb.run(op, way, **kw)
+        assert not cpl["error"] and not cpl["fail"], (op, cpl)
+        return got
+
+    # Whole ops: an SLC block (2) and a normal one (4), erase, program, read each.
+    for slc, block in ((1, 2), (0, 4)):
+        since = mon.mark(way)
+        page = tb.page()
+        await run(OP.ERASE_BLOCK, row=tb.row(0, block, 0), slc=slc)
+        await run(OP.PROGRAM_PAGE, row=tb.row(0, block, 0), length=n, wdata=page, slc=slc)
+        assert await run(OP.READ_PAGE, row=tb.row(0, block, 0), length=n, slc=slc) == page
+        assert die.page_data(0, block, 0) == page
+        assert mon.array_cmds(way, since) == [(0x60, slc), (0x80, slc), (0x00, slc)], \
+            (slc, mon.commands(way, since))
+        assert mon.n_prefix(way, since) == 3 * slc
+    # Ops that ignore slc.
+    since = mon.mark(way)
+    await run(OP.READ_STATUS, slc=1)
+    await run(OP.READ_ID, column=0x20, length=4, slc=1)
+    await run(OP.READ_STATUS_ENHANCED, row=tb.row(0, 2, 0), slc=1)
+    assert mon.commands(way, since) == [0x70, 0x90, 0x78], mon.commands(way, since)
+    # Split phases, two planes (blocks 6 and 7): DAh before each plane's sequence; the
+    # finish phases (06h-E0h, 70h) sent with slc=1 too, and without a DAh.
+    blocks = (6, 7)
+    pages = [tb.page() for _ in blocks]
+    since = mon.mark(way)
+    for i, b in enumerate(blocks):
+        await run(OP.ERASE_START, row=tb.row(0, b, 0), multi=i == 0, slc=1)
+    assert ok_status((await tb.run(OP.STATUS_FINISH, way, slc=1))[0])
+    for i, b in enumerate(blocks):
+        await run(OP.PROGRAM_LOAD, row=tb.row(0, b, 0), length=n, wdata=pages[i],
+                  multi=i == 0, slc=1)
+    assert ok_status((await tb.run(OP.STATUS_FINISH, way, slc=1))[0])
+    for i, b in enumerate(blocks):
+        await run(OP.READ_ARRAY, row=tb.row(0, b, 0), multi=i == 0, slc=1)
+    for i, b in enumerate(blocks):
+        assert await run(OP.READ_DATA, row=tb.row(0, b, 0), length=n, slc=1) == pages[i]
+    assert mon.commands(way, since) == [0xDA, 0x60, 0xD1, 0xDA, 0x60, 0xD0, 0x70,
+                                        0xDA, 0x80, 0x11, 0xDA, 0x80, 0x10, 0x70,
+                                        0xDA, 0x00, 0x32, 0xDA, 0x00, 0x30,
+                                        0x06, 0xE0, 0x06, 0xE0], \
+        [f"{c:02X}" for c in mon.commands(way, since)]
+    # Cache program in SLC: 80h-15h, then 80h-10h, each after DAh.
+    since = mon.mark(way)
+    await run(OP.ERASE_BLOCK, row=tb.row(0, 8, 0), slc=1)
+    cache = [tb.page() for _ in range(2)]
+    cpl, _ = await tb.run(OP.PROGRAM_CACHE, way, row=tb.row(0, 8, 0), length=n,
+                          wdata=cache[0], slc=1)
+    assert not cpl["error"] and cpl["status"] & SR_RDY, cpl
+    await run(OP.PROGRAM_PAGE, row=tb.row(0, 8, 1), length=n, wdata=cache[1], slc=1)
+    for i in range(2):
+        assert await run(OP.READ_PAGE, row=tb.row(0, 8, i), length=n, slc=1) == cache[i]
+    assert mon.array_cmds(way, since) == [(0x60, 1), (0x80, 1), (0x80, 1), (0x00, 1),
+                                          (0x00, 1)], mon.commands(way, since)
+    # Every DAh on the pins, and no other way saw one.
+    total = mon.n_prefix(way)
+    assert total == 3 + 6 + 5, total
+    assert all(mon.n_prefix(w) == 0 for w in range(tb.n_ways) if w != way)
+    assert accept_unknown_dah(tb.targets[way]) in (0, total)
     tb.finish()
 
 

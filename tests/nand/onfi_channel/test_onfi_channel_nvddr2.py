@@ -25,6 +25,7 @@ from sim.nand.python.nand_die import SR_FAIL, NandDie
 from sim.nand.python.onfi_die_pins import OnfiBus, OnfiPinTarget
 from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
+from tests.nand.onfi_channel.onfi_cmd_monitor import CommandMonitor, accept_unknown_dah
 
 GEO = NandGeometry(page_bytes=2048, spare_bytes=64, pages_per_block=16, blocks_per_plane=8,
                    planes=2, luns=2, bits_per_cell=2)
@@ -109,12 +110,12 @@ class TB:
         self.results[tag] = (cpl, data)
         self.ev.set()
 
-    async def run(self, op, way, row=0, column=0, length=0, wdata=b"", multi=0):
+    async def run(self, op, way, row=0, column=0, length=0, wdata=b"", multi=0, slc=0):
         tag = self.next_tag
         self.next_tag = (tag + 1) % 256
         self.expected.append((tag, op))
         self.ops.put(struct_bits(self.layout, tag=tag, op=op, way=way, row=row, column=column,
-                                 length=length, multi=multi))
+                                 length=length, multi=multi, slc=slc))
         for b in wdata:
             self.wdata.put(b)
         while tag not in self.results:
@@ -164,6 +165,46 @@ async def test_nvddr2_full_rate_backpressure(dut):
     tb = TB(dut, mode=mode, clk_mhz=2000.0 / NVDDR2_MODES[mode].tDSC, salt=2, pause=0.4)
     await tb.start()
     await exercise(tb)
+
+
+@cocotb.test(timeout_time=200, timeout_unit="ms")
+async def test_nvddr2_slc_prefix(dut):
+    """Pseudo-SLC through the NV-DDR2 engine (mode 4): DAh as a command cycle right before
+    60h / 80h / 00h of an slc=1 op (whole ops, and a two-plane split erase, program and
+    read: before each plane's sequence), none for slc=0; the NV-DDR2 checkers stay clean."""
+    tb = TB(dut, mode=4, clk_mhz=100, salt=3)
+    await tb.start()
+    mon = CommandMonitor(tb.bus)
+    n, way = GEO.register_bytes, tb.n_ways - 1
+    for slc, block in ((1, 2), (0, 4)):
+        since = mon.mark(way)
+        row = GEO.pack_row(0, block, 0)
+        page = tb.rng.randbytes(n)
+        assert ok((await tb.run(OP.ERASE_BLOCK, way, row=row, slc=slc))[0])
+        assert ok((await tb.run(OP.PROGRAM_PAGE, way, row=row, length=n, wdata=page,
+                                slc=slc))[0])
+        assert (await tb.run(OP.READ_PAGE, way, row=row, length=n, slc=slc))[1] == page
+        assert mon.array_cmds(way, since) == [(0x60, slc), (0x80, slc), (0x00, slc)], \
+            (slc, mon.commands(way, since))
+    blocks, since = (6, 7), mon.mark(way)
+    pages = [tb.rng.randbytes(n) for _ in blocks]
+    for i, b in enumerate(blocks):
+        await tb.run(OP.ERASE_START, way, row=GEO.pack_row(0, b, 0), multi=i == 0, slc=1)
+    assert ok((await tb.run(OP.STATUS_FINISH, way, slc=1))[0])
+    for i, b in enumerate(blocks):
+        await tb.run(OP.PROGRAM_LOAD, way, row=GEO.pack_row(0, b, 0), length=n,
+                     wdata=pages[i], multi=i == 0, slc=1)
+    assert ok((await tb.run(OP.STATUS_FINISH, way, slc=1))[0])
+    for i, b in enumerate(blocks):
+        await tb.run(OP.READ_ARRAY, way, row=GEO.pack_row(0, b, 0), multi=i == 0, slc=1)
+    for i, b in enumerate(blocks):
+        _, got = await tb.run(OP.READ_DATA, way, row=GEO.pack_row(0, b, 0), length=n, slc=1)
+        assert got == pages[i], f"plane {i}: read back differs"
+    assert mon.array_cmds(way, since) == [(0x60, 1), (0x60, 1), (0x80, 1), (0x80, 1),
+                                          (0x00, 1), (0x00, 1)], mon.commands(way, since)
+    assert mon.n_prefix(way) == 3 + 6
+    assert accept_unknown_dah(tb.targets[way]) in (0, 9)
+    tb.bus.assert_clean()
 
 
 def core(**params):
