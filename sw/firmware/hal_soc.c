@@ -276,7 +276,7 @@ bool hal_flash_push(const struct hal_flash_op *op)
     struct fw_fop f = {.tag = op->tag, .op = op->op, .way = op->way, .lun = op->lun,
                        .plane_mask = op->plane_mask, .block = op->block, .page = op->page,
                        .column = op->column, .length = op->length, .buffer = op->buffer,
-                       .channel = op->channel};
+                       .slc = op->slc, .channel = op->channel};
     if (fw_fop_busy())
         return false;
     fw_fop_push(&f);
