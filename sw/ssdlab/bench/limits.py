@@ -46,13 +46,16 @@ from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 __all__ = ["bus_of", "array_ns", "die_cfg", "flash_limit_mb_s", "point_limit"]
 
 
-def array_ns(cfg):
+def array_ns(cfg, slc=False):
     """(tR, tPROG) in ns the dies of the build `cfg` (config.json dict) average over their
     page types, in the corner they run; a build without page_timing (older config.json): the
-    uniform t_r_ns / t_prog_ns."""
+    uniform t_r_ns / t_prog_ns. slc: the part's pseudo-SLC tR and tPROG instead (an SLC
+    cache's blocks)."""
     t = NandArrayTiming(t_r_ns=cfg["t_r_ns"], t_prog_ns=cfg["t_prog_ns"],
                         t_bers_ns=cfg["t_bers_ns"], **cfg.get("page_timing", {}),
                         typical=cfg.get("nand_timing", "typical") == "typical")
+    if slc:
+        return t.t_r("slc"), t.t_prog("slc")
     bits = cfg.get("bits_per_cell", 2)
     return t.t_r_mean(bits), t.t_prog_mean(bits)
 
@@ -88,14 +91,15 @@ def die_cfg(cfg, channel, way):
     return cfg
 
 
-def flash_limit_mb_s(cfg, kind, bs):
+def flash_limit_mb_s(cfg, kind, bs, slc=False):
     """The flash's limit in MB/s (10^6 B/s of user data) for I/Os of bs bytes, kind "read"
     or "write", on the drive of `cfg` (a SocConfig dict, config.json): page data only over
     the bus (no spare), on the interface and mode `bus_of(cfg)` names. A build of two part
     types (part2) is summed target by target: on a channel the bus carries one die's phases
     at a time (the channel's bus bound is its dies' data over their summed bus times) and
     each die is bound by its own bus phases plus array time, as persona.flash_limits() does
-    (spec/persona/limits.py); with one part type this is `analytic_limits` x n_ways."""
+    (spec/persona/limits.py); with one part type this is `analytic_limits` x n_ways.
+    slc: the dies at their pseudo-SLC array times (writes into an SLC cache)."""
     clk_mhz = cfg["sys_clk_freq"] / 1e6
     period = 1000.0 / clk_mhz
     if cfg.get("nvddr2_mode") is not None:
@@ -116,7 +120,7 @@ def flash_limit_mb_s(cfg, kind, bs):
                 data = min(bs, page)
             else:
                 moved = data = cfg["planes"] * page         # a multi-plane program of pages
-            t_r, t_prog = array_ns(d)
+            t_r, t_prog = array_ns(d, slc)
             lim = model(regs, 1, moved, t_r, t_prog, period_ns=period,
                         column_cycles=PARTS[d["part"]].geometry.column_cycles,
                         row_cycles=cfg["row_cycles"])
@@ -148,4 +152,12 @@ def point_limit(cfg, link, rw, bs, rwmixread=None):
         host = min(c for c in caps if c is not None)
         if host < f:
             bound, mb_s = "host link", host
-    return {"mb_s": round(mb_s, 1), "iops": round(mb_s * 1e6 / bs, 1), "bound": bound}
+    out = {"mb_s": round(mb_s, 1), "iops": round(mb_s * 1e6 / bs, 1), "bound": bound}
+    if share < 1 and cfg.get("slc_policy", "none") != "none":
+        # while the SLC cache takes the writes: the dies at their SLC program time
+        w = flash_limit_mb_s(cfg, "write", bs, slc=True)
+        f = 1 / (share / flash["read"] + (1 - share) / w) if share else w
+        if link:
+            f = min(f, host)
+        out["slc_mb_s"] = round(f, 1)
+    return out

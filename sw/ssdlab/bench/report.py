@@ -97,7 +97,10 @@ def limit_text(p):
     if not lim:
         return "-", "-"
     pct = 100 * p["mb_s"] / lim["mb_s"] if lim["mb_s"] and p.get("mb_s") is not None else None
-    return f"{lim['mb_s']:,.1f} ({lim['bound']})", "-" if pct is None else f"{pct:.0f} %"
+    text = f"{lim['mb_s']:,.1f} ({lim['bound']})"
+    if lim.get("slc_mb_s"):
+        text += f"; {lim['slc_mb_s']:,.1f} into the SLC cache"
+    return text, "-" if pct is None else f"{pct:.0f} %"
 
 
 def ios_text(p):

@@ -128,3 +128,16 @@ def test_two_part_types_per_target():
         assert mix != pytest.approx(big)
     # the small part programs 2 x 8 KiB per tPROG of 1.3 ms against 2 x 16 KiB per 1.6 ms
     assert flash_limit_mb_s(cfg, "write", 131072) < flash_limit_mb_s(one, "write", 131072)
+
+
+def test_slc_cache_write_limit():
+    """A build with an SLC cache states, beside the native write limit, the limit while the
+    cache takes the writes (the dies at the part's SLC tPROG); reads and builds without a
+    cache have none."""
+    from soc.sim_config import soc_config
+    evo = soc_config("samsung-750-evo-250", blocks_per_plane=16).as_dict()
+    w = point_limit(evo, None, "randwrite", 4096)
+    assert w["slc_mb_s"] > 1.5 * w["mb_s"], w
+    assert "slc_mb_s" not in point_limit(evo, None, "randread", 4096)
+    plain = soc_config("default", {"n_channels": 2}).as_dict()
+    assert "slc_mb_s" not in point_limit(plain, None, "randwrite", 4096)
