@@ -46,7 +46,7 @@ from sim.nand.python.onfi_die_pins import PIN_NAMES, OnfiBus, OnfiPinTarget
 from spec.nand_geometry import PARTS, NandArrayTiming, NandGeometry
 from spec.onfi_param_page import parse_parameter_page
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
-from tests.nand.onfi_channel.onfi_cmd_monitor import CommandMonitor, accept_unknown_dah
+from tests.nand.onfi_channel.onfi_cmd_monitor import CommandMonitor, slc_blocks
 
 CLK_MHZ = 100
 PERIOD_NS = 1000 // CLK_MHZ
@@ -444,7 +444,9 @@ async def test_slc_split(dut):
         for way in range(tb.n_ways):
             if ch != c:
                 assert m.n_prefix(way) == 0, (ch, way)
-            assert accept_unknown_dah(tb.targets[ch, way]) in (0, m.n_prefix(way))
+            want = ({4, 5} if (ch, way) == (c, w) else set()) | \
+                ({8} if (ch, way) == (c, 0) else set())
+            assert slc_blocks(tb.targets[ch, way].die) == want, (ch, way)
     tb.finish()
 
 

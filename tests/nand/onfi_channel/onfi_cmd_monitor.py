@@ -18,7 +18,7 @@ same CE# assertion directly by the first command of an array operation, 00h (rea
 (program) or 60h (erase), with no address or data cycle between.
 """
 
-__all__ = ["CommandMonitor", "SLC_PREFIX", "ARRAY_FIRST", "accept_unknown_dah"]
+__all__ = ["CommandMonitor", "SLC_PREFIX", "ARRAY_FIRST", "slc_blocks"]
 
 SLC_PREFIX = 0xDA
 ARRAY_FIRST = (0x00, 0x80, 0x60)    # the first command of a page read, program, erase
@@ -107,21 +107,9 @@ class CommandMonitor:
         return self.commands(ce, since).count(SLC_PREFIX)
 
 
-def accept_unknown_dah(target):
-    """Until the golden die model knows DAh (issue 20, the die-model branch), its pin front
-    end names every DAh "unknown command DAh" (rule command-sequence) and then runs the
-    array operation that follows normally, ignoring the prefix. Take those violations out so
-    that `assert_clean()` still fails on anything else; returns how many there were (0 once
-    the die knows DAh).
-
-    MERGE: once the die models take DAh, the golden die cross-checks the prefix itself (an
-    SLC sequence runs in SLC mode, a misplaced DAh is its protocol violation); then add here
-    the check of the die's own SLC record for the ops the test sent with slc=1.
-    """
-    n = 0
-    while any(v.rule == "command-sequence" and "unknown command DAh" in v.message
-              for v in target.rule_violations):
-        v = target.expect_rule("command-sequence")
-        assert "unknown command DAh" in v.message, f"{target.name}: {v}"
-        n += 1
-    return n
+def slc_blocks(die, lun=0):
+    """The blocks the golden die (sim/nand/python/nand_die.py) holds as SLC blocks: erased
+    after a DAh prefix. With the die's own slc-mode rule (an SLC program or read of a native
+    block, or the reverse, is a violation that `assert_clean()` reports), this cross-checks
+    that the channel's DAh reached the die where the op asked for it and nowhere else."""
+    return {b for b in range(die.geometry.blocks_per_lun) if die.block_info(lun, b)["slc"]}
