@@ -146,8 +146,11 @@ def ftl_note(t):
     return (f"write amplification {f['write_amplification']:.3f} "
             f"({f['write_amplification_with_map']:.3f} with the map's writes): "
             f"{f['nand_units_written']} NAND / {f['host_units_written']} host units, "
-            f"{f['gc_units_moved']} moved by GC, {f['erases']} erases "
-            "(FTL counters, vendor log page C0h)")
+            f"{f['gc_units_moved']} moved by GC, {f['erases']} erases"
+            + (f"; SLC cache: {f['slc_units_written']} units programmed in SLC, "
+               f"{f['slc_blocks_folded']} SLC blocks ({f['slc_units_folded']} units) folded"
+               if "slc_units_written" in f else "")
+            + " (FTL counters, vendor log page C0h)")
 
 
 def write_report(r, out_dir, charts):

@@ -78,6 +78,10 @@ def ftl_delta(before, after):
     keys = ("host_units_written", "nand_units_written", "gc_units_moved", "erases",
             "ckpt_units_written")
     out = {k: after[k] - before[k] for k in keys}
+    # the SLC write cache's work (sw/firmware/ftl_slc.c), where the drive has one
+    for k in ("slc_units_written", "slc_blocks_folded", "slc_units_folded"):
+        if after.get(k) is not None and before.get(k) is not None:
+            out[k] = after[k] - before[k]
     host = out["host_units_written"]
     out["write_amplification"] = round(out["nand_units_written"] / host, 3) if host else None
     out["write_amplification_with_map"] = (

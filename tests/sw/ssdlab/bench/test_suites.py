@@ -116,6 +116,14 @@ def test_ftl_delta_write_amplification():
     assert "write amplification 2.250 (2.300 with the map's writes)" in ftl_note({"ftl": d})
     idle = ftl_delta(after, after)
     assert idle["write_amplification"] is None and ftl_note({"ftl": idle}) is None
+    # a drive with an SLC cache: its counters' deltas, in the note
+    slc0 = dict(before, slc_units_written=10, slc_blocks_folded=1, slc_units_folded=8)
+    slc1 = dict(after, slc_units_written=90, slc_blocks_folded=3, slc_units_folded=40)
+    d = ftl_delta(slc0, slc1)
+    assert (d["slc_units_written"], d["slc_blocks_folded"], d["slc_units_folded"]) == (80, 2, 32)
+    assert "SLC cache: 80 units programmed in SLC, 2 SLC blocks (32 units) folded" in \
+        ftl_note({"ftl": d})
+    assert "slc_units_written" not in ftl_delta(before, after)
 
 
 def test_scale_factors():
