@@ -8,7 +8,7 @@ module nand_die_fast_tb (
     input  logic         rst,
     input  logic         s_op__valid,
     output logic         s_op__ready,
-    input  logic [68:0]  s_op__payload,
+    input  logic [69:0]  s_op__payload,
     input  logic         s_wdata__valid,
     output logic         s_wdata__ready,
     input  logic [7:0]   s_wdata__payload,
