@@ -140,9 +140,11 @@ static uint32_t build_vendor(void)
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         if (F.blk[b].erase_count > max_ec && F.blk[b].state != BLK_SYS)
             max_ec = F.blk[b].erase_count;
-    uint32_t nfree = 0;
-    for (uint32_t d = 0; d < F.n_dies; d++)
+    uint32_t nfree = 0, n_slc = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
         nfree += F.die[d].n_free;
+        n_slc += F.die[d].n_slc;
+    }
     put_le(p + 0, 8, C.host_units_written);
     put_le(p + 8, 8, C.nand_units_written);
     put_le(p + 16, 8, C.gc_units_moved);
@@ -163,9 +165,6 @@ static uint32_t build_vendor(void)
     put_le(p + 128, 8, C.pending_reuse);
     put_le(p + 136, 8, C.ckpt_units_written);
     put_le(p + 144, 8, C.idle_gc_blocks);
-    uint32_t n_slc = 0;
-    for (uint32_t d = 0; d < F.n_dies; d++)
-        n_slc += F.die[d].n_slc;
     put_le(p + 152, 8, C.slc_units_written);
     put_le(p + 160, 8, C.slc_blocks_folded);
     put_le(p + 168, 8, C.slc_units_folded);
