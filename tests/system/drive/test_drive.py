@@ -516,6 +516,26 @@ VENDOR_FIELDS = ("host_units_written", "nand_units_written", "gc_units_moved", "
                  "media_errors")
 
 
+def short_workload(d, rng, n=4 << 11):
+    """A drive test's short run (the LUN and mixed-parts drives): n LBAs (4 MiB) written in
+    random 128 KiB order, 64 random 4 KiB overwrites, one deallocated range; the Image of
+    what the host wrote, to verify."""
+    img = Image(0, n)
+    order = list(range(0, n, CHUNK))
+    rng.shuffle(order)
+    seed = rng.randrange(1, 1 << 31)
+    for s in order:
+        img.write(d, s, CHUNK, seed)
+    for _ in range(64):
+        s = rng.randrange(0, n // UNIT) * UNIT
+        img.write(d, s, UNIT, rng.randrange(1, 1 << 31))
+    k = rng.randrange(1, 2048)
+    s = rng.randrange(0, n - k)
+    d.trim(s, k)
+    img.zero(s, k)
+    return img
+
+
 def vendor_log(d):
     """Get Log Page C0h (sw/firmware/log.c build_vendor): 16 little-endian u64."""
     raw = d.get_log_page(0xC0, 512)

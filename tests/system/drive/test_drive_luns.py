@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from .test_drive import CHUNK, SEED, UNIT, Image, vendor_log
+from .test_drive import CHUNK, SEED, UNIT, Image, short_workload, vendor_log
 
 PERSONA = "crucial-m500-960"
 PARAMS = {"n_channels": 2, "n_ways": 1}
@@ -61,20 +61,7 @@ def test_luns_smoke(drive):
     assert d.read(far, CHUNK) == bytes(CHUNK * 512)
     took_us = (d.time_ns() - t0) / 1e3
     assert took_us < 2000, f"128 KiB read of never-written LBAs took {took_us:.0f} us"
-    n = 4 << 11                                 # 4 MiB of 512 B LBAs
-    img = Image(0, n)
-    order = list(range(0, n, CHUNK))
-    rng.shuffle(order)
-    seed = rng.randrange(1, 1 << 31)
-    for s in order:
-        img.write(d, s, CHUNK, seed)
-    for _ in range(64):
-        s = rng.randrange(0, n // UNIT) * UNIT
-        img.write(d, s, UNIT, rng.randrange(1, 1 << 31))
-    k = rng.randrange(1, 2048)
-    s = rng.randrange(0, n - k)
-    d.trim(s, k)
-    img.zero(s, k)
+    img = short_workload(d, rng)
     img.verify(d)
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .test_drive import CHUNK, SEED, UNIT, Image
+from .test_drive import SEED, short_workload
 
 PERSONA = str(Path(__file__).with_name("mixed-parts-2x2.yaml"))
 SCALE = {"blocks_per_plane": 16, "pages_per_block": 16}
@@ -41,20 +41,7 @@ def test_mixed_drive():
             v = d.ftl_log()
             assert v["dies"] == 4 and v["pu_units"] == 8, v
             assert v["raw_units"] == 16 * 16 * (3 * 8 + 4), v["raw_units"]
-            n = 4 << 11                         # 4 MiB of 512 B LBAs
-            img = Image(0, n)
-            order = list(range(0, n, CHUNK))
-            rng.shuffle(order)
-            seed = rng.randrange(1, 1 << 31)
-            for s in order:
-                img.write(d, s, CHUNK, seed)
-            for _ in range(64):
-                s = rng.randrange(0, n // UNIT) * UNIT
-                img.write(d, s, UNIT, rng.randrange(1, 1 << 31))
-            k = rng.randrange(1, 2048)
-            s = rng.randrange(0, n - k)
-            d.trim(s, k)
-            img.zero(s, k)
+            img = short_workload(d, rng)
             d.flush()
             img.verify(d)
             v1 = d.ftl_log()
