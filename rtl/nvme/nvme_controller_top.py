@@ -22,13 +22,15 @@ __all__ = ["NvmeControllerTop"]
 class NvmeControllerTop(LiteXModule):
     """Parameters: NvmeController's (n_io_queues, tag_width, max_transfer, lbads, mqes, dstrd,
     max_burst, clk_freq_hz, with_msix: then the PHY has the MSI-X Message Control inputs too),
-    bar0_size (power of two >= 0x2000), max_pending_requests (the endpoint's outstanding
-    reads: 2, 4 or 8), with_buf_mem (True: a RAM of 2 * 2**tag_width buffers of max_transfer
-    bytes, 64-bit words, one cycle read latency)."""
+    data_width (64, 128, 256 or 512: the PHY's TLP stream, the front end's data path and the
+    buffer RAM's words), bar0_size (power of two >= 0x2000), max_pending_requests (the
+    endpoint's outstanding reads: 2, 4 or 8), with_buf_mem (True: a RAM of 2 * 2**tag_width
+    buffers of max_transfer bytes, data_width-bit words, one cycle read latency)."""
     def __init__(self, n_io_queues=8, tag_width=6, max_transfer=131072, lbads=9, mqes=4095,
-                 dstrd=0, max_burst=4, clk_freq_hz=250e6, bar0_size=0x4000,
+                 dstrd=0, max_burst=4, clk_freq_hz=250e6, data_width=64, bar0_size=0x4000,
                  max_pending_requests=8, with_buf_mem=True, with_msix=False):
-        self.phy      = phy = PCIeSimPHY(data_width=64, bar0_size=bar0_size, with_msix=with_msix)
+        self.phy      = phy = PCIeSimPHY(data_width=data_width, bar0_size=bar0_size,
+                                         with_msix=with_msix)
         self.endpoint = endpoint = LitePCIeEndpoint(
             phy, endianness=phy.endianness, address_width=64,
             max_pending_requests=max_pending_requests)
@@ -39,7 +41,7 @@ class NvmeControllerTop(LiteXModule):
             with_msix=with_msix)
         self.with_buf_mem = with_buf_mem
         if with_buf_mem:
-            mem = Memory(64, 2**ctrl.dma.addr_width, name="buf_mem")
+            mem = Memory(data_width, 2**ctrl.dma.addr_width, name="buf_mem")
             wp = mem.get_port(write_capable=True, we_granularity=8)
             rp = mem.get_port()
             self.specials += mem, wp, rp

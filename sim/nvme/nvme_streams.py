@@ -115,30 +115,34 @@ class FieldSink:
 
 
 class BufferMem:
-    """Byte access to `dut.buf_mem` buffers (handle h at word h * max_transfer / 8)."""
+    """Byte access to `dut.buf_mem` buffers (handle h at byte h * max_transfer), in words of
+    the memory's own width (64 to 512 bits: the front end's data path)."""
     def __init__(self, dut, max_transfer, name="buf_mem"):
         self.mem = getattr(dut, name)
         self.max_transfer = max_transfer
+        self.wb = len(self.mem[0].value) // 8      # bytes per word
 
     def _word(self, handle, offset):
-        if offset % 8:
-            raise ValueError(f"buffer offset {offset} not a multiple of 8")
-        return (handle * self.max_transfer + offset) // 8
+        if offset % self.wb:
+            raise ValueError(f"buffer offset {offset} not a multiple of {self.wb}")
+        return (handle * self.max_transfer + offset) // self.wb
 
     def write(self, handle, offset, data):
-        """Write `data` at `offset` (8-byte aligned); a partial last word is zero padded."""
-        data = bytes(data) + bytes(-len(data) % 8)
+        """Write `data` at `offset` (word aligned); a partial last word is zero padded."""
+        wb = self.wb
+        data = bytes(data) + bytes(-len(data) % wb)
         if offset + len(data) > self.max_transfer:
             raise ValueError(f"{len(data)} bytes at {offset} overflow a buffer")
         w0 = self._word(handle, offset)
         mem = self.mem
-        for i in range(len(data) // 8):
-            mem[w0 + i].value = int.from_bytes(data[8 * i:8 * i + 8], "little")
+        for i in range(len(data) // wb):
+            mem[w0 + i].value = int.from_bytes(data[wb * i:wb * i + wb], "little")
 
     def read(self, handle, offset, n):
         if offset + n > self.max_transfer:
             raise ValueError(f"{n} bytes at {offset} overflow a buffer")
+        wb = self.wb
         w0 = self._word(handle, offset)
         mem = self.mem
-        return b"".join(int(mem[w0 + i].value).to_bytes(8, "little")
-                        for i in range((n + 7) // 8))[:n]
+        return b"".join(int(mem[w0 + i].value).to_bytes(wb, "little")
+                        for i in range((n + wb - 1) // wb))[:n]

@@ -2,16 +2,20 @@
 """NVMe front-end benchmark in simulated time (a benchmark, not a test).
 
     .venv/bin/python tests/nvme/nvme_controller/bench_nvme_controller.py \
-        [--clock-mhz 250] [--mps 256] [--mrrs 512] [--be-latency 8] [--count-iops 2048]
+        [--clock-mhz 250] [--data-width 64] [--queues 1,4,16,64] [--qd 64] \
+        [--sizes 512,4096] [--mps 256] [--mrrs 512] [--be-latency 8] [--count-iops 2048]
 
-Builds nvme_controller_top (PCIeSimPHY -> LitePCIe -> NvmeController -> buffer RAM) with the
-RAM back end model and the firmware model, brings it up with the host driver model the way
-the Linux driver does (4 I/O queue pairs, MSI per queue), and measures against the
-cocotbext-pcie root complex:
+Builds nvme_controller_top (PCIeSimPHY -> LitePCIe -> NvmeController -> buffer RAM, the
+front end's data path `--data-width` bits wide) with the RAM back end model (a responder:
+`--be-latency` cycles from request to completion) and the firmware model, brings it up with
+the host driver model the way the Linux driver does (as many I/O queue pairs as the largest
+`--queues`, an MSI-X vector per queue), and measures against the cocotbext-pcie root complex:
 
-1. 128 KiB sequential writes and reads, 8 commands outstanding on one queue: MB/s as a
-   fraction of the PHY datapath limit (64 bits x clock, per direction);
-2. random 4 KiB and 512 B reads at queue depth 64 over 4 queues (16 per queue): IOPS;
+1. 128 KiB sequential writes and reads, 8 commands outstanding over 4 queues: MB/s as a
+   fraction of the PHY datapath limit (data_width x clock, per direction);
+2. random reads of each `--sizes` from each count of `--queues`, `--qd` commands outstanding
+   in all (qd / queues per queue, at least 1): commands per second at the build's clock and
+   cycles per command (the front end's throughput: the back end answers at once);
 3. 4 KiB reads at queue depth 1: cycles from the SQ tail doorbell entering the controller to
    the CQE leaving it, split into the host's memory latency (SQE fetch round trip), the back
    end's time, the data's own link time (payload and TLP header beats) and what remains:
@@ -55,17 +59,21 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
 
     CFG = json.loads(os.environ[CONFIG_ENV])
 
+    def p_queues():
+        """The I/O queue pairs the host creates: the build's (the largest --queues)."""
+        return core_params()["n_io_queues"]
+
     class BenchTB(PcieSystemTB):
         CLK_PERIOD_NS = 1000 / CFG["clock_mhz"]
 
-        def __init__(self, dut):
-            super().__init__(dut)
+        def __init__(self, dut, **bridge_kw):
+            super().__init__(dut, **bridge_kw)
             self.rc.log.setLevel(logging.WARNING)
             self.p = core_params()
 
-    async def _workers(host, n_cmds, depth_per_queue, op, nlb, rng, span):
-        """`n_cmds` commands spread over the I/O queues, `depth_per_queue` outstanding on
-        each; returns the elapsed simulated ns."""
+    async def _workers(host, n_cmds, n_queues, depth_per_queue, op, nlb, rng, span):
+        """`n_cmds` commands spread over I/O queues 1..n_queues, `depth_per_queue` outstanding
+        on each; returns the elapsed simulated ns."""
         left = [n_cmds]
 
         async def worker(qid):
@@ -78,7 +86,7 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
                     await host.write(qid, slba, bytes(nlb * host.lba_size))
 
         start = get_sim_time("ns")
-        tasks = [cocotb.start_soon(worker(q)) for q in range(1, N_QUEUES + 1)
+        tasks = [cocotb.start_soon(worker(q)) for q in range(1, n_queues + 1)
                  for _ in range(depth_per_queue)]
         for t in tasks:
             await t
@@ -123,8 +131,9 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
             cqe = [(t, tlp) for t, tlp in mwr if tlp.length == 4][0]
             req = next(t for k, t in be_times if k == "req")
             cpl = next(t for k, t in be_times if k == "cpl")
-            # A TLP's wire time on the 64-bit PHY: header (3 or 4 DW) plus payload, in beats.
-            data_beats = sum(-(-(tlp.get_header_size() + 4 * tlp.length) // 8)
+            # A TLP's wire time on the PHY: header (3 or 4 DW) plus payload, in beats.
+            beat = CFG["data_width"] // 8
+            data_beats = sum(-(-(tlp.get_header_size() + 4 * tlp.length) // beat)
                              for _, tlp in data)
             total = (cqe[0] - t_db) / clk
             host_mem = (t_cpl - t_mrd) / clk
@@ -135,9 +144,9 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
         mon.cancel()
         return rows
 
-    @cocotb.test(timeout_time=500, timeout_unit="ms")
+    @cocotb.test(timeout_time=2000, timeout_unit="ms")
     async def bench_controller(dut):
-        tb = BenchTB(dut)
+        tb = BenchTB(dut, msix_vectors=p_queues() + 1)
         p = tb.p
         lbads = p.get("lbads", 9)
         ns_size = 1 << 22
@@ -154,7 +163,8 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
         await ClockCycles(dut.clk, 5)
         fw.start()
         host = NvmeHost(tb, cmd_timeout_us=100_000)
-        await host.init(n_io_queues=N_QUEUES, qdepth=256, msi_vectors=8)
+        await host.init(n_io_queues=p_queues(), qdepth=256, msix_vectors=p_queues() + 1)
+        assert tb.pdev.msix_enabled
         rng = random.Random(1)
         res = {"clk_ns": tb.CLK_PERIOD_NS}
         span = ns_size // 2
@@ -162,13 +172,16 @@ if os.environ.get(CONFIG_ENV):      # inside the simulator, run by main() below
         n = CFG["count_seq"]
         nlb = 131072 >> lbads
         res["seq_write"] = {"bytes": n * 131072,
-                            "ns": await _workers(host, n, 2, "write", nlb, rng, span)}
+                            "ns": await _workers(host, n, N_QUEUES, 2, "write", nlb, rng, span)}
         res["seq_read"] = {"bytes": n * 131072,
-                           "ns": await _workers(host, n, 2, "read", nlb, rng, span)}
-        for size in (4096, 512):
-            k = CFG["count_iops"]
-            res[f"rand_read_{size}"] = {
-                "cmds": k, "ns": await _workers(host, k, 16, "read", size >> lbads, rng, span)}
+                           "ns": await _workers(host, n, N_QUEUES, 2, "read", nlb, rng, span)}
+        res["rand_read"] = []
+        for size in CFG["sizes"]:
+            for nq in CFG["queues"]:
+                k, depth = CFG["count_iops"], max(1, CFG["qd"] // nq)
+                ns = await _workers(host, k, nq, depth, "read", size >> lbads, rng, span)
+                res["rand_read"].append({"size": size, "queues": nq, "depth": depth,
+                                         "cmds": k, "ns": ns})
         res["latency"] = await _latency(tb, host, CFG["latency_samples"])
         assert not host.unexpected, f"unexpected CQEs {host.unexpected[:4]}"
         Path(os.environ[RESULT_ENV]).write_text(json.dumps(res))
@@ -183,20 +196,39 @@ def main():
     ap.add_argument("--count-seq", type=int, default=32, help="128 KiB commands per direction")
     ap.add_argument("--count-iops", type=int, default=2048, help="commands per IOPS run")
     ap.add_argument("--latency-samples", type=int, default=16)
-    ap.add_argument("--n-io-queues", type=int, default=8, help="controller I/O queue pairs")
+    ap.add_argument("--data-width", type=int, default=64, choices=[64, 128, 256, 512],
+                    help="the PHY's and the front end's data path, bits")
+    ap.add_argument("--queues", type=_ints, default=[1, 4, 16, 64],
+                    help="I/O queue counts of the random-read sweep (1..64), comma-separated")
+    ap.add_argument("--qd", type=int, default=64,
+                    help="commands outstanding in all in the random-read sweep")
+    ap.add_argument("--sizes", type=_ints, default=[512, 4096],
+                    help="random-read sizes in bytes (multiples of 512)")
     ap.add_argument("--tag-width", type=int, default=6, help="2**tag_width in flight")
     args = ap.parse_args()
+    for q in args.queues:
+        if not 1 <= q <= 64:
+            ap.error(f"--queues: {q} out of 1..64 (the front end's I/O queues)")
+    for size in args.sizes:
+        if size <= 0 or size % 512 or size > 131072:
+            ap.error(f"--sizes: {size} not a multiple of 512 in 512..131072")
+    if args.qd < 1:
+        ap.error(f"--qd: {args.qd} < 1")
 
     sys.path.insert(0, str(REPO / "tests" / "lib"))
     sys.path.insert(0, str(REPO))
     from ssdlab_harness import run
     from test_nvme_controller import CORE
 
-    params = {"n_io_queues": args.n_io_queues, "tag_width": args.tag_width,
-              "max_transfer": 131072, "clk_freq_hz": args.clock_mhz * 1e6}
+    n_queues = max(max(args.queues), N_QUEUES)
+    params = {"n_io_queues": n_queues, "tag_width": args.tag_width, "with_msix": True,
+              "max_transfer": 131072, "clk_freq_hz": args.clock_mhz * 1e6,
+              "data_width": args.data_width}
     cfg = {"clock_mhz": args.clock_mhz, "mps": args.mps, "mrrs": args.mrrs,
            "be_latency": args.be_latency, "count_seq": args.count_seq,
-           "count_iops": args.count_iops, "latency_samples": args.latency_samples}
+           "count_iops": args.count_iops, "latency_samples": args.latency_samples,
+           "data_width": args.data_width, "queues": args.queues, "qd": args.qd,
+           "sizes": args.sizes}
     with tempfile.TemporaryDirectory() as tmp:
         result = Path(tmp) / "result.json"
         run(CORE.with_params(**params), __file__,
@@ -204,31 +236,40 @@ def main():
         res = json.loads(result.read_text())
 
     clk_ns = res["clk_ns"]
-    limit = 8 / clk_ns          # GB/s per direction: 64-bit datapath
-    print(f"config: nvme_controller_top {params}; PHY 64 bit at {args.clock_mhz:g} MHz "
-          f"(limit {limit:.3f} GB/s per direction); MPS {args.mps}, MRRS {args.mrrs}; "
-          f"RAM back end {args.be_latency} cycles; host: NvmeHost, {N_QUEUES} I/O queue pairs "
-          f"of 256 entries, MSI per queue, a doorbell per command")
+    limit = args.data_width / 8 / clk_ns          # GB/s per direction
+    print(f"config: nvme_controller_top {params}; PHY {args.data_width} bit at "
+          f"{args.clock_mhz:g} MHz (limit {limit:.3f} GB/s per direction); MPS {args.mps}, "
+          f"MRRS {args.mrrs}; RAM back end {args.be_latency} cycles; host: NvmeHost, "
+          f"{n_queues} I/O queue pairs of 256 entries, an MSI-X vector per queue, a doorbell "
+          f"per command; seed as printed above")
     for key, label in [("seq_write", "128 KiB writes, QD 8 (2/queue x 4)"),
                        ("seq_read", "128 KiB reads,  QD 8 (2/queue x 4)")]:
         r = res[key]
         gbs = r["bytes"] / r["ns"]
-        print(f"{label:40s} {r['bytes'] >> 20:4d} MiB in {r['ns'] / 1000:9.1f} us: "
+        print(f"{label:40s} {r['bytes'] / 2**20:6.1f} MiB in {r['ns'] / 1000:9.1f} us: "
               f"{gbs:.3f} GB/s = {gbs / limit:.3f} of the datapath limit")
-    for size in (4096, 512):
-        r = res[f"rand_read_{size}"]
+    print(f"random reads, {args.qd} outstanding in all, {args.count_iops} commands per row:")
+    print("| size B | queues | QD per queue | M commands/s | cycles per command | GB/s | "
+          "of the datapath limit |")
+    print("|---|---|---|---|---|---|---|")
+    for r in res["rand_read"]:
         iops = r["cmds"] / r["ns"] * 1e9
-        print(f"{f'random {size} B reads, QD 64 (16/queue x 4)':40s} {r['cmds']:5d} cmds in "
-              f"{r['ns'] / 1000:9.1f} us: {iops / 1e6:.3f} M IOPS "
-              f"({iops * size / 1e9:.3f} GB/s)")
+        gbs = iops * r["size"] / 1e9
+        print(f"| {r['size']} | {r['queues']} | {r['depth']} | {iops / 1e6:.3f} | "
+              f"{r['ns'] / clk_ns / r['cmds']:.1f} | {gbs:.3f} | {gbs / limit:.3f} |")
     lat = res["latency"]
 
     def mean(k):
         return sum(r[k] for r in lat) / len(lat)
     print(f"4 KiB read at QD 1, {len(lat)} samples, mean cycles: doorbell->CQE "
-          f"{mean('total'):.0f} = host memory (SQE fetch) {mean('host_mem'):.0f} + back end "
-          f"{mean('backend'):.0f} + data on the link {mean('data_beats'):.0f} + controller "
-          f"overhead {mean('overhead'):.0f} (max {max(r['overhead'] for r in lat):.0f})")
+          f"{mean('total'):.0f} ({mean('total') * clk_ns / 1000:.2f} us) = host memory "
+          f"(SQE fetch) {mean('host_mem'):.0f} + back end {mean('backend'):.0f} + data on the "
+          f"link {mean('data_beats'):.0f} + controller overhead {mean('overhead'):.0f} "
+          f"(max {max(r['overhead'] for r in lat):.0f})")
+
+
+def _ints(text):
+    return [int(x) for x in text.split(",") if x]
 
 
 if __name__ == "__main__":
