@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The tests mirror the source by name (ARCHITECTURE.md, layout; STYLE.md, "one name per core").
 
-A core is every module of rtl/<block>/ (block pcie, nvme, nand) except the helpers in
+A core is every module of rtl/<block>/ (block pcie, nvme, ftl, nand) except the helpers in
 NOT_CORES, so a new file counts as a core until someone says otherwise. For each core:
 
 - the module defines the class named like the file (`nvme_cq_post.py` -> `NvmeCqPost`;
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-BLOCKS = ("pcie", "nvme", "nand")
+BLOCKS = ("pcie", "nvme", "nand", "ftl")
 
 # Modules of rtl/<block>/ that are not cores, and why.
 NOT_CORES = {

@@ -95,6 +95,7 @@ CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_dqs_calibration:OnfiDqsCalibration", "onfi_dqs_calibration"),
     AmaranthCore("rtl.nand.onfi_phy_xilinx7:OnfiPhyXilinx7", "onfi_phy_xilinx7"),
     AmaranthCore("rtl.nand.onfi_phy_xilinxus:OnfiPhyXilinxUS", "onfi_phy_xilinxus"),
+    AmaranthCore("rtl.ftl.ftl_read_engine:FtlReadEngine", "ftl_read_engine"),
     AmaranthCore("rtl.nand.nand_emulator:NandEmulator", "nand_emulator",
                  {"n_ways": 2, "dram_addr_width": 34}),
     LiteXCore("rtl.nvme.nvme_regs:NvmeRegs", "nvme_regs"),
