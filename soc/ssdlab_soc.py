@@ -29,6 +29,14 @@ from rtl.nvme.nvme_controller import NvmeController
 from rtl.pcie.pcie_sim_phy import PCIeSimPHY
 from soc.buffer_copy import BufferCopy
 from soc.buffer_memory import BufferMemory
+from soc.ftl_read_path import (
+    DIE_CREDITS,
+    FTAG_BASE,
+    FtlReadPath,
+    StreamMerge,
+    StreamRoute,
+    engine_params,
+)
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
 from soc.fw_wait import FwWait
 from soc.nand_flash import NandFlash
@@ -36,6 +44,9 @@ from spec.fw_streams import FROM_FW, TO_FW, port_layouts
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
 
 __all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "FW_WAIT_BASE", "NVME_PCIE"]
+
+# Ops the firmware keeps queued per die in the back end (sw/firmware/flash.c DIE_DEPTH).
+FW_DIE_DEPTH = 4
 
 BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
 FW_WAIT_BASE = 0xA0000000       # the firmware's wait (soc/fw_wait.py), uncached
@@ -112,6 +123,10 @@ class SocConfig:
     host_interface "nvme" or "sata"; pcie_gen (1..5), pcie_lanes (1..16); mps, mrrs (128,
     256, 512 B); link_mb_s_cap (SATA: payload MB/s; None for PCIe); read_latency_ns (the root
     complex's, >= 0); pcie_data_width (64, 128, 256, 512: the front end's TLP data path).
+    hw_read (bool, default True): the FTL's hardware read path (rtl/ftl/README.md) carries
+    whole-unit Reads of mapped data with no firmware instruction; built only where the
+    geometry is one it decodes (units per page, planes, pages per block and blocks per plane
+    powers of two), else the build's notes say why not.
     """
 
     def __init__(self, **kw):
@@ -168,8 +183,13 @@ class SocConfig:
         # times; every other field is the main part's (see the docstring).
         self.part2 = kw.pop("part2", None)
         self.part2_targets = tuple(tuple(t) for t in kw.pop("part2_targets", ()))
+        # The FTL's hardware read path (rtl/ftl, soc/ftl_read_path.py): built where the
+        # geometry allows it (powers of two); False: every request goes to the firmware.
+        self.hw_read = kw.pop("hw_read", True)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
+        if not isinstance(self.hw_read, bool):
+            raise ValueError(f"SocConfig: hw_read={self.hw_read!r}: True or False")
         if self.pcie_data_width not in (64, 128, 256, 512):
             raise ValueError(f"SocConfig: pcie_data_width={self.pcie_data_width!r}: one of "
                              "64, 128, 256, 512")
@@ -356,7 +376,7 @@ class FirmwarePorts(LiteXModule):
     """Every stream between the hardware and the firmware as CSRs (soc/fw_ports), plus the
     NVMe controller's and the flash subsystem's configuration and status signals."""
 
-    def __init__(self, nvme, flash, cfg, be_depth, sample_margin_ns=1.0):
+    def __init__(self, nvme, flash, cfg, be_depth, sample_margin_ns=1.0, read_path=None):
         n = nvme
         # NVMe processor interface.
         self.cmd     = StreamToCSR(n.m_fw_cmd)
@@ -370,16 +390,31 @@ class FirmwarePorts(LiteXModule):
         self.ivc     = CSRToStream(n.s_fw_ivc)
         self.aer     = StreamToCSR(n.m_fw_aer)
         # Fast path: block requests queue (one per tag at most), completions.
+        # With the hardware read path (soc/ftl_read_path.py), the requests pass through it
+        # first: the firmware gets what it hands over; both complete into the front end.
         be_fifo = stream.SyncFIFO(n.m_be_req.description, be_depth)
         self.be_fifo = be_fifo
-        self.comb += n.m_be_req.connect(be_fifo.sink)
+        if read_path is None:
+            self.comb += n.m_be_req.connect(be_fifo.sink)
+            becpl = n.s_be_cpl
+        else:
+            self.comb += [n.m_be_req.connect(read_path.sink_req),
+                          read_path.source_fw.connect(be_fifo.sink)]
+            becpl = stream.Endpoint(n.s_be_cpl.description)
+            self.cpl_merge = StreamMerge(read_path.source_cpl, becpl, n.s_be_cpl)
         self.bereq   = StreamToCSR(be_fifo.source)
-        self.becpl   = CSRToStream(n.s_be_cpl)
-        # Flash: ops queue in, completions queue out.
+        self.becpl   = CSRToStream(becpl)
+        # Flash: ops queue in, completions queue out (the read path's by their tags).
         op_fifo = stream.SyncFIFO(flash.s_op.description, 16)
         cpl_fifo = stream.SyncFIFO(flash.m_cpl.description, 64)
         self.op_fifo, self.cpl_fifo = op_fifo, cpl_fifo
-        self.comb += [op_fifo.source.connect(flash.s_op), flash.m_cpl.connect(cpl_fifo.sink)]
+        if read_path is None:
+            self.comb += [op_fifo.source.connect(flash.s_op),
+                          flash.m_cpl.connect(cpl_fifo.sink)]
+        else:
+            self.op_merge = StreamMerge(read_path.source_op, op_fifo.source, flash.s_op)
+            self.cpl_route = StreamRoute(flash.m_cpl, read_path.sink_fcpl, cpl_fifo.sink,
+                                         flash.m_cpl.tag >= FTAG_BASE)
         self.fop     = CSRToStream(op_fifo.sink)
         self.fcpl    = StreamToCSR(cpl_fifo.source)
         self.ports = [("cmd", self.cmd), ("cpl", self.cpl), ("sqcfg", self.sqcfg),
@@ -560,8 +595,16 @@ class SsdlabSoC(SoCCore):
         self.bus.add_slave("bufwin", self.bufwin.bus,
                            SoCRegion(origin=BUF_WINDOW, size=cfg.buf_size, cached=False))
 
+        # The FTL's hardware read path, where the geometry allows it; its READs get their own
+        # share of every die's queue in the back end.
+        read_params, why = engine_params(cfg) if cfg.hw_read else (None, None)
+        if cfg.hw_read and read_params is None:
+            cfg.notes.append(f"hardware read path not built ({why}): the firmware reads")
+
         # Flash.
         self.flash = flash = NandFlash(platform, build_dir, mem, n_channels=cfg.n_channels,
+                                       queue_depth=FW_DIE_DEPTH + (DIE_CREDITS if read_params
+                                                                   else 0),
                                        n_ways=cfg.n_ways, n_luns=cfg.luns,
                                        max_planes=cfg.planes,
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
@@ -576,8 +619,14 @@ class SsdlabSoC(SoCCore):
 
         # Firmware interface and the build's identity.
         margin = 1.0 + onfi_phy_latency * 1e9 / cfg.sys_clk_freq
+        self.ftl_read = None
+        if read_params is not None:
+            self.ftl_read = FtlReadPath(platform, build_dir, read_params, nvme.fw_ns_size)
+            # the map lives in main RAM: a second read port of it
+            self.ftl_read.attach_map_port(self.main_ram.mem.get_port(),
+                                          self.mem_map["main_ram"])
         self.fw = FirmwarePorts(nvme, flash, cfg, be_depth=1 << cfg.tag_width,
-                                sample_margin_ns=margin)
+                                sample_margin_ns=margin, read_path=self.ftl_read)
         self.ssdlab_ident = SsdlabIdent(cfg)
 
         # The firmware's wait, and the drive's quiet state for the simulation's fast-forward.
@@ -604,7 +653,8 @@ class SsdlabSoC(SoCCore):
             # a deallocated 128 KiB read outlasts the harness's settle, and a jump would
             # freeze it with the CPU waiting for its `done` (a read that never completes).
             self.ff_quiet.eq(fw_wait.waiting & ~self.timer0._en.storage & ~nvme.irq.pending
-                             & ~self.bufcopy.busy & (0 if emulated else 1)),
+                             & ~self.bufcopy.busy & (0 if emulated else 1)
+                             & (self.ftl_read.quiet if self.ftl_read else 1)),
             self.ff_wake_at.eq(fw_wait.wake_at),
         ]
 

@@ -108,8 +108,12 @@ class FtlReadEngine(wiring.Component):
         erases a block: take `begun`, wait until `finished` has reached it; no READ decoded
         from a map word read before then can still be on its way to the back end.
     idle : out; no request in the engine and no READ outstanding
+    quiet : out; no request in lookup or issue and no completion waiting: what the engine
+        does next waits for a flash completion or a new request (the simulation's
+        fast-forward may skip time then)
     reads, punts, errors : out, 32 bits; requests completed here, requests given to the
         firmware, completions with Unrecovered Read Error
+    lbas : out, 48 bits; LBAs of the requests the engine took (SMART's data units read)
     """
 
     def __init__(self, tag_width=6, handle_slots=32, lbads=12, n_channels=18, n_ways=4,
@@ -173,7 +177,9 @@ class FtlReadEngine(wiring.Component):
             "begun": Out(16),
             "finished": Out(16),
             "idle": Out(1),
+            "quiet": Out(1),
             "reads": Out(32),
+            "lbas": Out(48),
             "punts": Out(32),
             "errors": Out(32),
         })
@@ -407,6 +413,7 @@ class FtlReadEngine(wiring.Component):
                     m.next = "PUNT"
                 with m.Else():
                     m.d.comb += set_active.bit_select(req.tag, 1).eq(1)
+                    m.d.sync += self.lbas.eq(self.lbas + req.nlb + 1)
                     m.next = "ISSUE"
             with m.State("PUNT"):
                 m.d.comb += self.m_fw.valid.eq(1)
@@ -438,5 +445,8 @@ class FtlReadEngine(wiring.Component):
                 with m.If(emit):
                     m.d.sync += have_run.eq(0)
                     m.next = "ISSUE"
-        m.d.comb += self.idle.eq(fsm.ongoing("IDLE") & ~active.any() & ~fbusy.any())
+        m.d.comb += [
+            self.idle.eq(fsm.ongoing("IDLE") & ~active.any() & ~fbusy.any()),
+            self.quiet.eq(fsm.ongoing("IDLE") & ~ready_to_cpl.any()),
+        ]
         return m

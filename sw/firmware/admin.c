@@ -186,8 +186,10 @@ uint16_t admin_format(const struct hal_cmd *c)
         return NVME_SC_INVALID_FIELD;
     /* SES 0 and 1 both erase every block (deallocated data must read as zeroes anyway);
      * 2 (crypto erase) has no key to drop here: a user data erase is what it can do. */
+    ftl_hw_read_stop();         /* Format rewrites the map under it */
     ftl_format(true);
     hal_ns_size(F.ns_lbas);
+    ftl_hw_read_start();
     return 0;
 }
 

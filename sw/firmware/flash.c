@@ -5,7 +5,7 @@
 #include "flash.h"
 #include "ftl.h"
 
-#define N_FTAGS 256
+#define N_FTAGS ((int)HW_READ_FTAG_BASE)  /* the rest are the hardware read path's */
 
 /* One per tag. done_fn NULL: a synchronous op (flash_sync, the batch), whose waiter reads
  * done / fail / error and frees the tag. */

@@ -584,6 +584,27 @@ void ftl_be_request(const struct hal_be_req *r)
     active[n_active++] = r->tag;
 }
 
+/* The hardware read path (hal.h, rtl/ftl/README.md) reads F.l2p itself: it is on while the
+ * map is in place, told every block's mode first; Format turns it off while it rewrites the
+ * map. The erase of a block waits for its fence (blk_take). */
+void ftl_hw_read_start(void)
+{
+    if (!hal_hw_read_present() || !F.ready)
+        return;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        hal_hw_read_slc(b, F.blk[b].slc);
+    hal_hw_read_setup(F.l2p, true);
+}
+
+void ftl_hw_read_stop(void)
+{
+    if (!hal_hw_read_present())
+        return;
+    hal_hw_read_setup(F.l2p, false);
+    while (!hal_hw_read_idle())
+        ;
+}
+
 bool ftl_requests_idle(void)
 {
     return n_active == 0;

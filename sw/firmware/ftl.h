@@ -124,6 +124,8 @@ void ftl_poll(void);                            /* request completions, deferred
 uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb);
 void ftl_flush_sync(void);                      /* write buffer -> flash, wait */
 bool ftl_requests_idle(void);                   /* no fast-path request in progress */
+void ftl_hw_read_start(void);                   /* the hardware read path on (map in place) */
+void ftl_hw_read_stop(void);                    /* ... off, its reads finished */
 void ftl_map_set(uint32_t lpn, uint32_t v);
 uint32_t ftl_wb_alloc(uint32_t lpn);
 void ftl_wb_commit(uint32_t wb);

@@ -37,6 +37,10 @@ static int32_t blk_take(uint32_t die, bool slc)
         di->n_free++;
     }
     struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
+    /* the hardware read path may still be issuing a READ decoded from an old map word that
+     * names this block: it must reach the die before the ERASE does */
+    hal_hw_read_fence();
+    hal_hw_read_slc(bidx(die, (uint32_t)best), slc);
     b->state = BLK_ACTIVE;
     b->slc = slc;
     b->erase_count++;

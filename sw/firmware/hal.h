@@ -158,6 +158,30 @@ struct hal_be_req {
 bool hal_be_req_pop(struct hal_be_req *req);
 void hal_be_cpl_push(uint8_t tag, uint16_t status);
 
+/* --- the FTL's hardware read path (rtl/ftl/README.md) --------------------------------- */
+
+/* Builds with it (soc/ftl_read_path.py) take whole-unit Reads whose units the map puts on
+ * flash from the front end to flash READs and back with no firmware instruction; every other
+ * request still comes through hal_be_req_pop. It reads `l2p[lpn]` from the firmware's RAM
+ * and uses flash tags HW_READ_FTAG_BASE..255 (the firmware's: 0..HW_READ_FTAG_BASE - 1).
+ * Builds without it: hal_hw_read_present() is false and the rest does nothing. */
+#define HW_READ_FTAG_BASE 192u
+bool hal_hw_read_present(void);
+void hal_hw_read_setup(const uint32_t *l2p, bool enable);
+/* Block `block` (die x blocks + block) is an SLC block (or native): before data is mapped
+ * to it. */
+void hal_hw_read_slc(uint32_t block, bool slc);
+/* Returns once every lookup the engine began before the call has issued its READs (or gone
+ * to the firmware): then no READ decoded from an older map word can still reach a die after
+ * an ERASE pushed now. */
+void hal_hw_read_fence(void);
+bool hal_hw_read_idle(void);    /* no request in the engine and no READ outstanding */
+struct hal_hw_read_counts {
+    uint32_t reads, punts, errors;      /* completed, handed to the firmware, failed */
+    uint64_t lbas;                      /* LBAs of the requests it took */
+};
+void hal_hw_read_counts(struct hal_hw_read_counts *c);
+
 /* --- buffer memory ------------------------------------------------------------------- */
 
 /* The CPU's window on the buffer memory (uncached): byte `s * SLOT_BYTES + o` is

@@ -335,3 +335,47 @@ uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap)
     return all;
 #endif
 }
+
+/* --- the FTL's hardware read path (soc/ftl_read_path.py) ------------------------------ */
+
+#ifdef CSR_FTL_READ_BASE
+bool hal_hw_read_present(void) { return true; }
+
+void hal_hw_read_setup(const uint32_t *l2p, bool enable)
+{
+    ftl_read_l2p_base_write((uint32_t)(uintptr_t)l2p);
+    ftl_read_enable_write(enable ? 1 : 0);
+}
+
+void hal_hw_read_slc(uint32_t block, bool slc)
+{
+    ftl_read_slc_write((block & 0x7FFFFFFFu) | (slc ? 0x80000000u : 0));
+}
+
+void hal_hw_read_fence(void)
+{
+    uint16_t begun = (uint16_t)ftl_read_begun_read();
+    while ((int16_t)((uint16_t)ftl_read_finished_read() - begun) < 0)
+        ;
+}
+
+bool hal_hw_read_idle(void) { return ftl_read_idle_read() != 0; }
+
+void hal_hw_read_counts(struct hal_hw_read_counts *c)
+{
+    c->reads = ftl_read_reads_read();
+    c->punts = ftl_read_punts_read();
+    c->errors = ftl_read_errors_read();
+    c->lbas = ftl_read_lbas_read();
+}
+#else
+bool hal_hw_read_present(void) { return false; }
+void hal_hw_read_setup(const uint32_t *l2p, bool enable) { (void)l2p; (void)enable; }
+void hal_hw_read_slc(uint32_t block, bool slc) { (void)block; (void)slc; }
+void hal_hw_read_fence(void) { }
+bool hal_hw_read_idle(void) { return true; }
+void hal_hw_read_counts(struct hal_hw_read_counts *c)
+{
+    *c = (struct hal_hw_read_counts){ 0 };
+}
+#endif

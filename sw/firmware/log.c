@@ -111,14 +111,16 @@ static uint32_t build_smart(void)
     *SMART(AVAILABLE_SPARE) = 100;
     *SMART(AVAILABLE_SPARE_THRESHOLD) = 10;
     *SMART(PERCENTAGE_USED) = (uint8_t)(used > 255 ? 255 : used);
-    put_le(SMART(DATA_UNITS_READ), 16, data_units(C.lbas_read));
+    struct hal_hw_read_counts hw;       /* reads the hardware path carried */
+    hal_hw_read_counts(&hw);
+    put_le(SMART(DATA_UNITS_READ), 16, data_units(C.lbas_read + hw.lbas));
     put_le(SMART(DATA_UNITS_WRITTEN), 16, data_units(C.lbas_written));
-    put_le(SMART(HOST_READ_COMMANDS), 16, C.host_reads);
+    put_le(SMART(HOST_READ_COMMANDS), 16, C.host_reads + hw.reads);
     put_le(SMART(HOST_WRITE_COMMANDS), 16, C.host_writes);
     put_le(SMART(POWER_CYCLES), 16, C.power_cycles);
     put_le(SMART(POWER_ON_HOURS), 16, fw_power_on_seconds() / 3600);
     put_le(SMART(UNSAFE_SHUTDOWNS), 16, C.unsafe_shutdowns);
-    put_le(SMART(MEDIA_ERRORS), 16, C.media_errors);
+    put_le(SMART(MEDIA_ERRORS), 16, C.media_errors + hw.errors);
     put_le(SMART(NUM_ERR_LOG_ENTRIES), 16, err_count);
     return NVME_SMART_LOG_BYTES;
 }
@@ -161,7 +163,9 @@ static uint32_t build_vendor(void)
     put_le(p + 96, 8, F.n_grp);
     put_le(p + 104, 8, F.pu_units);
     put_le(p + 112, 8, F.n_dies);
-    put_le(p + 120, 8, C.media_errors);
+    struct hal_hw_read_counts hw;
+    hal_hw_read_counts(&hw);
+    put_le(p + 120, 8, C.media_errors + hw.errors);
     put_le(p + 128, 8, C.pending_reuse);
     put_le(p + 136, 8, C.ckpt_units_written);
     put_le(p + 144, 8, C.idle_gc_blocks);
@@ -171,6 +175,9 @@ static uint32_t build_vendor(void)
     put_le(p + 176, 8, n_slc);
     put_le(p + 184, 8, (uint64_t)F.slc_max * F.n_dies);
     put_le(p + 192, 8, F.slc_ppb * F.pu_units);
+    put_le(p + 200, 8, hw.reads);
+    put_le(p + 208, 8, hw.punts);
+    put_le(p + 216, 8, hw.lbas);
     return 512;
 }
 

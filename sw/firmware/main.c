@@ -44,6 +44,7 @@ bool fw_init(void)
         ckpt_save(false);
     }
     hal_ns_size(F.ns_lbas);
+    ftl_hw_read_start();
     fw_puts("ready: user units ");
     fw_put_hex(F.user_units);
     hal_putc('\n');

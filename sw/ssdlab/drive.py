@@ -388,7 +388,8 @@ class Drive:
                     "avg_erase", "max_erase", "ckpt_saves", "wb_groups", "pu_units", "dies",
                     "media_errors", "pending_reuse", "ckpt_units_written", "idle_gc_blocks",
                     "slc_units_written", "slc_blocks_folded", "slc_units_folded", "slc_blocks",
-                    "slc_blocks_max", "slc_block_units")
+                    "slc_blocks_max", "slc_block_units", "hw_reads", "hw_punts",
+                    "hw_lbas_read")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

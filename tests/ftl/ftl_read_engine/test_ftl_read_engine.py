@@ -18,7 +18,7 @@ page), not from the RTL's bit slicing. What is checked:
   die_credits outstanding on a die, tags only in the engine's range;
 - its completion comes once, after its last READ completed, with Unrecovered Read Error when
   a READ failed, else success;
-- the counters (begun, finished, reads, punts, errors) and `idle` at the end.
+- the counters (begun, finished, reads, lbas, punts, errors), `idle` and `quiet` at the end.
 """
 
 import random
@@ -231,7 +231,7 @@ async def test_reads(dut):
 
     layout = req_layout(p["tag_width"])
     want_fw = []
-    hw_count = 0
+    hw_count = hw_lbas = 0
     for n_put in range(1, N_REQUESTS + 1):
         while not tb.free_tags:
             await RisingEdge(dut.clk)
@@ -266,6 +266,7 @@ async def test_reads(dut):
         want = None
         if takes and not any(w & MAP_WB for w in words):
             hw_count += 1
+            hw_lbas += n_lbas
             tb.current_hw_tag = tag
             want = expected_reads(p, tag, words, tb.slc)
             tb.ops[tag] = []
@@ -298,6 +299,8 @@ async def test_reads(dut):
     n_err = sum(1 for _, s in tb.completions if s)
     assert all(s in (0, SC.UNRECOVERED_READ_ERROR) for _, s in tb.completions)
     assert int(dut.reads.value) == hw_count
+    assert int(dut.lbas.value) == hw_lbas
+    assert int(dut.quiet.value) == 1
     assert int(dut.punts.value) == len(want_fw)
     assert int(dut.errors.value) == n_err
     assert int(dut.begun.value) == int(dut.finished.value) == N_REQUESTS % (1 << 16)

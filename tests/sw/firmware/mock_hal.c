@@ -691,3 +691,15 @@ bool hal_flash_pop(struct hal_flash_cpl *c)
     }
     return false;
 }
+
+/* --- the hardware read path: the mock SoC has none (every request comes to the FTL) --- */
+
+bool hal_hw_read_present(void) { return false; }
+void hal_hw_read_setup(const uint32_t *l2p, bool enable) { (void)l2p; (void)enable; }
+void hal_hw_read_slc(uint32_t block, bool slc) { (void)block; (void)slc; }
+void hal_hw_read_fence(void) { }
+bool hal_hw_read_idle(void) { return true; }
+void hal_hw_read_counts(struct hal_hw_read_counts *c)
+{
+    *c = (struct hal_hw_read_counts){ 0 };
+}
