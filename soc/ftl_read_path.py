@@ -22,8 +22,6 @@ counters `reads`, `punts`, `errors`, `lbas`. They are not among the firmware's w
 nothing here wakes the CPU, so a request the engine carries costs it no instruction.
 """
 
-from pathlib import Path
-
 from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from litex.soc.interconnect.csr import CSRStatus, CSRStorage
@@ -31,6 +29,7 @@ from migen import Cat, ClockSignal, If, Instance, ResetSignal, Signal
 from migen.genlib.fsm import FSM, NextState, NextValue
 
 from rtl.ftl.ftl_read_engine import FtlReadEngine
+from soc.nand_flash import emit_verilog
 from spec.fw_streams import be_cpl_layout, be_req_layout, flash_cpl_layout, flash_op_layout
 
 __all__ = ["FtlReadPath", "StreamMerge", "StreamRoute", "FTAG_BASE", "N_FTAGS", "DIE_CREDITS",
@@ -88,15 +87,8 @@ class FtlReadPath(LiteXModule):
     port comes with attach_map_port."""
 
     def __init__(self, platform, build_dir, params, ns_lbas):
-        from amaranth.back import verilog
         core = FtlReadEngine(**params)
-        text = verilog.convert(core, name="ftl_read_engine", emit_src=False,
-                               strip_internal_attrs=True)
-        path = Path(build_dir) / "ftl_read_engine.v"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-        platform.add_source(str(path))
+        emit_verilog(platform, build_dir, core, "ftl_read_engine")
 
         tw = params["tag_width"]
         ch_bits = core.channel_bits

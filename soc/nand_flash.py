@@ -24,7 +24,7 @@ from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
 from spec.fw_streams import flash_cpl_layout, flash_op_layout
 
-__all__ = ["NandFlash", "struct_fields"]
+__all__ = ["NandFlash", "struct_fields", "emit_verilog"]
 
 
 def struct_fields(layout):
@@ -35,6 +35,20 @@ def struct_fields(layout):
     return [(name, width) for _, name, width in members]
 
 
+def emit_verilog(platform, build_dir, core, name):
+    """Elaborate the Amaranth `core` to Verilog module `name` in build_dir/<name>.v (rewritten
+    only when it changed, so builds keyed on it stay cached) and add it to the platform's
+    sources; returns the path."""
+    from amaranth.back import verilog
+    text = verilog.convert(core, name=name, emit_src=False, strip_internal_attrs=True)
+    path = Path(build_dir) / f"{name}.v"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+    platform.add_source(str(path))
+    return path
+
+
 class NandFlash(LiteXModule):
     """Parameters: platform (gets the Verilog source), build_dir (where nand_subsystem.v is
     written), memory (BufferMemory: one reader and one writer are added), and NandSubsystem's
@@ -42,19 +56,11 @@ class NandFlash(LiteXModule):
     col_cycles, timer_width, with_nvddr2); the word address width comes from the memory."""
 
     def __init__(self, platform, build_dir, memory, **params):
-        from amaranth.back import verilog
         core = NandSubsystem(addr_width=memory.port_addr_width(64), **params)
         self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
         self.with_nvddr2 = core.with_nvddr2
         tap_bits = params.get("dqs_tap_bits", 5)
-        text = verilog.convert(core, name="nand_subsystem", emit_src=False,
-                               strip_internal_attrs=True)
-        path = Path(build_dir) / "nand_subsystem.v"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if not path.exists() or path.read_text() != text:
-            path.write_text(text)
-        platform.add_source(str(path))
-        self.verilog_path = path
+        self.verilog_path = emit_verilog(platform, build_dir, core, "nand_subsystem")
 
         ch_bits = max(1, (core.n_channels - 1).bit_length())
         # The op and completion payloads: spec/fw_streams.py, the layouts the Amaranth core's

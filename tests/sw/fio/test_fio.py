@@ -95,8 +95,8 @@ def run_jobs(runs, fresh_drive_per_run=False):
             from sw.ssdlab.drive import Drive
             with Drive(sim=sim.socket) as d:
                 # the firmware's checkpoint count (vendor log C0h, sw/firmware/README.md)
-                results["_ckpt_saves"] = int.from_bytes(d.get_log_page(0xC0, 512)[88:96],
-                                                        "little")
+                results["_ftl"] = ftl = d.ftl_log()
+                results["_ckpt_saves"] = ftl["ckpt_saves"]
     return results
 
 
@@ -269,3 +269,23 @@ def test_verify_catches_corruption():
     ok(runs["overwrite"])
     assert runs["check"]["returncode"] != 0
     assert "verify" in (runs["check"]["stdout"] + runs["check"]["stderr"]).lower()
+
+
+@pytest.mark.full
+def test_gc_under_verified_reads():
+    """The whole drive written twice at QD 32 with fio's verify backlog reading back what was
+    written while GC runs (jobs/gc-verify.fio): every block checks out, GC moved data and
+    erased blocks, and (with the hardware read path) the verify reads of data on flash went
+    through it."""
+    res = run_jobs({"gc": (HERE / "jobs" / "gc-verify.fio", ())})
+    j = ok(res["gc"])
+    job = j["jobs"][0]
+    assert job["error"] == 0
+    ftl = res["_ftl"]
+    assert job["write"]["total_ios"] > 0 and job["read"]["total_ios"] > 0
+    assert ftl["gc_units_moved"] > 0 and ftl["erases"] > 0, ftl
+    assert ftl["hw_reads"] > 0, ftl           # the default build has the hardware read path
+    print(f"gc-verify: {job['write']['total_ios']} writes, {job['read']['total_ios']} verify "
+          f"reads; {ftl['gc_units_moved']} units moved by GC, {ftl['erases']} erases, "
+          f"{ftl['hw_reads']} reads by the hardware read path; {res['gc']['wall_s']:.0f} s "
+          f"wall")
