@@ -120,7 +120,15 @@ class BufferMem:
     def __init__(self, dut, max_transfer, name="buf_mem"):
         self.mem = getattr(dut, name)
         self.max_transfer = max_transfer
-        self.wb = len(self.mem[0].value) // 8      # bytes per word
+        self._wb = None
+
+    @property
+    def wb(self):
+        """Bytes per word: the memory's, read at the first access (a model's test may hand
+        in a dut without the memory)."""
+        if self._wb is None:
+            self._wb = len(self.mem[0].value) // 8
+        return self._wb
 
     def _word(self, handle, offset):
         if offset % self.wb:
