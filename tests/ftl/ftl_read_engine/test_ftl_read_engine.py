@@ -223,10 +223,10 @@ async def test_reads(dut):
     dut.rst.value = 0
     _map_image(tb, rng)
     blocks_total = tb.n_dies * p["blocks"]
+    slc_bits = slc_layout(FtlReadEngine(**p).block_index_bits)
     for b in rng.sample(range(blocks_total), blocks_total // 4):
         tb.slc[b] = 1
-        tb.slc_src.put(struct_bits(slc_layout(FtlReadEngine(**p).block_index_bits),
-                                   block=b, slc=1))
+        tb.slc_src.put(struct_bits(slc_bits, block=b, slc=1))
     await ClockCycles(dut.clk, blocks_total + 5)
 
     layout = req_layout(p["tag_width"])
