@@ -34,7 +34,8 @@
  *   SB_INFO        Reply: data = cycles simulated, addr = interrupts sent (MSI and MSI-X),
  *                  size = DMA writes seen; name = "key=value ..." statistics (TLPs, bytes,
  *                  wall seconds, ff_skipped=<cycles the fast-forward jumped over>, msix=0|1:
- *                  MSI-X Enable).
+ *                  MSI-X Enable, fw_instret=<the firmware's instructions retired: the CPU's
+ *                  minstret; -1 for a build without it>).
  *   SB_CFG_READ    configuration space dword at offset `addr` (size 4). Reply: data. The
  *                  bridge models only the MSI-X capability at SB_CFG_MSIX_CAP (below); other
  *                  offsets, or a drive built without MSI-X, get SB_ERR_ARG.
@@ -66,7 +67,7 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 2u
+#define SB_VERSION 3u
 
 enum sb_type {
     SB_HELLO      = 1,
@@ -110,7 +111,7 @@ enum sb_status {
     SB_ERR_VERSION  = 4,        /* HELLO: protocol version differs */
 };
 
-#define SB_NAME_BYTES 192
+#define SB_NAME_BYTES 320
 
 struct sb_msg {
     uint32_t type;              /* enum sb_type */

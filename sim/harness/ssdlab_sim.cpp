@@ -119,6 +119,7 @@ class Drive {
         top->m_tlp_tready = 1;
         top->m_msi_ready = 1;
         if (opt.fast_forward) find_counters();
+        instret = find_var("CsrPlugin_minstret");
         reset(100);
     }
     ~Drive() {
@@ -316,38 +317,57 @@ class Drive {
     // FF_COUNTERS: ssdlab_soc.nvme_irq_now
     static constexpr const char *FF_COUNTERS[] = {"timer0_uptime_cycles", "CsrPlugin_mcycle",
                                                   "nvme_irq_now"};
+    // STAT_COUNTERS: VexRiscv.CsrPlugin_minstret
+    // (read only, for SB_INFO's fw_instret: the firmware's instructions retired)
     struct Counter { std::string name; void *data; unsigned bytes, bits; };
     std::vector<Counter> counters;
+    std::vector<Counter> instret;           // the CPU's minstret (none: an older build)
 
-    void find_counters() {
-        for (const char *want : FF_COUNTERS) {
-            size_t found = counters.size();
-            for (const auto &sc : *ctx->scopeNameMap()) {
-                const VerilatedVarNameMap *vars = sc.second->varsp();
-                auto it = vars ? vars->find(want) : VerilatedVarNameMap::iterator();
-                if (!vars || it == vars->end()) continue;
-                const VerilatedVar &var = it->second;
-                counters.push_back({std::string(sc.first) + "." + want, var.datap(),
-                                    var.entSize(), var.entBits()});
-                if (var.entBits() > 64 || var.udims()) {
-                    fprintf(stderr, "ssdlab_sim: fast-forward: %s is not a counter of <= 64 "
-                            "bits\n", counters.back().name.c_str());
-                    exit(1);
-                }
-            }
-            if (counters.size() != found + 1) {
-                fprintf(stderr, "ssdlab_sim: fast-forward: the model has %zu public '%s' (one "
-                        "expected: gateware/fast_forward.vlt); run with --fast-forward 0\n",
-                        counters.size() - found, want);
+    // Every public variable `want` of the model (one per scope that has it).
+    std::vector<Counter> find_var(const char *want) {
+        std::vector<Counter> out;
+        for (const auto &sc : *ctx->scopeNameMap()) {
+            const VerilatedVarNameMap *vars = sc.second->varsp();
+            auto it = vars ? vars->find(want) : VerilatedVarNameMap::iterator();
+            if (!vars || it == vars->end()) continue;
+            const VerilatedVar &var = it->second;
+            out.push_back({std::string(sc.first) + "." + want, var.datap(), var.entSize(),
+                           var.entBits()});
+            if (var.entBits() > 64 || var.udims()) {
+                fprintf(stderr, "ssdlab_sim: %s is not a counter of <= 64 bits\n",
+                        out.back().name.c_str());
                 exit(1);
             }
         }
+        return out;
     }
-    uint64_t counter_value(size_t i) const {
+
+    void find_counters() {
+        for (const char *want : FF_COUNTERS) {
+            std::vector<Counter> found = find_var(want);
+            if (found.size() != 1) {
+                fprintf(stderr, "ssdlab_sim: fast-forward: the model has %zu public '%s' (one "
+                        "expected: gateware/fast_forward.vlt); run with --fast-forward 0\n",
+                        found.size(), want);
+                exit(1);
+            }
+            counters.push_back(found[0]);
+        }
+    }
+    static uint64_t read_counter(const Counter &c) {
         uint64_t v = 0;
-        memcpy(&v, counters[i].data, counters[i].bytes);      // little endian host
-        return counters[i].bits == 64 ? v : v & ((1ull << counters[i].bits) - 1);
+        memcpy(&v, c.data, c.bytes);                          // little endian host
+        return c.bits == 64 ? v : v & ((1ull << c.bits) - 1);
     }
+    uint64_t counter_value(size_t i) const { return read_counter(counters[i]); }
+
+  public:
+    // The firmware's instructions retired (VexRiscv minstret), -1 when the build has none.
+    long long fw_instret() const {
+        return instret.size() == 1 ? (long long)read_counter(instret[0]) : -1;
+    }
+
+  private:
     void counter_add(size_t i, uint64_t k) {
         uint64_t v = counter_value(i) + k;
         if (counters[i].bits < 64) v &= (1ull << counters[i].bits) - 1;
@@ -818,7 +838,8 @@ int main(int argc, char **argv) {
                 snprintf(r.name, sizeof r.name,
                          "wall_s=%.3f ff_skipped=%llu dma_rd=%llu to_host_B=%llu "
                          "from_host_B=%llu mmio=%llu malformed=%llu nand_rules=%u "
-                         "nand_timing=%u link_to_ns=%llu link_from_ns=%llu msix=%d", wall,
+                         "nand_timing=%u link_to_ns=%llu link_from_ns=%llu msix=%d "
+                         "fw_instret=%lld", wall,
                          (unsigned long long)(drive.ff_skipped + drive.ff_checked),
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
@@ -828,7 +849,7 @@ int main(int argc, char **argv) {
                          drive.timing_violations(),
                          (unsigned long long)(drive.to_host.busy_fs / 1000000),
                          (unsigned long long)(drive.from_host.busy_fs / 1000000),
-                         int(drive.msix_enabled()));
+                         int(drive.msix_enabled()), drive.fw_instret());
                 break;
             }
             case SB_QUIT:

@@ -149,6 +149,7 @@ void gc_poll(void);
 void gc_ensure(void);
 void gc_idle(bool host_busy);
 uint64_t gc_idle_deadline(void);
+uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
 void blk_release_pending(void);
 

@@ -147,11 +147,25 @@ static bool timer_armed;            /* the last call returned only because it wa
 /* The uptime cycle at which gc_idle() acts next without any other change (the main loop's
  * wait deadline), or HAL_NO_DEADLINE: once the idle time has passed, gc_idle() acts on the
  * FTL's state alone, which changes only with other work. */
+static uint64_t idle_cycles(void)
+{
+    return (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u);
+}
+
 uint64_t gc_idle_deadline(void)
 {
     if (!timer_armed)
         return HAL_NO_DEADLINE;
-    return idle_since + (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u);
+    return idle_since + idle_cycles();
+}
+
+/* The host idle time the deadline also waits for in hardware (FwWait IDLE): the commands of
+ * the hardware I/O path do not wake the firmware, so only the hardware knows when the last
+ * one ended. */
+uint32_t gc_idle_hw_cycles(void)
+{
+    uint64_t c = idle_cycles();
+    return !timer_armed ? 0 : c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 }
 
 void gc_idle(bool host_busy)
@@ -163,13 +177,17 @@ void gc_idle(bool host_busy)
         return;
     }
     uint64_t now = hal_cycles();
+    /* the hardware path's commands: the idle time starts when the last of them ended */
+    uint64_t hw = hal_io_busy() ? now : hal_idle_since();
     timer_armed = true;
     if (was_busy) {
         was_busy = false;
         idle_since = now;
         return;
     }
-    if (now - idle_since < (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u))
+    if (hw > idle_since)
+        idle_since = hw > now ? now : hw;
+    if (now - idle_since < idle_cycles())
         return;
     timer_armed = false;
     /* the SLC cache first: folded back so the next burst finds it empty */

@@ -79,6 +79,12 @@ uint64_t hal_cycles(void);
 #define HAL_WAKE_WROTE 8u
 void hal_wait_arm(void);
 uint32_t hal_wait(uint64_t deadline);
+/* The same wait, but the deadline also waits until the hardware I/O path has had no command
+ * for idle_cycles (0: a plain deadline). The hardware path's commands do not wake the
+ * firmware: idle-time work asks for the host's idle time this way. hal_idle_since(): the
+ * cycle the hardware path's current idle time began (about now while it works). */
+uint32_t hal_wait_idle(uint64_t deadline, uint32_t idle_cycles);
+uint64_t hal_idle_since(void);
 
 /* Console (UART): one byte. */
 void hal_putc(char c);

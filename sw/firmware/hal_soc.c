@@ -98,15 +98,28 @@ uint64_t hal_cycles(void)
 
 void hal_wait_arm(void) { FW_WAIT_REG(2) = 1; }
 
-uint32_t hal_wait(uint64_t deadline)
+uint32_t hal_wait_idle(uint64_t deadline, uint32_t idle_cycles)
 {
-    static uint64_t written = HAL_NO_DEADLINE;      /* FwWait's reset value */
+    static uint64_t written = HAL_NO_DEADLINE;      /* FwWait's reset values */
+    static uint32_t idle_written;
     if (deadline != written) {
         FW_WAIT_REG(0) = (uint32_t)deadline;
         FW_WAIT_REG(1) = (uint32_t)(deadline >> 32);
         written = deadline;
     }
+    if (idle_cycles != idle_written) {
+        FW_WAIT_REG(6) = idle_cycles;
+        idle_written = idle_cycles;
+    }
     return FW_WAIT_REG(3);
+}
+
+uint32_t hal_wait(uint64_t deadline) { return hal_wait_idle(deadline, 0); }
+
+uint64_t hal_idle_since(void)
+{
+    uint32_t lo = FW_WAIT_REG(7);       /* latches the high word */
+    return ((uint64_t)FW_WAIT_REG(8) << 32) | lo;
 }
 
 void hal_putc(char c)

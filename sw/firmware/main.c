@@ -7,6 +7,10 @@ struct fw_geom G;
 struct fw_counters C;
 
 static bool shutdown_done;
+/* A shutdown waits for the front end's commands to end: FwWait does not wake on io_busy (the
+ * hardware path's commands cost the CPU nothing), so the loop polls it this often meanwhile. */
+static bool io_drain;
+#define IO_DRAIN_POLL_CYCLES 256u
 
 /* Boot. false: the flash did not come up (the loop still answers admin commands). */
 bool fw_init(void)
@@ -64,6 +68,8 @@ void fw_poll(void)
     /* the checkpoint must hold every write the host got a completion for: wait until no
      * fast-path command is in flight (the front end reports SHST complete only then too) */
     uint8_t shn = hal_shutdown_request();
+    /* io_busy does not wake the firmware (hardware-path commands): poll it meanwhile */
+    io_drain = shn && !shutdown_done && hal_io_busy();
     if (shn && !shutdown_done && !hal_io_busy() && ftl_requests_idle()) {
         ftl_flush_sync();
         ckpt_save(true);
@@ -89,7 +95,7 @@ void fw_poll(void)
     }
 
     ftl_poll();
-    gc_idle(busy || !ftl_requests_idle() || hal_io_busy());
+    gc_idle(busy || !ftl_requests_idle());
     uint8_t info;
     while (hal_aer_pop(&info))
         log_aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);
@@ -107,7 +113,10 @@ int main(void)
     for (;;) {
         hal_wait_arm();
         fw_poll();
-        hal_wait(gc_idle_deadline());
+        if (io_drain)
+            hal_wait(hal_cycles() + IO_DRAIN_POLL_CYCLES);
+        else
+            hal_wait_idle(gc_idle_deadline(), gc_idle_hw_cycles());
     }
 }
 #endif

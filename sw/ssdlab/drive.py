@@ -90,7 +90,7 @@ def _stale():
         return True
     built = LIB_PATH.stat().st_mtime
     sources = list(LIB_DIR.glob("src/*")) + list(LIB_DIR.glob("include/ssdlab/*.h"))
-    sources.append(LIB_DIR / "Makefile")
+    sources += [LIB_DIR / "Makefile", ROOT / "sim" / "bridge" / "ssdlab_bridge.h"]
     return any(p.stat().st_mtime > built for p in sources)
 
 
@@ -243,7 +243,7 @@ class Transport:
     def stats(self):
         """'key=value' statistics as a dict (sim: cycles, msis, dma_writes, sim_ps, and the
         harness's own keys)."""
-        buf = ctypes.create_string_buffer(512)
+        buf = ctypes.create_string_buffer(1024)
         self._check(self._lib.sl_transport_stats(self._t, buf, len(buf)))
         return dict(kv.split("=", 1) for kv in buf.value.decode().split() if "=" in kv)
 
@@ -353,7 +353,7 @@ class Drive:
         return self.time_ns()
 
     def stats(self):
-        buf = ctypes.create_string_buffer(512)
+        buf = ctypes.create_string_buffer(1024)
         t = self._lib.sl_ctrl_transport(self._c)
         rc = self._lib.sl_transport_stats(t, buf, len(buf))
         if rc < 0:

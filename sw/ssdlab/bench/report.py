@@ -209,7 +209,8 @@ def write_report(r, out_dir, charts):
 
 
 SPEED_COLUMNS = ["test", "point or step", "cycles", "simulated ms", "wall s", "K cycles/s",
-                 "simulated ms per wall s", "I/Os per wall s", "skipped by fast-forward"]
+                 "simulated ms per wall s", "I/Os per wall s", "skipped by fast-forward",
+                 "firmware instructions per I/O"]
 SPEED_NOTE = ("Wall-clock figures of this run on this machine (the harness's cycles and "
               "simulated time over the host's wall time of each fio run or settle step): they "
               "describe the simulator, not the drive, and vary with the machine's load.")
@@ -221,7 +222,8 @@ def speed_rows(r):
         return [test, what, f"{s['cycles']:,}", f"{s['sim_ns'] / 1e6:,.2f}",
                 f"{s['wall_s']:,.1f}", _fmt(s["cycles_per_s"] and s["cycles_per_s"] / 1e3, 0),
                 _fmt(s["sim_us_per_s"] and s["sim_us_per_s"] / 1e3, 3),
-                _fmt(s["ios_per_s"]) if s["ios"] else "-", f"{s['ff_skipped_pct']:.1f} %"]
+                _fmt(s["ios_per_s"]) if s["ios"] else "-", f"{s['ff_skipped_pct']:.1f} %",
+                _fmt(s.get("fw_instr_per_io"), 1)]
     for s in r.get("steps", []):
         if s.get("sim_speed"):
             what = s.get("name") or _step_row(s)[2]

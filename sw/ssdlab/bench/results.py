@@ -20,7 +20,8 @@ result.json (schema_version 1):
              sim_speed, notes}],
              ftl {FTL counter deltas, write_amplification} where the drive has them}]
 sim_speed (sw.ssdlab.simspeed; null on a device): {cycles, sim_ns, ff_skipped, wall_s, ios,
-    cycles_per_s, sim_us_per_s, ios_per_s, ff_skipped_pct}
+    cycles_per_s, sim_us_per_s, ios_per_s, ff_skipped_pct, fw_instr, fw_instr_per_io (the
+    firmware's instructions, the CPU's minstret; null where the build does not count them)}
 """
 
 import csv
@@ -155,7 +156,8 @@ CSV_FIELDS = ["suite", "persona", "label", "test", "point", "series", "x", "rw",
               "iodepth", "rwmixread", "iops", "mb_s", "lat_mean_us", "lat_p50_us",
               "lat_p99_us", "lat_p999_us", "runtime_ms", "ios", "bytes", "wall_s",
               "sample_mean_iops", "time_basis", "span_ns", "fio_iops", "steady",
-              "sim_cycles_per_s", "sim_us_per_s", "sim_ios_per_s", "ff_skipped_pct"]
+              "sim_cycles_per_s", "sim_us_per_s", "sim_ios_per_s", "ff_skipped_pct",
+              "fw_instr_per_io"]
 
 
 def csv_rows(result):
@@ -167,7 +169,8 @@ def csv_rows(result):
             sp = p.get("sim_speed") or {}
             row.update(sim_cycles_per_s=sp.get("cycles_per_s"),
                        sim_us_per_s=sp.get("sim_us_per_s"), sim_ios_per_s=sp.get("ios_per_s"),
-                       ff_skipped_pct=sp.get("ff_skipped_pct"))
+                       ff_skipped_pct=sp.get("ff_skipped_pct"),
+                       fw_instr_per_io=sp.get("fw_instr_per_io"))
             row.update(suite=result["suite"], persona=result["persona"],
                        label=result.get("label", ""), test=t["name"], point=p["name"])
             yield row

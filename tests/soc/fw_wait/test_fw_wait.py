@@ -11,7 +11,9 @@ one that changed before ARM does not wake; with no deadline and nothing changing
 stays stalled; a register write (`wrote`) after ARM makes WAIT return at once with WAKE_WROTE
 while one before ARM is forgotten; UPTIME_LO/HI read the uptime with the high word latched at
 the low word's read; `wake_at` shows the deadline; bad parameters are refused naming the
-field.
+field. With IDLE set, `active` (the hardware I/O path at work) never wakes the CPU, holds the
+deadline off while high and for IDLE cycles after it falls, IDLE_SINCE reads the first idle
+cycle, and `wake_at` follows (all ones while active).
 """
 
 import pytest
@@ -22,6 +24,9 @@ from soc.fw_wait import (
     REG_ARM,
     REG_DEADLINE_HI,
     REG_DEADLINE_LO,
+    REG_IDLE,
+    REG_IDLE_SINCE_HI,
+    REG_IDLE_SINCE_LO,
     REG_UPTIME_HI,
     REG_UPTIME_LO,
     REG_WAIT,
@@ -178,6 +183,53 @@ def test_fw_wait_register_write():
         assert (data, n, waiting) == (WAKE_WROTE, 2, 0)
         yield from access(dut, REG_ARM, True, 1)    # the next pass starts clean
         yield from stall_in_wait(dut, 20)
+    run(gen)
+
+
+@pytest.mark.smoke
+def test_fw_wait_idle():
+    """The idle deadline: `active` pulses (hardware-path commands) while the CPU is stalled
+    do not wake it; the deadline waits until IDLE cycles after the last one."""
+    def gen(top):
+        dut = top.dut
+        bus = dut.bus
+        idle = 300
+        yield from access(dut, REG_IDLE, True, idle)
+        assert (yield from access(dut, REG_IDLE))[0] == idle
+        t = (yield top.uptime) + 100
+        yield from set_deadline(dut, t)
+        yield from access(dut, REG_ARM, True, 1)
+        # a command in the hardware path from now on, for 400 cycles: no wake meanwhile,
+        # though the deadline passes
+        yield dut.active.eq(1)
+        yield from stall_in_wait(dut, 400)
+        assert (yield dut.wake_at) == NO_DEADLINE
+        yield dut.active.eq(0)
+        yield
+        since = yield top.uptime        # the first cycle `active` is seen low
+        assert (yield dut.wake_at) == since + idle, ((yield dut.wake_at), since)
+        n = 0
+        while (yield dut.waiting):
+            yield
+            n += 1
+            assert n < 2 * idle, "no wake after the idle time"
+        assert (yield top.uptime) == since + idle, ((yield top.uptime), since)
+        yield
+        assert (yield bus.ack) and (yield bus.dat_r) == WAKE_DEADLINE
+        yield bus.cyc.eq(0)
+        yield bus.stb.eq(0)
+        yield
+        lo, _, _ = yield from access(dut, REG_IDLE_SINCE_LO)
+        hi, _, _ = yield from access(dut, REG_IDLE_SINCE_HI)
+        assert (hi << 32 | lo) == since, (hi << 32 | lo, since)
+        # IDLE 0: the plain deadline again, `active` or not
+        yield from access(dut, REG_IDLE, True, 0)
+        yield dut.active.eq(1)
+        yield
+        assert (yield dut.wake_at) == t
+        data, n, _ = yield from access(dut, REG_WAIT)
+        assert (data, n) == (WAKE_DEADLINE, 2)
+        yield dut.active.eq(0)
     run(gen)
 
 

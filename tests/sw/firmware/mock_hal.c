@@ -212,6 +212,18 @@ uint32_t hal_wait(uint64_t deadline)
     return HAL_WAKE_DEADLINE;
 }
 
+/* no hardware I/O path in the mock: every command reaches the firmware, which sees it */
+uint32_t hal_wait_idle(uint64_t deadline, uint32_t idle_cycles)
+{
+    (void)idle_cycles;
+    return hal_wait(deadline);
+}
+
+uint64_t hal_idle_since(void)
+{
+    return 0;
+}
+
 
 void hal_putc(char c)
 {

@@ -25,6 +25,27 @@ def test_speed_of_a_stretch():
                                 "150.0 I/Os per wall s, 20.0 % skipped")
 
 
+def test_firmware_instructions():
+    """fw_instret (the CPU's minstret) differenced over the stretch, per I/O; absent or -1 (a
+    build without the counter) in either reading: None, and not in the text."""
+    a = simspeed.mark({"cycles": "0", "sim_ps": "0", "fw_instret": "1000"})
+    b = simspeed.mark({"cycles": "100", "sim_ps": "800", "fw_instret": "1600"})
+    s = simspeed.speed(a, b, 1.0, ios=300)
+    assert s["fw_instr"] == 600 and s["fw_instr_per_io"] == 2.0
+    assert simspeed.text(s).endswith(", 2.0 firmware instructions per I/O")
+    z = simspeed.speed(b, b, 1.0, ios=300)
+    assert z["fw_instr"] == 0 and z["fw_instr_per_io"] == 0.0
+    assert simspeed.text(z).endswith(", 0.0 firmware instructions per I/O")
+    old = simspeed.mark({"cycles": "100", "sim_ps": "800", "fw_instret": "-1"})
+    for x, y in ((a, old), ({"cycles": 0, "sim_ps": 0, "ff_skipped": 0}, b)):
+        s = simspeed.speed(x, y, 1.0, ios=300)
+        assert s["fw_instr"] is None and "firmware" not in simspeed.text(s)
+    both = simspeed.add([simspeed.speed(a, b, 1.0, 300), z])
+    assert both["fw_instr"] == 600 and both["fw_instr_per_io"] == 1.0
+    assert simspeed.add([simspeed.speed(a, b, 1.0, 300),
+                         simspeed.speed(a, old, 1.0, 1)])["fw_instr"] is None
+
+
 def test_harness_without_fast_forward_and_device():
     a = simspeed.mark({"cycles": "0", "sim_ps": "0"})
     s = simspeed.speed(a, simspeed.mark({"cycles": "10", "sim_ps": "80"}), 0.5)

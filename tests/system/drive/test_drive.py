@@ -686,10 +686,22 @@ def test_integrity_short(d, request):
     # whole-unit reads, the firmware the rest (the trimmed and partial units)
     hw = after["hw_reads"] - before["hw_reads"]
     assert hw > 0 and after["hw_punts"] > before["hw_punts"], (before, after)
+    # ... with no firmware instruction (issue 21: the CPU's minstret, through the harness):
+    # once the drive is idle, 4 KiB reads of units clear of the trim, one at a time
+    d.idle(3_000_000)
+    units = [u for u in range(base, base + n, UNIT) if u + UNIT <= s or u >= s + 259]
+    fw0 = int(d.stats()["fw_instret"])
+    for u in rng.sample(units, 16):
+        img.verify(d, u, UNIT)
+    fw_hw = int(d.stats()["fw_instret"]) - fw0
+    img.verify(d, -(-s // UNIT) * UNIT, UNIT)   # a wholly trimmed unit: the firmware's
+    fw_punt = int(d.stats()["fw_instret"]) - fw0 - fw_hw
+    assert fw0 > 0 and fw_hw == 0 and fw_punt > 0, (fw0, fw_hw, fw_punt)
     print(f"integrity: {n * LBA >> 20} MiB at LBA {base}, 64 overwrites, trim of 259 LBAs "
           f"at {s}: {time.monotonic() - t0:.1f} s wall, simulated {d.time_ns() / 1e6:.1f} ms; "
           f"after the flush {hw} reads by the hardware read path, "
-          f"{after['hw_punts'] - before['hw_punts']} requests to the firmware")
+          f"{after['hw_punts'] - before['hw_punts']} requests to the firmware; 16 reads by "
+          f"the hardware: {fw_hw} firmware instructions, a trimmed unit's read: {fw_punt}")
 
 
 # --- bad input -----------------------------------------------------------------------------
