@@ -49,7 +49,8 @@ def engine_params(cfg):
                   n_luns=cfg.luns, units_per_page=upp, planes=cfg.planes,
                   pages_per_block=cfg.pages_per_block, blocks=cfg.blocks_per_plane,
                   map_addr_width=32, ftag_base=FTAG_BASE, n_ftags=N_FTAGS,
-                  die_credits=DIE_CREDITS, max_len=cfg.page_bytes + cfg.spare_bytes)
+                  die_credits=cfg.hw_read_credits, max_len=cfg.page_bytes + cfg.spare_bytes,
+                  multi_plane=cfg.hw_read_multi_plane)
     try:
         FtlReadEngine(**params)._MustUse__silence = True
     except ValueError as e:

@@ -49,6 +49,11 @@ __all__ = ["SsdlabSoC", "SocConfig", "BUF_WINDOW", "FW_WAIT_BASE", "NVME_PCIE"]
 FW_DIE_DEPTH = 4
 
 BUF_WINDOW = 0x90000000         # the CPU's uncached window on the buffer memory
+# Status the hardware I/O path changes on every command: not a wake (FwWait `active` and IDLE
+# instead), so a command the hardware carries costs the CPU no instruction. The firmware reads
+# sq_pending only while it handles an Abort, io_busy before a shutdown's checkpoint (polled
+# with a deadline) and flash_busy nowhere in its loop.
+HW_ACTIVITY = ("_sq_pending", "_io_busy", "_flash_busy")
 FW_WAIT_BASE = 0xA0000000       # the firmware's wait (soc/fw_wait.py), uncached
 SLOT = 4096
 
@@ -127,6 +132,13 @@ class SocConfig:
     whole-unit Reads of mapped data with no firmware instruction; built only where the
     geometry is one it decodes (units per page, planes, pages per block and blocks per plane
     powers of two), else the build's notes say why not.
+    hw_read_credits (1..8, default 2): READs the hardware path may have queued on one die; the
+    back end's per-die queue grows by as many (the firmware keeps its 4), so the engine never
+    stalls the shared op stream, and a die whose credits are taken holds up the READs behind
+    it (rtl/ftl/README.md, "Credits").
+    hw_read_multi_plane (bool, default True): the hardware path reads whole plane pages of a
+    multi-plane page as one multi-plane READ (one tR); False: a READ per plane page, as the
+    firmware does.
     """
 
     def __init__(self, **kw):
@@ -186,10 +198,17 @@ class SocConfig:
         # The FTL's hardware read path (rtl/ftl, soc/ftl_read_path.py): built where the
         # geometry allows it (powers of two); False: every request goes to the firmware.
         self.hw_read = kw.pop("hw_read", True)
+        self.hw_read_credits = kw.pop("hw_read_credits", DIE_CREDITS)
+        self.hw_read_multi_plane = kw.pop("hw_read_multi_plane", True)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
-        if not isinstance(self.hw_read, bool):
-            raise ValueError(f"SocConfig: hw_read={self.hw_read!r}: True or False")
+        for name in ("hw_read", "hw_read_multi_plane"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"SocConfig: {name}={getattr(self, name)!r}: True or False")
+        if (not isinstance(self.hw_read_credits, int) or isinstance(self.hw_read_credits, bool)
+                or not 1 <= self.hw_read_credits <= 8):
+            raise ValueError(f"SocConfig: hw_read_credits={self.hw_read_credits!r}: an integer "
+                             "1..8")
         if self.pcie_data_width not in (64, 128, 256, 512):
             raise ValueError(f"SocConfig: pcie_data_width={self.pcie_data_width!r}: one of "
                              "64, 128, 256, 512")
@@ -523,7 +542,7 @@ class FirmwarePorts(LiteXModule):
         sources.append(self._reset_pending.status)
         status = [a._busy.status for _, a in self.ports if a.direction == FROM_FW]
         status += [v.status for k, v in sorted(vars(self).items())
-                   if isinstance(v, CSRStatus) and k != "_reset_pending"]
+                   if isinstance(v, CSRStatus) and k not in ("_reset_pending", *HW_ACTIVITY)]
         return sources, status
 
     def c_header(self):
@@ -602,9 +621,9 @@ class SsdlabSoC(SoCCore):
             cfg.notes.append(f"hardware read path not built ({why}): the firmware reads")
 
         # Flash.
+        engine_depth = cfg.hw_read_credits if read_params else 0
         self.flash = flash = NandFlash(platform, build_dir, mem, n_channels=cfg.n_channels,
-                                       queue_depth=FW_DIE_DEPTH + (DIE_CREDITS if read_params
-                                                                   else 0),
+                                       queue_depth=FW_DIE_DEPTH + engine_depth,
                                        n_ways=cfg.n_ways, n_luns=cfg.luns,
                                        max_planes=cfg.planes,
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
@@ -634,7 +653,8 @@ class SsdlabSoC(SoCCore):
         status += [self.bufcopy._done.status, self.bufcopy._room.status]
         self.fw_wait = fw_wait = FwWait(len(Cat(*sources)), len(Cat(*status)),
                                         self.timer0.uptime_cycles)
-        self.comb += [fw_wait.sources.eq(Cat(*sources)), fw_wait.status.eq(Cat(*status))]
+        self.comb += [fw_wait.sources.eq(Cat(*sources)), fw_wait.status.eq(Cat(*status)),
+                      fw_wait.active.eq(nvme.io_busy | (nvme.sq_pending != 0))]
         self.bus.add_slave("fw_wait", fw_wait.bus,
                            SoCRegion(origin=FW_WAIT_BASE, size=0x1000, cached=False))
         # quiet: the CPU stalls in WAIT, timer0's down-counter is off and no interrupt is

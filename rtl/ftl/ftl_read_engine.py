@@ -13,7 +13,7 @@ write buffer, goes to the firmware unchanged (`m_fw`), which answers it as befor
 rtl/ftl/README.md ("ftl_read_engine").
 """
 
-from amaranth.hdl import Array, Cat, Const, Module, Signal, unsigned
+from amaranth.hdl import Array, Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, memory, stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -88,6 +88,13 @@ class FtlReadEngine(wiring.Component):
         per-die queue: an op for a full die would block the shared op stream).
     max_len : int, 4096..65535
         The back end's max_len (largest plane transfer).
+    multi_plane : bool (default True)
+        A run of units from the start of a plane page over whole plane pages of the same
+        multi-plane page becomes one multi-plane READ (one tR for its planes; the back end's
+        32h per plane): column 0, a plane page per plane. A run that ends inside a later
+        plane sends its whole planes as one READ and the rest as a second. Needs a whole
+        plane page per READ (units_per_page <= MAX_READ_UNITS and max_len); else, and when
+        False, the firmware's rule: one READ per plane page.
 
     Ports
     -----
@@ -119,7 +126,7 @@ class FtlReadEngine(wiring.Component):
     def __init__(self, tag_width=6, handle_slots=32, lbads=12, n_channels=18, n_ways=4,
                  n_luns=1, units_per_page=4, planes=2, pages_per_block=512, blocks=1024,
                  map_addr_width=32, ftag_base=128, n_ftags=64, die_credits=2,
-                 max_len=18432):
+                 max_len=18432, multi_plane=True):
         def pow2(v):
             return v > 0 and v & (v - 1) == 0
         checks = [
@@ -150,6 +157,10 @@ class FtlReadEngine(wiring.Component):
             if isinstance(value, bool) or not isinstance(value, int) or not ok:
                 self._MustUse__silence = True
                 raise ValueError(f"FtlReadEngine: {name} must be {legal}, got {value!r}")
+        if not isinstance(multi_plane, bool):
+            self._MustUse__silence = True
+            raise ValueError(f"FtlReadEngine: multi_plane must be True or False, got "
+                             f"{multi_plane!r}")
         self.tag_width, self.handle_slots, self.lbads = tag_width, handle_slots, lbads
         self.n_channels, self.n_ways, self.n_luns = n_channels, n_ways, n_luns
         self.upp, self.planes, self.ppb, self.blocks = units_per_page, planes, pages_per_block, \
@@ -163,6 +174,9 @@ class FtlReadEngine(wiring.Component):
         self.block_index_bits = self.die_bits + _log2(blocks)
         # one READ: up to the rest of its plane page, MAX_READ_UNITS, the back end's max_len
         self.max_run = min(units_per_page, MAX_READ_UNITS, max_len // UNIT_BYTES)
+        # a multi-plane READ: whole plane pages of one multi-plane page
+        self.multi_plane = multi_plane and planes > 1 and self.max_run == units_per_page
+        self.max_units = units_per_page * planes if self.multi_plane else self.max_run
         super().__init__({
             "s_req": In(stream.Signature(req_layout(tag_width))),
             "m_fw": Out(stream.Signature(req_layout(tag_width))),
@@ -246,7 +260,7 @@ class FtlReadEngine(wiring.Component):
 
         # -- the run of units one READ carries -------------------------------------------------
         run_v = Signal(32)                          # its first physical unit
-        run_k = Signal(range(self.max_run + 1))     # units in it
+        run_k = Signal(range(self.max_units + 1))   # units in it
         run_i = Signal(cnt_bits)                    # its first unit's index in the request
         have_run = Signal()
         idx = Signal(cnt_bits)                      # next entry to look at
@@ -268,6 +282,17 @@ class FtlReadEngine(wiring.Component):
             with m.If(~fbusy[i]):
                 m.d.comb += [free_any.eq(1), free_idx.eq(i)]
 
+        # A multi-plane run (from column 0, over whole plane pages): its head is `head` whole
+        # plane pages, one READ with a plane page per plane; the rest of a run that ended
+        # inside a later plane is a second READ (`rest` units from that plane's column 0).
+        head, rest = Const(0, 1), Const(0, 1)
+        if self.multi_plane:
+            head = Signal(range(self.planes + 1))
+            rest = Signal(range(self.max_units + 1))
+            m.d.comb += [
+                head.eq(Mux(run_col == 0, run_k >> l_upp, 0)),
+                rest.eq(Mux(head != 0, run_k[:l_upp] if l_upp else 0, 0)),
+            ]
         op = self.m_op.payload
         slot = Signal(FLASH_BUFFER_BITS)
         m.d.comb += [
@@ -277,11 +302,12 @@ class FtlReadEngine(wiring.Component):
             op.channel.eq(dies_rd.data[:self.channel_bits]),
             op.way.eq(dies_rd.data[self.channel_bits:self.channel_bits + 3]),
             op.lun.eq(dies_rd.data[self.channel_bits + 3:]),
-            op.plane_mask.eq(Const(1, 4) << run_plane),
+            op.plane_mask.eq(Mux(head != 0, ((Const(1, 5) << head) - 1) << run_plane,
+                                 Const(1, 4) << run_plane)),
             op.block.eq(Cat(run_plane[:l_pl], run_blk) if l_pl else run_blk),
             op.page.eq(run_page),
             op.column.eq(run_col * UNIT_BYTES),
-            op.length.eq(run_k * UNIT_BYTES),
+            op.length.eq(Mux(head != 0, self.upp, run_k) * UNIT_BYTES),
             # plane p's data lands at (buffer + p x plane_slots): plane_slots = units_per_page
             op.buffer.eq(slot - run_plane * self.upp),
             op.slc.eq(slc_rd.data),
@@ -424,6 +450,10 @@ class FtlReadEngine(wiring.Component):
             with m.State("ISSUE"):
                 extend = (have_run & (e == run_v + run_k) & (run_col + run_k < self.upp)
                           & (run_k < self.max_run))
+                if self.multi_plane:
+                    # from column 0 on, to the end of the multi-plane page
+                    extend = extend | (have_run & (e == run_v + run_k) & (run_col == 0)
+                                       & (run_v[:l_pu] + run_k < self.upp * self.planes))
                 with m.If(idx == n_units):
                     with m.If(have_run):
                         m.next = "SLC"
@@ -442,7 +472,11 @@ class FtlReadEngine(wiring.Component):
                 m.next = "EMIT"
             with m.State("EMIT"):
                 m.d.comb += self.m_op.valid.eq(cred_ok & free_any)
-                with m.If(emit):
+                with m.If(emit & (rest != 0)):
+                    # the head's planes are out: the rest, from the next plane's column 0
+                    m.d.sync += [run_v.eq(run_v + (head << l_upp)),
+                                 run_i.eq(run_i + (head << l_upp)), run_k.eq(rest)]
+                with m.Elif(emit):
                     m.d.sync += have_run.eq(0)
                     m.next = "ISSUE"
         m.d.comb += [

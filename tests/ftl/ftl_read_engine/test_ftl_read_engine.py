@@ -58,20 +58,40 @@ def expected_reads(p, tag, words, slc):
     n_ch, targets = p["n_channels"], p["n_channels"] * p["n_ways"]
     max_run = min(upp, MAX_READ_UNITS, p["max_len"] // 4096)
     plane_bits = p["planes"].bit_length() - 1
+    multi = p.get("multi_plane", True) and p["planes"] > 1 and max_run == upp
     ops, i = [], 0
-    while i < len(words):
-        v = words[i]
+
+    def read(v, i, planes, col, k):
         u, b = v % pu, v // upb
-        page, plane, col = v // pu % ppb, u // upp, u % upp
-        k = 1
-        while col + k < upp and k < max_run and i + k < len(words) and words[i + k] == v + k:
-            k += 1
-        die = b // nblk
+        plane, die = u // upp, b // nblk
         ops.append(dict(channel=die % n_ch, way=die // n_ch % p["n_ways"], lun=die // targets,
-                        plane_mask=1 << plane, block=(b % nblk) << plane_bits | plane,
-                        page=page, column=col * 4096, length=k * 4096,
+                        plane_mask=((1 << planes) - 1) << plane,
+                        block=(b % nblk) << plane_bits | plane,
+                        page=v // pu % ppb, column=col * 4096, length=k * 4096,
                         buffer=(tag * p["handle_slots"] + i - plane * upp) % (1 << 16),
                         slc=slc.get(b, 0)))
+
+    while i < len(words):
+        v = words[i]
+        u = v % pu
+        col = u % upp
+        k = 1
+        if multi and col == 0:
+            # from a plane page's start: on over whole plane pages of the multi-plane page
+            while u + k < pu and i + k < len(words) and words[i + k] == v + k:
+                k += 1
+            head, rest = divmod(k, upp)
+            if head:
+                read(v, i, head, 0, upp)
+                if rest:
+                    read(v + head * upp, i + head * upp, 1, 0, rest)
+            else:
+                read(v, i, 1, 0, k)
+        else:
+            while (col + k < upp and k < max_run and i + k < len(words)
+                   and words[i + k] == v + k):
+                k += 1
+            read(v, i, 1, col, k)
         i += k
     return ops
 
@@ -101,6 +121,7 @@ class TB:
         self.free_tags = list(range(1 << p["tag_width"]))
         self.current_hw_tag = None
         self.n_ops = 0
+        self.n_multi = 0                # READs of more than one plane
 
     def start(self):
         dut, rng = self.dut, self.rng
@@ -147,6 +168,7 @@ class TB:
         self.out[ftag] = (owner, die)
         self.ops[owner].append(f)
         self.n_ops += 1
+        self.n_multi += bin(f["plane_mask"]).count("1") > 1
         fail = self.rng.random() < 0.04
         self.flash_q.append((self.cycle + self.rng.randint(5, 300), ftag, fail))
 
@@ -198,6 +220,9 @@ def _map_image(tb, rng):
             pass                                        # unmapped
         elif kind < 0.55:
             start = rng.randrange(tb.raw_units - n)
+            if rng.random() < 0.3:                      # from a multi-plane page's start
+                pu = tb.p["units_per_page"] * tb.p["planes"]
+                start -= start % pu
             for i in range(n):
                 tb.map[lpn + i] = start + i
         else:
@@ -230,6 +255,10 @@ async def test_reads(dut):
     await ClockCycles(dut.clk, blocks_total + 5)
 
     layout = req_layout(p["tag_width"])
+    pu = p["units_per_page"] * p["planes"]
+    page_starts = [lpn for lpn in range(N_LPN - 2 * pu) if lpn in tb.map
+                   and tb.map[lpn] < MAP_WB and tb.map[lpn] % pu == 0
+                   and tb.map.get(lpn + 1) == tb.map[lpn] + 1]
     want_fw = []
     hw_count = hw_lbas = 0
     for n_put in range(1, N_REQUESTS + 1):
@@ -240,6 +269,11 @@ async def test_reads(dut):
         spu = tb.spu
         units = rng.choice([1, 1, 1, 2, 3, 4, 5, 8, p["handle_slots"]])
         slba = rng.randrange(N_LPN - units) * spu
+        if rng.random() < 0.2 and page_starts:
+            # sequential data from a multi-plane page's start: whole planes, or planes and
+            # a part of the next (multi-plane READs, and a head and a rest)
+            units = min(p["handle_slots"], rng.randint(2, 2 * pu))
+            slba = rng.choice(page_starts) * spu
         nlb = units * spu - 1
         opcode, nsid = NvmOpcode.READ, 1
         if kind < 0.05:
@@ -307,9 +341,11 @@ async def test_reads(dut):
     assert int(dut.idle.value) == 1
     assert n_err > 0 and hw_count > N_REQUESTS // 2 and len(want_fw) > N_REQUESTS // 10, \
         "the random mix missed a case"
-    dut._log.info("%d requests: %d read in hardware (%d READs, %d with a failed READ), %d to "
-                  "the firmware", N_REQUESTS, hw_count, tb.n_ops,
-                  n_err, len(want_fw))
+    multi = FtlReadEngine(**p).multi_plane
+    assert (tb.n_multi > 0) == multi, f"{tb.n_multi} multi-plane READs"
+    dut._log.info("%d requests: %d read in hardware (%d READs, %d multi-plane, %d with a "
+                  "failed READ), %d to the firmware", N_REQUESTS, hw_count, tb.n_ops,
+                  tb.n_multi, n_err, len(want_fw))
 
 
 async def _check_status(tb, tag, n_before):
@@ -334,7 +370,7 @@ def test_ftl_read_engine_params():
                         ("n_channels", 33), ("units_per_page", 3), ("planes", 3),
                         ("pages_per_block", 24), ("blocks", 1 << 16), ("n_ftags", 6),
                         ("ftag_base", 250), ("die_credits", 0), ("max_len", 100),
-                        ("n_ways", True)):
+                        ("n_ways", True), ("multi_plane", 1)):
         with pytest.raises(ValueError, match=name):
             FtlReadEngine(**{name: value})
 
@@ -349,6 +385,7 @@ def test_ftl_read_engine():
     dict(lbads=9, n_luns=2, die_credits=1),
     dict(units_per_page=2, planes=4, n_channels=4, n_ways=1, n_ftags=4),
     dict(units_per_page=1, planes=1, handle_slots=32, n_ftags=32, die_credits=4),
-], ids=["lba512-luns2", "4planes", "1unit-pages"])
+    dict(multi_plane=False),
+], ids=["lba512-luns2", "4planes", "1unit-pages", "plane-by-plane"])
 def test_ftl_read_engine_sweep(params):
     run(core(**params), __file__)
