@@ -37,7 +37,7 @@ __all__ = ["FtlReadPath", "StreamMerge", "StreamRoute", "FTAG_BASE", "N_FTAGS", 
 
 FTAG_BASE = 192         # flash tags 192..255 are the engine's; the firmware's are 0..191
 N_FTAGS = 64
-DIE_CREDITS = 2         # the engine's share of a die's queue in the back end
+DIE_CREDITS = 8         # the engine's share of a die's queue in the back end (rtl/ftl/README.md)
 
 
 def engine_params(cfg):

@@ -49,6 +49,12 @@ def emit_verilog(platform, build_dir, core, name):
     return path
 
 
+# The flash data movers' ports on the buffer memory (a writer for read data, a reader for
+# program data): 64 bits a clock each way, 1,000 MB/s at 125 MHz, below 18 NV-DDR2 channels'
+# bus (sw/ssdlab/bench/limits.py states it as a bound).
+BUFFER_PORT_BITS = 64
+
+
 class NandFlash(LiteXModule):
     """Parameters: platform (gets the Verilog source), build_dir (where nand_subsystem.v is
     written), memory (BufferMemory: one reader and one writer are added), and NandSubsystem's
@@ -56,7 +62,7 @@ class NandFlash(LiteXModule):
     col_cycles, timer_width, with_nvddr2); the word address width comes from the memory."""
 
     def __init__(self, platform, build_dir, memory, **params):
-        core = NandSubsystem(addr_width=memory.port_addr_width(64), **params)
+        core = NandSubsystem(addr_width=memory.port_addr_width(BUFFER_PORT_BITS), **params)
         self.n_channels, self.n_ways = core.n_channels, params.get("n_ways", 4)
         self.with_nvddr2 = core.with_nvddr2
         tap_bits = params.get("dqs_tap_bits", 5)

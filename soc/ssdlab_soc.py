@@ -132,7 +132,7 @@ class SocConfig:
     whole-unit Reads of mapped data with no firmware instruction; built only where the
     geometry is one it decodes (units per page, planes, pages per block and blocks per plane
     powers of two), else the build's notes say why not.
-    hw_read_credits (1..8, default 2): READs the hardware path may have queued on one die; the
+    hw_read_credits (1..8, default 8): READs the hardware path may have queued on one die; the
     back end's per-die queue grows by as many (the firmware keeps its 4), so the engine never
     stalls the shared op stream, and a die whose credits are taken holds up the READs behind
     it (rtl/ftl/README.md, "Credits").

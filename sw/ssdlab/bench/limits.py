@@ -33,17 +33,29 @@ So the bus carries page data only, and the limit counts it so. `persona.flash_li
 page + spare per page (a real controller's ECC parity lives there): for the same build it is
 lower by up to page / (page + spare).
 
+Between the two, the flash data movers: every byte read from the flash is written into the
+buffer memory through one port of `BUFFER_PORT_BITS` (soc/nand_flash.py) a clock, every byte
+programmed read through another (1,000 MB/s each at 125 MHz): a bound of its own per
+direction where the channels' bus is faster (18 NV-DDR2 channels: 2,232 MB/s of reads).
+
 The host side is the link's payload limit per direction (`link`: {"read_mb_s",
 "write_mb_s", "describe"}: NVMe reads are device-to-host, writes host-to-device). A mixed
 point shares the flash between reads and writes (time-sharing: 1 / (r / R + (1 - r) / W))
 while the link's two directions are independent.
 """
 
+from soc.nand_flash import BUFFER_PORT_BITS
 from spec.nand_geometry import PARTS, NandArrayTiming
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 
-__all__ = ["bus_of", "array_ns", "die_cfg", "flash_limit_mb_s", "point_limit"]
+__all__ = ["bus_of", "array_ns", "die_cfg", "flash_limit_mb_s", "mover_limit_mb_s",
+           "point_limit"]
+
+
+def mover_limit_mb_s(cfg):
+    """The flash data movers' buffer-memory port in MB/s, each direction (a word a clock)."""
+    return BUFFER_PORT_BITS // 8 * cfg["sys_clk_freq"] / 1e6
 
 
 def array_ns(cfg, slc=False):
@@ -144,19 +156,26 @@ def point_limit(cfg, link, rw, bs, rwmixread=None):
     flash = {k: flash_limit_mb_s(cfg, k, bs) for k in ("read", "write")}
     f = 1 / (share / flash["read"] + (1 - share) / flash["write"])
     bound, mb_s = "flash", f
+    # the data movers' ports, one per direction (as the link's)
+    port = mover_limit_mb_s(cfg)
+    mover = min(c for c in (port / share if share else None,
+                            port / (1 - share) if share < 1 else None) if c is not None)
+    if mover < mb_s:
+        bound, mb_s = "flash data movers", mover
     if link:
         # each direction carries its share of the total: the total is capped where the
         # busier direction hits its payload limit
         caps = [link["read_mb_s"] / share if share else None,
                 link["write_mb_s"] / (1 - share) if share < 1 else None]
         host = min(c for c in caps if c is not None)
-        if host < f:
+        if host < mb_s:
             bound, mb_s = "host link", host
     out = {"mb_s": round(mb_s, 1), "iops": round(mb_s * 1e6 / bs, 1), "bound": bound}
     if share < 1 and cfg.get("slc_policy", "none") != "none":
         # while the SLC cache takes the writes: the dies at their SLC program time
         w = flash_limit_mb_s(cfg, "write", bs, slc=True)
         f = 1 / (share / flash["read"] + (1 - share) / w) if share else w
+        f = min(f, mover)
         if link:
             f = min(f, host)
         out["slc_mb_s"] = round(f, 1)

@@ -40,3 +40,23 @@ def test_geometry_it_cannot_decode(field, value):
 def test_hw_read_is_a_bool():
     with pytest.raises(ValueError, match="hw_read"):
         SocConfig(hw_read="yes")
+
+
+@pytest.mark.smoke
+@pytest.mark.parametrize("field,value", [("hw_read_credits", 0), ("hw_read_credits", 9),
+                                         ("hw_read_credits", True),
+                                         ("hw_read_multi_plane", 1)])
+def test_engine_options_checked(field, value):
+    with pytest.raises(ValueError, match=field):
+        SocConfig(**{field: value})
+
+
+@pytest.mark.smoke
+def test_engine_options_reach_the_engine():
+    cfg = soc_config("default", {"n_channels": 2, "hw_read_credits": 3,
+                                 "hw_read_multi_plane": False}, blocks_per_plane=16,
+                     pages_per_block=16)
+    params, why = engine_params(cfg)
+    assert why is None and params["die_credits"] == 3 and params["multi_plane"] is False
+    cfg = soc_config("default", {"n_channels": 2}, blocks_per_plane=16, pages_per_block=16)
+    assert engine_params(cfg)[0]["die_credits"] == DIE_CREDITS

@@ -68,7 +68,7 @@ SMOKE_RUNS = {
 }
 
 
-def run_jobs(runs, fresh_drive_per_run=False):
+def run_jobs(runs, fresh_drive_per_run=False, timeout=900):
     """Start the 2-channel simulated drive, run each job through ssdlab-fio; returns
     {name: {"json": ..., "stderr": ..., "wall_s": ...}}."""
     from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
@@ -80,7 +80,7 @@ def run_jobs(runs, fresh_drive_per_run=False):
 
     def one(sim, name, job, extra):
         t0 = time.monotonic()
-        p = fio("--sim", sim.socket, "--output-format=json", *extra, job)
+        p = fio("--sim", sim.socket, "--output-format=json", *extra, job, timeout=timeout)
         results[name] = dict(returncode=p.returncode, stdout=p.stdout, stderr=p.stderr,
                              wall_s=time.monotonic() - t0)
 
@@ -277,7 +277,9 @@ def test_gc_under_verified_reads():
     written while GC runs (jobs/gc-verify.fio): every block checks out, GC moved data and
     erased blocks, and (with the hardware read path) the verify reads of data on flash went
     through it."""
-    res = run_jobs({"gc": (HERE / "jobs" / "gc-verify.fio", ())})
+    # about 2.9 s of simulated time (the drive written twice at its GC-bound write rate):
+    # 15 to 20 min of wall time on a core of its own, more on a loaded machine
+    res = run_jobs({"gc": (HERE / "jobs" / "gc-verify.fio", ())}, timeout=3600)
     j = ok(res["gc"])
     job = j["jobs"][0]
     assert job["error"] == 0

@@ -88,6 +88,22 @@ def test_link_binds_when_lower(cfg):
     assert g["iops"] == pytest.approx(g["mb_s"] * 1e6 / 131072, rel=1e-3)
 
 
+def test_data_movers_bind_on_many_channels():
+    """18 NV-DDR2 channels read faster than the flash data movers' 64-bit buffer port writes
+    (1,000 MB/s at 125 MHz): that port is the read bound of intel-750-400g, per direction."""
+    cfg = drive_config("intel-750-400g").as_dict()
+    port = cfg["sys_clk_freq"] * 8 / 1e6
+    assert flash_limit_mb_s(cfg, "read", 131072) > 2 * port
+    r = point_limit(cfg, None, "read", 131072)
+    assert r["bound"] == "flash data movers" and r["mb_s"] == pytest.approx(port, abs=0.1)
+    w = point_limit(cfg, None, "write", 131072)
+    assert w["bound"] == "flash" and w["mb_s"] < port
+    m = point_limit(cfg, None, "rw", 131072, 50)     # each direction its own port: not bound
+    assert m["bound"] == "flash" and m["mb_s"] / 2 < port
+    small = drive_config("default", {"n_channels": 2}).as_dict()
+    assert point_limit(small, None, "read", 131072)["bound"] == "flash"
+
+
 def test_mixed_shares_the_flash(cfg):
     cfg = {**cfg, "t_prog_ns": 20 * cfg["t_prog_ns"], "page_timing": {
         k: v for k, v in cfg["page_timing"].items() if k.startswith("t_r_")}}   # slow writes
