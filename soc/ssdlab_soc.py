@@ -135,7 +135,7 @@ class SocConfig:
     hw_read_credits (1..8, default 8): READs the hardware path may have queued on one die; the
     back end's per-die queue grows by as many (the firmware keeps its 4), so the engine never
     stalls the shared op stream, and a die whose credits are taken holds up the READs behind
-    it (rtl/ftl/README.md, "Credits").
+    it (rtl/ftl/README.md, "Measured: multi-plane READs and per-die credits").
     hw_read_multi_plane (bool, default True): the hardware path reads whole plane pages of a
     multi-plane page as one multi-plane READ (one tR); False: a READ per plane page, as the
     firmware does.

@@ -144,14 +144,15 @@ static uint64_t idle_since;
 static bool was_busy = true;
 static bool timer_armed;            /* the last call returned only because it was too early */
 
-/* The uptime cycle at which gc_idle() acts next without any other change (the main loop's
- * wait deadline), or HAL_NO_DEADLINE: once the idle time has passed, gc_idle() acts on the
- * FTL's state alone, which changes only with other work. */
+/* The host idle time after which gc_idle() acts, in cycles. */
 static uint64_t idle_cycles(void)
 {
     return (uint64_t)ftl_config.gc_idle_us * (G.id.clk_hz / 1000000u);
 }
 
+/* The uptime cycle at which gc_idle() acts next without any other change (the main loop's
+ * wait deadline), or HAL_NO_DEADLINE: once the idle time has passed, gc_idle() acts on the
+ * FTL's state alone, which changes only with other work. */
 uint64_t gc_idle_deadline(void)
 {
     if (!timer_armed)

@@ -144,6 +144,14 @@ def flash_limit_mb_s(cfg, kind, bs, slc=False):
     return total / 1e6
 
 
+def _directions_cap(read_mb_s, write_mb_s, share):
+    """The total MB/s when reads (a `share` of it) and writes each have their own path of
+    the given MB/s: capped where the busier direction hits its limit."""
+    caps = [read_mb_s / share if share else None,
+            write_mb_s / (1 - share) if share < 1 else None]
+    return min(c for c in caps if c is not None)
+
+
 def point_limit(cfg, link, rw, bs, rwmixread=None):
     """{"mb_s", "iops", "bound"} for a point (fio rw, block size, read share in %): the
     smaller of the flash limit and the link's (None: no link limit known)."""
@@ -158,16 +166,13 @@ def point_limit(cfg, link, rw, bs, rwmixread=None):
     bound, mb_s = "flash", f
     # the data movers' ports, one per direction (as the link's)
     port = mover_limit_mb_s(cfg)
-    mover = min(c for c in (port / share if share else None,
-                            port / (1 - share) if share < 1 else None) if c is not None)
+    mover = _directions_cap(port, port, share)
     if mover < mb_s:
         bound, mb_s = "flash data movers", mover
     if link:
         # each direction carries its share of the total: the total is capped where the
         # busier direction hits its payload limit
-        caps = [link["read_mb_s"] / share if share else None,
-                link["write_mb_s"] / (1 - share) if share < 1 else None]
-        host = min(c for c in caps if c is not None)
+        host = _directions_cap(link["read_mb_s"], link["write_mb_s"], share)
         if host < mb_s:
             bound, mb_s = "host link", host
     out = {"mb_s": round(mb_s, 1), "iops": round(mb_s * 1e6 / bs, 1), "bound": bound}

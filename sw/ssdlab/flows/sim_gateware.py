@@ -185,21 +185,24 @@ def sim_top(soc, cfg):
     return "\n".join(lines)
 
 
+def _harness_list(marker):
+    """[(module, variable)] of the harness's `// <marker>:` lines."""
+    text = (ROOT / "sim" / "harness" / "ssdlab_sim.cpp").read_text()
+    lines = [ln for ln in text.splitlines() if ln.strip().startswith(f"// {marker}:")]
+    return [tuple(item.split(".")) for ln in lines for item in ln.split(":", 1)[1].split()]
+
+
 def ff_counters():
     """The free-running counters the harness advances when it jumps over quiet time, as
     [(module, variable)]: the harness's own list (its `// FF_COUNTERS:` lines), so the two
     cannot drift (sim/harness/README.md, "Fast-forward")."""
-    text = (ROOT / "sim" / "harness" / "ssdlab_sim.cpp").read_text()
-    lines = [ln for ln in text.splitlines() if ln.strip().startswith("// FF_COUNTERS:")]
-    return [tuple(item.split(".")) for ln in lines for item in ln.split(":", 1)[1].split()]
+    return _harness_list("FF_COUNTERS")
 
 
 def stat_counters():
     """The counters the harness only reads for its statistics (its `// STAT_COUNTERS:` lines:
     the CPU's instructions retired), as [(module, variable)]."""
-    text = (ROOT / "sim" / "harness" / "ssdlab_sim.cpp").read_text()
-    lines = [ln for ln in text.splitlines() if ln.strip().startswith("// STAT_COUNTERS:")]
-    return [tuple(item.split(".")) for ln in lines for item in ln.split(":", 1)[1].split()]
+    return _harness_list("STAT_COUNTERS")
 
 
 def ff_config():
