@@ -11,12 +11,14 @@ struct ftl_config ftl_config = {
     .gc_idle_us = 1000,
 };
 extern uint32_t fw_buf_limit;
+static uint32_t n_active;       /* fast-path requests in progress (below) */
 
-#define MAX_GROUPS   128
+#define MAX_GROUPS   JNL_GROUPS_MAX  /* the journal's list is sized for them */
 #define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
 #define N_SCRATCH    8
 #define CKPT_HDR_WORDS 64
 #define CKPT_TRAILER_WORDS 3
+#define JNL_MIN_PAGES 8          /* journal pages an area holds after its checkpoint, at least */
 
 /* --- geometry and tables -------------------------------------------------------------- */
 
@@ -78,18 +80,21 @@ void ftl_init_geometry(void)
     ftl_init_dies();
     slc_init_geometry();
 
-    /* firmware slots: GC stage, scratch, then write-buffer groups (checkpoints are staged in
-     * the groups' slots) */
+    /* firmware slots: GC stage, scratch, the journal's page, then write-buffer groups
+     * (checkpoints are staged in the groups' slots) */
     F.gc_stage = id->fw_slot_first;
     F.scratch = F.gc_stage + F.pu_units;
     F.n_scratch = N_SCRATCH;
-    F.grp_base = F.scratch + N_SCRATCH;
+    F.jstage = F.scratch + N_SCRATCH;
+    F.grp_base = F.jstage + F.pu_units;
     fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
     if (fw_buf_limit > id->buf_slots)
         fw_panic("buffer memory too small for the write buffer");
 
-    /* system area: two checkpoint areas big enough for any capacity of this geometry */
-    uint32_t words = CKPT_HDR_WORDS + F.raw_units + F.n_dies * F.nblk + CKPT_TRAILER_WORDS;
+    /* system area: two checkpoint areas big enough for any capacity of this geometry, each
+     * with room for its journal (ftl_journal.c) */
+    uint32_t words = CKPT_HDR_WORDS + F.raw_units + F.n_dies * F.nblk + CKPT_TRAILER_WORDS +
+                     JNL_MIN_PAGES * F.pu_units * (UNIT_BYTES / 4);
     uint64_t blk_bytes = (uint64_t)F.upb * UNIT_BYTES;
     F.area_blocks = (uint32_t)(((uint64_t)words * 4 + blk_bytes - 1) / blk_bytes);
     F.n_sys = 2 * F.area_blocks;
@@ -114,6 +119,7 @@ void ftl_init_geometry(void)
     F.l2p = fw_alloc(F.user_units * 4);
     F.p2l = fw_alloc(F.raw_units * 4);
     F.blk = fw_alloc(F.n_dies * F.nblk * sizeof(struct blk_info));
+    jnl_init_geometry();
     uint32_t top = id->buf_slots - (fw_alloc_used_buf() + SLOT_BYTES - 1) / SLOT_BYTES;
     uint32_t n = (top - F.grp_base) / F.pu_units;
     F.n_grp = n > MAX_GROUPS ? MAX_GROUPS : n;
@@ -124,6 +130,7 @@ void ftl_init_geometry(void)
     F.filling = F.n_grp;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         F.blk[b] = (struct blk_info){ .state = BLK_FREE };
+    n_active = 0;               /* no request survives a reset (the host unit tests' too) */
 }
 
 /* Every unit unmapped; blocks keep erase counts, bad and system marks. */
@@ -190,6 +197,9 @@ void ftl_map_set(uint32_t lpn, uint32_t v)
         blk_invalidate(old);
     F.l2p[lpn] = v;
     F.dirty = true;
+    /* a unit in the write buffer reaches the journal when its group is programmed */
+    if (v == MAP_NONE)
+        jnl_append(lpn, MAP_NONE);
 }
 
 /* --- write buffer ---------------------------------------------------------------------- */
@@ -344,6 +354,7 @@ static void grp_program_done(uint32_t g, uint32_t unused, bool fail)
             F.l2p[lpn] = ppn;
             F.p2l[ppn] = lpn;
             b->valid++;
+            jnl_append(lpn, ppn);
         } else {
             F.p2l[ppn] = MAP_NONE;
         }
@@ -351,9 +362,24 @@ static void grp_program_done(uint32_t g, uint32_t unused, bool fail)
     gr->state = GRP_FREE;
 }
 
+/* A unit whose copy is being programmed is overwritten only once that program is done: the
+ * journal then holds its flash copy, the newest durable one, until the newer copy's program
+ * completes (a Flush between the two must find one of them after a power loss). */
+static void wb_settle(uint32_t lpn)
+{
+    for (;;) {
+        uint32_t v = F.l2p[lpn];
+        if (v == MAP_NONE || !(v & MAP_WB) || !grp_busy((v & ~MAP_WB) / F.pu_units))
+            return;
+        flash_poll_wait();
+        ftl_submit_ready();
+    }
+}
+
 /* A whole unit from buffer byte address src (host data or a GC stage). */
 void ftl_write_unit_from(uint32_t lpn, uint32_t src)
 {
+    wb_settle(lpn);
     uint32_t old = F.l2p[lpn];
     if (old != MAP_NONE && (old & MAP_WB) &&
         F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
@@ -387,6 +413,7 @@ static bool read_unit_sync(uint32_t ppn, uint32_t slot)
 /* Part of a unit (bytes at `off`) from src, or zeroes when zero: read-modify-write. */
 static void write_partial(uint32_t lpn, uint32_t off, uint32_t bytes, uint32_t src, bool zero)
 {
+    wb_settle(lpn);
     uint32_t old = F.l2p[lpn], dst;
     if (old != MAP_NONE && (old & MAP_WB) &&
         F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
@@ -413,6 +440,8 @@ static void write_partial(uint32_t lpn, uint32_t off, uint32_t bytes, uint32_t s
 /* Deallocate (DSM) and Write Zeroes: whole units unmapped, partial ones zeroed. */
 uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb)
 {
+    if (!F.in_use)
+        jnl_session();
     uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
     uint64_t end = slba + nlb;
     while (slba < end) {
@@ -435,15 +464,15 @@ uint16_t ftl_zero_range(uint64_t slba, uint64_t nlb)
 /* --- fast-path requests ------------------------------------------------------------------ */
 
 struct req {
-    uint8_t  active, ckpt, durable;
+    uint8_t  active, durable, committed;
     uint16_t status;
     uint16_t pending;           /* flash reads outstanding (+1 while issuing) */
     uint32_t copy_target;
     uint32_t seq;               /* durable: groups with seq < this must be programmed */
+    uint32_t jnl;               /* committed: the journal commit holding their map entries */
 };
 static struct req reqs[256];
 static uint8_t active[256];
-static uint32_t n_active;
 
 /* A fast-path READ of request `tag` done (its flash_done_fn). */
 static void req_read_done(uint32_t tag, uint32_t unused, bool fail)
@@ -564,6 +593,8 @@ void ftl_be_request(const struct hal_be_req *r)
         q->status = r->nsid != 1 ? NVME_SC_INVALID_NAMESPACE : NVME_SC_LBA_OUT_OF_RANGE;
     } else if (r->opcode == NVME_CMD_WRITE) {
         F.quiesced = false;
+        if (!F.in_use)
+            jnl_session();
         do_write(r, q);
     } else if (r->opcode == NVME_CMD_READ) {
         do_read(r, q);
@@ -573,7 +604,6 @@ void ftl_be_request(const struct hal_be_req *r)
         } else {
             wb_pad_submit();
             q->durable = 1;
-            q->ckpt = 1;
             q->seq = F.seq_next;
         }
     } else {
@@ -639,11 +669,39 @@ void ftl_poll(void)
             i++;
             continue;
         }
-        if (q->ckpt && F.dirty)
-            ckpt_save(false);
+        /* FUA, write-through and Flush: their units are mapped to flash now; they complete
+         * once a journal commit holding those map entries is on flash too */
+        if (q->durable && !q->committed) {
+            q->jnl = jnl_commit();
+            q->committed = 1;
+        }
+        if (q->durable && !jnl_durable(q->jnl)) {
+            i++;
+            continue;
+        }
         q->active = 0;
         active[i] = active[--n_active];
         hal_be_cpl_push(t, q->status);
     }
+    jnl_poll();
     gc_poll();
+}
+
+/* GC's emptied blocks (pending) may be erased once the durable map (checkpoint + journal)
+ * no longer names them: every unit moved out of them, and every unit overwritten meanwhile,
+ * programmed and its map entry committed. One page program for the partly filled group and
+ * one for the journal page, where a checkpoint rewrote the whole map. */
+void ftl_release_pending(void)
+{
+    if (!F.ready)
+        return;
+    wb_pad_submit();
+    uint32_t seq = F.seq_next;
+    while (!durable_upto(seq)) {
+        flash_poll_wait();
+        ftl_submit_ready();
+    }
+    jnl_wait(jnl_commit());
+    blk_release_pending();
+    C.jnl_releases++;
 }

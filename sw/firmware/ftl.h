@@ -13,6 +13,7 @@
 #define UNIT_BYTES      4096u
 #define MAP_NONE        0xFFFFFFFFu     /* unmapped: reads as zeroes */
 #define MAP_WB          0x80000000u     /* in the write buffer: low bits = buffer index */
+#define JNL_GROUPS_MAX  128u            /* write-buffer groups at most (ftl.c) */
 
 /* Run-time parameters; the SoC (or a test) may change them before fw_init(). */
 struct ftl_config {
@@ -92,11 +93,12 @@ struct ftl {
     uint32_t seq_next;
     uint32_t n_requeue;         /* groups waiting to be programmed again */
     /* firmware slots */
-    uint32_t gc_stage, scratch, grp_base;
+    uint32_t gc_stage, scratch, jstage, grp_base;
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;
     uint32_t ckpt_seq;
+    uint32_t ckpt_loaded;       /* the checkpoint the last boot loaded (0: none, formatted) */
     bool     dirty;             /* map changed since the last checkpoint */
     bool     in_gc;
     bool     gc_wanted;         /* a die fell below gc_low free blocks: gc_ensure looks */
@@ -104,8 +106,26 @@ struct ftl {
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
+    uint32_t boot_cycles;       /* the last boot: cycles from fw_init to ready */
+    uint32_t jnl_replayed;      /* the last boot: journal pages applied */
+    bool     ckpt_clean;        /* the checkpoint loaded at boot was written by a shutdown */
+    bool     jnl_fresh;         /* ... and no journal page follows it: none to replace */
+    bool     in_use;            /* a journal page marks the drive in use since the last
+                                 * checkpoint (a power loss now is an unsafe shutdown) */
 };
 extern struct ftl F;
+
+/* The map journal (ftl_journal.c): the map changes since the checkpoint, on their way into
+ * the checkpoint area's pages after it. */
+struct jnl {
+    uint32_t area;              /* the current checkpoint's area */
+    uint32_t first, next, pages;    /* its first journal page, the next one, area pages */
+    uint32_t *ent;              /* (lpn, value) pairs not yet in a page */
+    uint32_t n, max;
+    uint32_t issued, done;      /* commits pushed / on flash (in order) */
+    bool     failed;            /* a journal program failed: a checkpoint replaces it */
+};
+extern struct jnl J;
 
 static inline uint32_t bidx(uint32_t die, uint32_t blk) { return die * F.nblk + blk; }
 static inline uint32_t ppn_of(uint32_t die, uint32_t blk, uint32_t page, uint32_t u)
@@ -131,6 +151,7 @@ uint32_t ftl_wb_alloc(uint32_t lpn);
 void ftl_wb_commit(uint32_t wb);
 void ftl_write_unit_from(uint32_t lpn, uint32_t src_addr);
 void ftl_submit_ready(void);
+void ftl_release_pending(void);                 /* GC's emptied blocks free (journal commit) */
 
 /* ftl_block.c: allocation, erase, bad blocks */
 int32_t blk_alloc(uint32_t die);                /* erased block for writing, -1 none */
@@ -168,5 +189,19 @@ void ckpt_find_area(void);
 bool ckpt_load(void);
 void ckpt_save(bool clean);
 void ftl_format(bool erase_all);
+uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */
+
+/* ftl_journal.c */
+void jnl_init_geometry(void);
+void jnl_reset(uint32_t area, uint32_t ckpt_pages);
+void jnl_append(uint32_t lpn, uint32_t v);      /* a map change that is on flash */
+void jnl_append_bad(uint32_t b);                /* a block gone bad for good */
+void jnl_append_erase(uint32_t b, bool slc);    /* a block erased for writing */
+uint32_t jnl_commit(void);                      /* everything appended: its commit number */
+bool jnl_durable(uint32_t id);
+void jnl_wait(uint32_t id);
+void jnl_poll(void);
+uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased);
+void jnl_session(void);                         /* boot: a page marks the drive in use */
 
 #endif /* SSDLAB_FTL_H */

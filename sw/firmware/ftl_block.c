@@ -44,6 +44,7 @@ static int32_t blk_take(uint32_t die, bool slc)
     b->state = BLK_ACTIVE;
     b->slc = slc;
     b->erase_count++;
+    jnl_append_erase(bidx(die, (uint32_t)best), slc);
     b->inflight++;
     di->n_free--;
     if (di->n_free < ftl_config.gc_low)

@@ -247,7 +247,15 @@ void ckpt_save(bool clean)
     }
     F.ckpt_seq = seq;
     F.dirty = false;
+    F.in_use = !clean;          /* a shutdown's checkpoint: the next write marks the drive */
+    jnl_reset(area, s.pages);
     blk_release_pending();
+}
+
+uint32_t ckpt_pages(void)
+{
+    uint32_t words = HDR_WORDS + F.user_units + F.n_dies * F.nblk + 3;
+    return (words + page_words() - 1) / page_words();
 }
 
 /* One area: header, then the body applied to the tables as it streams in, then the
@@ -296,8 +304,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
     uint64_t *ctr = (uint64_t *)&C;
     for (uint32_t i = 0; i < N_CTR; i++)
         ctr[i] = h[16 + 2 * i] | (uint64_t)h[17 + 2 * i] << 32;
-    if (!h[3])
-        C.unsafe_shutdowns++;
+    F.ckpt_clean = h[3] != 0;
     return true;
 }
 
@@ -319,9 +326,18 @@ bool ckpt_load(void)
             return false;
         if (load_area(a, &seq[a], true)) {
             F.ckpt_seq = seq[a];
+            F.ckpt_loaded = seq[a];
             C.power_cycles++;
+            /* the map changes committed after it; a boot always commits a journal page
+             * (main.c), so a shutdown without its checkpoint leaves at least one */
+            bool erased;
+            F.jnl_replayed = jnl_replay(a, ckpt_pages(), &erased);
+            if (!F.ckpt_clean || F.jnl_replayed || !erased)
+                C.unsafe_shutdowns++;
             ftl_rebuild();
             F.dirty = false;
+            /* the journal goes on after its last page only if the page there is erased */
+            F.jnl_fresh = F.ckpt_clean && !F.jnl_replayed && erased;
             return true;
         }
         ok[a] = false;
@@ -329,14 +345,17 @@ bool ckpt_load(void)
     return false;
 }
 
-/* Format: every good block erased (erase_all) or marked free (erased when allocated),
- * the map emptied, a checkpoint written. */
+/* Format: the map emptied and a checkpoint of it written first (a power loss during the
+ * erases then leaves a formatted drive, not a map into erased blocks), then every good block
+ * erased (erase_all; else each is erased when allocated). */
 void ftl_format(bool erase_all)
 {
     if (!F.ready)
         return;
     F.quiesced = false;
     ftl_flush_sync();
+    ftl_reset_map();
+    ckpt_save(false);
     if (erase_all) {
         for (uint32_t d = 0; d < F.n_dies; d++)
             for (uint32_t k = 0; k < F.nblk; k++) {
@@ -361,9 +380,9 @@ void ftl_format(bool erase_all)
             if (F.blk[b].state == BLK_RETIRING)
                 F.blk[b].state = BLK_BAD;
         F.retire_pending = false;
+        /* the erase counts and the blocks found bad */
+        ckpt_save(false);
     }
-    ftl_reset_map();
-    ckpt_save(false);
 }
 
 uint64_t fw_power_on_seconds(void)

@@ -98,6 +98,7 @@ void retire_poll(void)
             }
             gc_relocate(b / F.nblk, b % F.nblk);
             bi->state = BLK_BAD;
+            jnl_append_bad(b);
         }
         F.retire_pending = left;
     }
@@ -124,7 +125,7 @@ void gc_ensure(void)
         pending |= di->n_pending > 0;
     }
     if (short_free && pending)
-        ckpt_save(false);
+        ftl_release_pending();
 }
 
 void gc_poll(void)
@@ -213,5 +214,5 @@ void gc_idle(bool host_busy)
     for (uint32_t d = 0; d < F.n_dies && !pending; d++)
         pending = F.die[d].n_pending > 0;
     if (pending)
-        ckpt_save(false);
+        ftl_release_pending();
 }

@@ -106,6 +106,8 @@ struct fw_counters {
     uint64_t slc_units_written;                 /* units programmed into the SLC cache */
     uint64_t slc_blocks_folded;                 /* SLC blocks emptied into native blocks */
     uint64_t slc_units_folded;                  /* units those folds moved */
+    uint64_t jnl_pages;                         /* map journal pages programmed */
+    uint64_t jnl_releases;                      /* GC's emptied blocks freed by a commit */
 };
 extern struct fw_counters C;
 

@@ -178,6 +178,10 @@ static uint32_t build_vendor(void)
     put_le(p + 200, 8, hw.reads);
     put_le(p + 208, 8, hw.punts);
     put_le(p + 216, 8, hw.lbas);
+    put_le(p + 224, 8, C.jnl_pages);
+    put_le(p + 232, 8, C.jnl_releases);
+    put_le(p + 240, 8, F.jnl_replayed);
+    put_le(p + 248, 8, F.boot_cycles);
     return 512;
 }
 

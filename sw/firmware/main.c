@@ -15,6 +15,7 @@ static bool io_drain;
 /* Boot. false: the flash did not come up (the loop still answers admin commands). */
 bool fw_init(void)
 {
+    uint64_t boot_start = hal_cycles();
     memset(&C, 0, sizeof(C));
     memset(&F, 0, sizeof(F));
     hal_ident(&G.id);
@@ -46,7 +47,14 @@ bool fw_init(void)
         ftl_reset_map();
         C.power_cycles = 1;
         ckpt_save(false);
+    } else if (!F.jnl_fresh) {
+        /* journal pages replayed (or one cut short): a checkpoint of the replayed map in
+         * the other area, whose journal starts on erased pages */
+        ckpt_save(false);
     }
+    if (!F.in_use)
+        jnl_session();
+    F.boot_cycles = (uint32_t)(hal_cycles() - boot_start);
     hal_ns_size(F.ns_lbas);
     ftl_hw_read_start();
     fw_puts("ready: user units ");

@@ -17,6 +17,9 @@ uint16_t mock_abort_sqid, mock_abort_cid;
 bool mock_abort_armed;
 
 static struct mock_cfg cfg;
+static uint64_t events, cut_event;     /* power cuts (mock_cut_at) */
+static jmp_buf *cut_env;
+struct mock_cut mock_cut_info;
 static uint8_t *buf;                    /* buffer memory */
 static uint32_t copy_done;
 static uint64_t cycles;
@@ -464,8 +467,34 @@ bool hal_be_req_pop(struct hal_be_req *r)
     return true;
 }
 
+void mock_cut_at(uint64_t event, jmp_buf *env)
+{
+    cut_event = event;
+    cut_env = env;
+}
+
+uint64_t mock_events(void)
+{
+    return events;
+}
+
+/* The event about to happen is the armed one: cut. */
+static bool cut_now(void)
+{
+    return cut_event && ++events == cut_event;
+}
+
+static void cut(uint32_t kind, uint32_t die, uint32_t lb)
+{
+    mock_cut_info = (struct mock_cut){ kind, die, lb };
+    cut_event = 0;
+    longjmp(*cut_env, 1);
+}
+
 void hal_be_cpl_push(uint8_t tag, uint16_t status)
 {
+    if (cut_now())
+        cut(MOCK_CUT_CPL, 0, 0);
     be_outstanding--;
     becpl[(becpl_h + becpl_n) % 4096].tag = tag;
     becpl[(becpl_h + becpl_n++) % 4096].st = status;
@@ -679,6 +708,38 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
     }
 }
 
+/* Power lost during the op: a program's pages (or an erase's block) are left neither
+ * written nor erased: garbage that reads back without an error, as an interrupted cell
+ * array would (the firmware's checksums, not the die, have to catch it). */
+static void cut_op(const struct hal_flash_op *op, uint32_t die)
+{
+    uint32_t pmask = cfg.planes - 1, kind = MOCK_CUT_READ, lb0 = 0;
+    for (uint32_t p = 0; p < cfg.planes; p++) {
+        uint32_t lb = ((uint32_t)op->block & ~pmask) | p;
+        if (!(op->plane_mask >> p & 1) || lb >= lun_blocks)
+            continue;
+        struct mblk *b = &blks[die * lun_blocks + lb];
+        lb0 = lb;
+        if (op->op == FLASH_PROGRAM && op->page < cfg.pages_per_block &&
+            !pages[page_off(die, lb, op->page)].programmed) {
+            kind = MOCK_CUT_PROGRAM;
+            for (uint32_t i = 0; i < cfg.page_bytes; i++)
+                pg(die, lb, op->page)[i] = (uint8_t)(i * 131u + events);
+            pages[page_off(die, lb, op->page)].programmed = 1;
+            b->next_page = op->page + 1u;
+        } else if (op->op == FLASH_ERASE) {
+            kind = MOCK_CUT_ERASE;
+            for (uint32_t k = 0; k < cfg.pages_per_block; k++) {
+                for (uint32_t i = 0; i < cfg.page_bytes; i++)
+                    pg(die, lb, k)[i] = (uint8_t)(i * 37u + k);
+                pages[page_off(die, lb, k)].programmed = 1;
+            }
+            b->next_page = cfg.pages_per_block;
+        }
+    }
+    cut(kind, die, lb0);
+}
+
 /* The oldest op of the next die (round robin) with one queued: in order per die, out of
  * order across dies. */
 bool hal_flash_pop(struct hal_flash_cpl *c)
@@ -695,6 +756,8 @@ bool hal_flash_pop(struct hal_flash_cpl *c)
         oq_n[d]--;
         total_q--;
         memset(c, 0, sizeof(*c));
+        if (cut_now())
+            cut_op(&op, d);
         run(&op, d, c);
         if (c->fail)
             c->status |= 1;

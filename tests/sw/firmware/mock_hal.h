@@ -67,6 +67,18 @@ void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);
 
+/* Power cuts: every flash op the mock runs and every block-request completion it posts is
+ * an event; armed at event n, that event is cut: a PROGRAM leaves its pages garbage (read
+ * back as neither the data nor erased), an ERASE leaves the block's pages garbage, a
+ * completion is never posted; then the mock longjmps to `env` (the test power-cycles).
+ * mock_cut_kind: the cut event (MOCK_CUT_*), die, block and what the firmware was doing. */
+#include <setjmp.h>
+enum { MOCK_CUT_NONE, MOCK_CUT_PROGRAM, MOCK_CUT_ERASE, MOCK_CUT_READ, MOCK_CUT_CPL };
+struct mock_cut { uint32_t kind, die, lun_block; };
+void mock_cut_at(uint64_t event, jmp_buf *env);      /* event 0: disarmed */
+uint64_t mock_events(void);
+extern struct mock_cut mock_cut_info;
+
 /* NVMe side */
 void mock_push_cmd(uint16_t sqid, const uint32_t dw[16]);
 bool mock_pop_cpl(struct mock_cpl *c);

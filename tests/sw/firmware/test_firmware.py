@@ -8,7 +8,8 @@ pages (SMART, error, firmware slot, vendor C0h), AER and Abort; FTL integrity on
 drive (whole drive three times, random overwrites, deallocate and Write Zeroes, read back
 everything against a shadow copy), read-modify-write of 512-byte LBAs, GC and write
 amplification, factory and grown bad blocks, restart from a checkpoint, Format NVM, FUA /
-write-through. A failure prints the seed and the command that replays it; SEED=<n> picks
+write-through; power cuts at random flash ops and completions, checked against a host model
+of what is durable (the map journal). A failure prints the seed and the command that replays it; SEED=<n> picks
 the seed."""
 
 import os
@@ -17,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.smoke
 ROOT = Path(__file__).resolve().parents[3]
 BUILD = ROOT / "build" / "firmware"
 BINARY = BUILD / "host" / "test_fw"
@@ -27,7 +27,9 @@ TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "qu
          "features", "logs", "integrity", "rmw", "gc", "badblocks", "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "luns",
          "luns_drive", "perf", "slc_static", "slc_dynamic",
-         "mixed"]
+         "mixed", "powercut", "powercut_full"]
+# the long power-cut campaign (1,500 cuts) is the full tier's; smoke runs 40
+FULL = {"powercut_full"}
 
 
 @pytest.fixture(scope="module")
@@ -37,6 +39,7 @@ def test_fw():
     return BINARY
 
 
+@pytest.mark.smoke
 def test_cross_compiles():
     """Every firmware source compiles for rv32im with -Wall -Wextra -Werror."""
     r = subprocess.run(["make", "-j1", "-C", str(ROOT / "sw" / "firmware"), "check",
@@ -44,16 +47,18 @@ def test_cross_compiles():
     assert r.returncode == 0, r.stdout + r.stderr
 
 
+@pytest.mark.smoke
 def test_list_matches(test_fw):
     listed = subprocess.run([str(test_fw)], check=True, capture_output=True,
                             text=True).stdout.split()
     assert listed == TESTS
 
 
-@pytest.mark.parametrize("name", TESTS)
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.full if n in FULL
+                                                else pytest.mark.smoke) for n in TESTS])
 def test_firmware(test_fw, name):
     r = subprocess.run([str(test_fw), name, str(SEED)], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=1800 if name in FULL else 120)
     print(r.stdout)
     assert r.returncode == 0, (f"{name} failed (replay: {test_fw} {name} {SEED})\n"
                                f"{r.stdout}{r.stderr}")

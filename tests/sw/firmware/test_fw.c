@@ -4,6 +4,7 @@
  * one test per argument: `test_fw <name> [seed]`; exit 0 on pass. test_firmware.py runs
  * them. A shadow copy of the namespace is the reference for every read.
  */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -940,17 +941,21 @@ static void t_restart(void)
     CHECK(le(p + 112, 8) == 3 && le(p + 144, 8) == 1, "unsafe shutdowns %llu",
           (unsigned long long)le(p + 144, 8));
     CHECK(mock_stats.violations == 0, "violations");
-    /* a corrupted newest checkpoint: the older one is loaded */
+    /* the boot after it replayed the flushed map changes into a checkpoint of its own */
     uint32_t seq2 = F.ckpt_seq;
-    CHECK(seq2 > seq, "flush wrote a checkpoint");
+    CHECK(seq2 > F.ckpt_loaded && F.ckpt_loaded >= seq, "checkpoint %u written after loading %u",
+          seq2, F.ckpt_loaded);
+    /* a corrupted newest checkpoint: the older one is loaded (with its journal) */
     uint32_t area = seq2 & 1;
     mock_corrupt(0, F.sys_blk[area * F.area_blocks] * 2, 0, 4096 + 100);
     mock_power_cycle();
     boot();
-    CHECK(F.ckpt_seq == seq2 - 1, "loaded checkpoint %u, want the older %u", F.ckpt_seq,
-          seq2 - 1);
+    CHECK(F.ckpt_loaded == seq2 - 1, "loaded checkpoint %u, want the older %u",
+          F.ckpt_loaded, seq2 - 1);
+    verify_all(64, 8);
     /* both corrupted: the drive formats itself (reads zeroes) */
-    mock_corrupt(0, F.sys_blk[(area ^ 1) * F.area_blocks] * 2, 0, 4096 + 100);
+    for (uint32_t a = 0; a < 2; a++)
+        mock_corrupt(0, F.sys_blk[a * F.area_blocks] * 2, 0, 4096 + 100);
     mock_power_cycle();
     boot();
     memset(shadow, 0, ns_bytes);
@@ -1455,6 +1460,382 @@ static void t_mixed(void)
           (unsigned long long)mock_stats.violations);
 }
 
+
+/* --- power cuts ------------------------------------------------------------------------- */
+
+/*
+ * The power-cut campaign: random writes (some FUA), sequential writes, Flush and deallocate
+ * at up to 8 in flight on a full drive (so GC, journal pages and checkpoints run), with the
+ * volatile write cache off in some rounds; power is cut at a random event of the mock (a
+ * flash op torn, or a completion never posted; mock_cut_at), sometimes again during the boot
+ * that follows. After each boot every LBA is read and checked against a host model:
+ *  - it holds its own data (LBA number and key in its first words, the key's pattern after
+ *    them) or zeroes, never another LBA's data or garbage;
+ *  - its key is the newest durable write's (a FUA write, any write with the cache off, a
+ *    write completed before a completed Flush was submitted) or a newer one's; never older;
+ *  - the SMART unsafe shutdown count went up by one.
+ */
+#define PC_MAX_RECS 4096
+struct pc_rec { uint64_t slba; uint32_t nlb, key; uint8_t trim, flush, done, tag; uint64_t at; };
+static struct pc_rec pc[PC_MAX_RECS];
+static uint32_t pc_n, pc_key = 1;
+static uint32_t *pc_base;       /* per LBA: the key it held when the round started (0: zeroes) */
+static int32_t *pc_dur;         /* per LBA: the newest durable record of the round, -1 none */
+static int32_t pc_tag_rec[256];
+static uint64_t pc_clock;       /* completions and submissions, in order */
+static bool pc_vwc;
+static bool pc_clean;           /* a shutdown completed and nothing was written since */
+
+static void pc_fill(uint8_t *p, uint64_t lba, uint32_t key)
+{
+    uint32_t w[2] = { (uint32_t)lba, key };
+    fill_pattern(p, lba_bytes, (uint64_t)key << 32 | (uint32_t)lba);
+    memcpy(p, w, 8);
+}
+
+static void pc_durable(int32_t j)
+{
+    for (uint64_t l = pc[j].slba; l < pc[j].slba + pc[j].nlb; l++)
+        if (pc_dur[l] < j)
+            pc_dur[l] = j;
+}
+
+static void pc_complete(int32_t j)
+{
+    pc[j].done = 1;
+    uint64_t at = ++pc_clock;
+    if (pc[j].flush) {
+        /* every write completed before the Flush was submitted is durable */
+        for (int32_t i = 0; i < (int32_t)pc_n; i++)
+            if (!pc[i].flush && pc[i].done && pc[i].at < pc[j].at)
+                pc_durable(i);
+    } else if (!pc[j].trim) {
+        bool fua = pc[j].tag & 0x80;
+        if (fua || !pc_vwc)
+            pc_durable(j);
+    }
+    pc[j].at = at;
+}
+
+static void pc_reap(void)
+{
+    uint8_t t;
+    uint16_t st;
+    while (mock_pop_be_cpl(&t, &st)) {
+        CHECK(tag_busy[t] && pc_tag_rec[t] >= 0, "completion of idle tag %u", t);
+        CHECK(st == 0, "status %x of record %d", st, pc_tag_rec[t]);
+        tag_busy[t] = false;
+        inflight--;
+        pc_complete(pc_tag_rec[t]);
+        pc_tag_rec[t] = -1;
+    }
+}
+
+static bool pc_overlaps(uint64_t slba, uint32_t nlb)
+{
+    for (uint32_t t = 0; t < (1u << cfg.tag_width); t++)
+        if (tag_busy[t] && pc_tag_rec[t] >= 0) {
+            const struct pc_rec *r = &pc[pc_tag_rec[t]];
+            if (!r->flush && slba < r->slba + r->nlb && r->slba < slba + nlb)
+                return true;
+        }
+    return false;
+}
+
+static uint8_t pc_tag(void)
+{
+    for (;;) {
+        if (inflight < 8)
+            for (uint32_t t = 0; t < (1u << cfg.tag_width); t++)
+                if (!tag_busy[t])
+                    return (uint8_t)t;
+        fw_poll();
+        pc_reap();
+    }
+}
+
+static void pc_submit(uint8_t opc, uint64_t slba, uint32_t nlb, bool fua)
+{
+    uint8_t t = pc_tag();
+    CHECK(pc_n < PC_MAX_RECS, "too many records in a round");
+    int32_t j = (int32_t)pc_n++;
+    pc_clean &= opc != 0x01;
+    pc[j] = (struct pc_rec){ .slba = slba, .nlb = nlb, .key = opc == 0x01 ? pc_key++ : 0,
+                             .flush = opc == 0x00, .tag = (uint8_t)(fua ? 0x80 : 0),
+                             .at = ++pc_clock };
+    if (opc == 0x01)
+        for (uint32_t i = 0; i < nlb; i++)
+            pc_fill(tag_buf(t) + i * lba_bytes, slba + i, pc[j].key);
+    tag_busy[t] = true;
+    pc_tag_rec[t] = j;
+    inflight++;
+    mock_push_be(t, opc, slba, (uint16_t)(nlb - 1), fua ? 1u << 14 : 0, 1);
+}
+
+static void pc_trim(uint64_t slba, uint32_t nlb)
+{
+    pc_clean = false;
+    int32_t j = (int32_t)pc_n++;
+    pc[j] = (struct pc_rec){ .slba = slba, .nlb = nlb, .trim = 1, .at = ++pc_clock };
+    uint32_t range[4] = { 0, nlb, (uint32_t)slba, (uint32_t)(slba >> 32) };
+    memcpy(mock_host + HOST_DATA, range, 16);
+    uint32_t *d = SQE(0x09, 1);
+    d[6] = HOST_DATA;
+    d[11] = 0x4;
+    CHECK(admin_on(1, d).status == 0, "DSM");
+    pc_complete(j);
+}
+
+static void pc_drain(void)
+{
+    while (inflight) {
+        fw_poll();
+        pc_reap();
+    }
+}
+
+/* Format NVM (SES 0): every LBA deallocated, durable once it completes. */
+static void pc_format(void)
+{
+    pc_drain();
+    pc_clean = false;
+    int32_t j = (int32_t)pc_n++;
+    pc[j] = (struct pc_rec){ .slba = 0, .nlb = (uint32_t)F.ns_lbas, .trim = 1, .at = ++pc_clock };
+    uint32_t *d = SQE(0x80, 1);
+    CHECK(admin(d).status == 0, "format");
+    pc_complete(j);
+    pc_durable(j);
+}
+
+/* A normal shutdown (its checkpoint), then the controller in use again: everything completed
+ * before it is durable. */
+static void pc_shutdown(void)
+{
+    pc_drain();
+    int32_t j = (int32_t)pc_n++;
+    pc[j] = (struct pc_rec){ .flush = 1, .at = ++pc_clock };
+    mock_set_shutdown(1);
+    for (int i = 0; i < 100000 && !mock_shutdown_done(); i++)
+        fw_poll();
+    CHECK(mock_shutdown_done(), "shutdown");
+    pc_complete(j);
+    pc_clean = true;
+    mock_set_shutdown(0);
+    fw_poll();
+}
+
+/* One round of the workload, `ops` commands. */
+static void pc_round(uint32_t ops, uint64_t *seq_lba)
+{
+    uint64_t n = F.ns_lbas;
+    for (uint32_t k = 0; k < ops; k++) {
+        uint32_t r = (uint32_t)(rnd() % 100);
+        uint64_t slba;
+        uint32_t nlb;
+        if (r < 60) {
+            nlb = 1 + (uint32_t)(rnd() % 16);
+            slba = rnd() % (n - nlb);
+        } else if (r < 78) {
+            nlb = 64;
+            if (*seq_lba + nlb > n)
+                *seq_lba = 0;
+            slba = *seq_lba;
+            *seq_lba += nlb;
+        } else if (r < 84) {
+            pc_submit(0x00, 0, 1, false);
+            continue;
+        } else if (r < 87) {
+            nlb = 8 + (uint32_t)(rnd() % 249);
+            slba = rnd() % (n - nlb);
+            if (!pc_overlaps(slba, nlb))
+                pc_trim(slba, nlb);
+            continue;
+        } else if (r == 87 && rnd() % 4 == 0) {
+            pc_format();
+            continue;
+        } else if (r == 88) {
+            pc_shutdown();
+            continue;
+        } else {
+            for (int i = 0; i < 20; i++) {
+                fw_poll();
+                pc_reap();
+            }
+            continue;
+        }
+        if (pc_overlaps(slba, nlb))
+            continue;
+        pc_submit(0x01, slba, nlb, rnd() % 8 == 0);
+    }
+    pc_drain();
+}
+
+/* After a boot: every LBA against the model; the contents found become the next round's
+ * starting point. Returns the LBAs that held a round's newer (not durable) data. */
+static uint64_t pc_check(void)
+{
+    uint64_t n = F.ns_lbas, newer = 0;
+    uint8_t *want = malloc(lba_bytes);
+    for (uint64_t base = 0; base < n; base += 64) {
+        uint32_t nlb = (uint32_t)(n - base < 64 ? n - base : 64);
+        uint8_t t = 0;
+        tag_busy[t] = true;
+        inflight = 1;
+        pc_tag_rec[t] = -1;
+        mock_push_be(t, 0x02, base, (uint16_t)(nlb - 1), 0, 1);
+        uint16_t st = 0xFFFF;
+        for (int i = 0; i < 100000 && st == 0xFFFF; i++) {
+            fw_poll();
+            mock_pop_be_cpl(&t, &st);
+        }
+        tag_busy[0] = false;
+        inflight = 0;
+        CHECK(st == 0, "read status %x at LBA %llu", st, (unsigned long long)base);
+        for (uint32_t i = 0; i < nlb; i++) {
+            uint64_t l = base + i;
+            const uint8_t *p = tag_buf(0) + i * lba_bytes;
+            uint32_t w[2];
+            memcpy(w, p, 8);
+            uint32_t key = 0;
+            bool zero = true;
+            for (uint32_t b = 0; b < lba_bytes && zero; b++)
+                zero = p[b] == 0;
+            if (!zero) {
+                CHECK(w[0] == (uint32_t)l, "LBA %llu holds LBA %u's data (key %u)",
+                      (unsigned long long)l, w[0], w[1]);
+                pc_fill(want, l, w[1]);
+                CHECK(!memcmp(p, want, lba_bytes), "LBA %llu: garbage (key %u)",
+                      (unsigned long long)l, w[1]);
+                key = w[1];
+            }
+            int32_t d = pc_dur[l];
+            uint32_t dkey = d < 0 ? pc_base[l] : pc[d].key;
+            bool ok = key == dkey;
+            for (int32_t j = d + 1; j < (int32_t)pc_n && !ok; j++)
+                ok = !pc[j].flush && l >= pc[j].slba && l < pc[j].slba + pc[j].nlb &&
+                     pc[j].key == key;
+            CHECK(ok, "LBA %llu holds key %u: the durable one is %u (record %d of %u)%s",
+                  (unsigned long long)l, key, dkey, d, pc_n,
+                  key && key < dkey ? ": older data came back" : "");
+            newer += key != dkey;
+            pc_base[l] = key;
+            pc_dur[l] = -1;
+        }
+    }
+    free(want);
+    pc_n = 0;
+    return newer;
+}
+
+static uint64_t smart_unsafe(void)
+{
+    get_log(0x02, 512, 0, false);
+    return le(mock_host + HOST_DATA + 144, 8);
+}
+
+static void powercut(uint32_t cuts)
+{
+    struct mock_cfg c = cfg_default();
+    setup(c);
+    uint64_t n = F.ns_lbas;
+    pc_base = calloc(n, 4);
+    pc_dur = malloc(n * 4);
+    for (uint64_t l = 0; l < n; l++)
+        pc_dur[l] = -1;
+    for (int t = 0; t < 256; t++)
+        pc_tag_rec[t] = -1;
+    create_io_queue_pair();
+    /* the whole drive written once: every later write overwrites, GC has work */
+    pc_vwc = true;
+    for (uint64_t l = 0; l + 64 <= n; l += 64)
+        pc_submit(0x01, l, 64, false);
+    while (inflight) {
+        fw_poll();
+        pc_reap();
+    }
+    flush();
+    pc_check();
+    static jmp_buf env;
+    static uint64_t kinds[5], in_ckpt, in_gc, sys, boot_cuts, newer, durable_recs, idle;
+    static uint64_t seq_lba;
+    uint32_t window = 1200;
+    for (uint32_t k = 0; k < cuts; k++) {
+        pc_vwc = rnd() % 4 != 0;
+        CHECK(setf(0x06, pc_vwc, false).status == 0, "VWC %d", pc_vwc);
+        uint64_t unsafe0 = smart_unsafe();
+        pc_clean = false;
+        uint64_t ev0 = mock_events();
+        if (!setjmp(env)) {
+            mock_cut_at(ev0 + 1 + rnd() % window, &env);
+            pc_round(300, &seq_lba);
+            mock_cut_at(0, NULL);
+            idle++;
+        } else {
+            kinds[mock_cut_info.kind]++;
+            in_ckpt += F.in_ckpt;
+            in_gc += F.in_gc;
+            sys += mock_cut_info.die == 0 &&
+                   F.blk[bidx(0, mock_cut_info.lun_block / F.planes)].state == BLK_SYS;
+        }
+        for (int32_t j = 0; j < (int32_t)pc_n; j++)
+            durable_recs += !pc[j].flush && !pc[j].trim && pc[j].done &&
+                            (pc[j].tag & 0x80 || !pc_vwc);
+        /* power off; sometimes cut again while booting */
+        memset(tag_busy, 0, sizeof(tag_busy));
+        inflight = 0;
+        for (int t = 0; t < 256; t++)
+            pc_tag_rec[t] = -1;
+        mock_power_cycle();
+        volatile bool boot_cut = rnd() % 8 == 0;
+        pc_clean &= !boot_cut;
+        if (boot_cut) {
+            if (!setjmp(env)) {
+                mock_cut_at(mock_events() + 1 + rnd() % 64, &env);
+                boot();
+                mock_cut_at(0, NULL);
+            } else {
+                boot_cuts++;
+            }
+            mock_power_cycle();
+        }
+        boot();
+        create_io_queue_pair();
+        mock_cut_info = (struct mock_cut){ 0 };
+        uint64_t unsafe1 = smart_unsafe();
+        uint64_t want = unsafe0 + !pc_clean;
+        CHECK(boot_cut ? unsafe1 >= want : unsafe1 == want,
+              "unsafe shutdowns %llu -> %llu", (unsigned long long)unsafe0,
+              (unsigned long long)unsafe1);
+        newer += pc_check();
+        CHECK(mock_stats.violations == 0, "%llu NAND rule violations",
+              (unsigned long long)mock_stats.violations);
+    }
+    printf("powercut: %u cuts (%llu mid-program, %llu mid-erase, %llu mid-read, %llu before a "
+           "completion, %llu with nothing in flight; %llu in a checkpoint, %llu in GC, %llu on "
+           "the system area, %llu again during the boot), %llu durable writes checked, %llu "
+           "LBAs kept newer data, 0 lost; last boot %u cycles, %u journal pages replayed\n",
+           cuts, (unsigned long long)kinds[MOCK_CUT_PROGRAM],
+           (unsigned long long)kinds[MOCK_CUT_ERASE], (unsigned long long)kinds[MOCK_CUT_READ],
+           (unsigned long long)kinds[MOCK_CUT_CPL], (unsigned long long)idle,
+           (unsigned long long)in_ckpt, (unsigned long long)in_gc, (unsigned long long)sys,
+           (unsigned long long)boot_cuts, (unsigned long long)durable_recs,
+           (unsigned long long)newer, F.boot_cycles, F.jnl_replayed);
+    CHECK(kinds[MOCK_CUT_PROGRAM] && kinds[MOCK_CUT_CPL] && durable_recs,
+          "the campaign never cut a program or a completion");
+    free(pc_base);
+    free(pc_dur);
+}
+
+static void t_powercut(void)
+{
+    powercut(40);
+}
+
+static void t_powercut_full(void)
+{
+    powercut(1500);
+}
+
 struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
@@ -1466,7 +1847,7 @@ static const struct test tests[] = {
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
-    { "mixed", t_mixed },
+    { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * ftl_journal.c - the map journal: every map change that reaches flash (a group's program
+ * done, a deallocation, a block gone bad) is appended to a RAM list and written as journal
+ * pages into the pages of the current checkpoint area after the checkpoint itself. The
+ * durable map is the checkpoint plus its journal pages, replayed at boot in order.
+ *
+ * A commit programs one journal page on die 0 without the CPU waiting on it; FUA writes,
+ * writes with the volatile write cache off and Flush complete once the commit holding their
+ * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
+ * moved units (jnl_release, ftl_gc.c). A whole checkpoint is written only when the area's
+ * journal pages run out (or a journal program fails, or at shutdown and format).
+ *
+ * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
+ * entry count, then (lpn, value) pairs, then a checksum of everything before it. value: a
+ * physical unit or MAP_NONE (deallocated); lpn JNL_BAD: value is a block gone bad; lpn
+ * JNL_ERASE: a block erased for writing (value: block | SLC mode << 31), so its mode and erase
+ * count survive too. A page cut short by a power loss fails its checksum: the replay stops
+ * there.
+ */
+#include "ftl.h"
+
+#define JNL_MAGIC   0x4A445353u         /* "SSDJ" */
+#define JNL_HDR     4u
+#define JNL_BAD     0xFFFFFFFEu         /* lpn of an entry naming a block gone bad */
+#define JNL_ERASE   0xFFFFFFFDu         /* ... a block erased for writing, and its mode */
+
+struct jnl J;
+
+static uint32_t page_words(void)
+{
+    return F.pu_units * UNIT_BYTES / 4;
+}
+
+/* Entries of one page. */
+static uint32_t page_cap(void)
+{
+    return (page_words() - JNL_HDR - 1) / 2;
+}
+
+static volatile uint32_t *stage(void)
+{
+    return (volatile uint32_t *)(hal_buf() + slot_addr(F.jstage));
+}
+
+static void area_op(struct hal_flash_op *op, uint8_t kind, uint32_t page)
+{
+    uint32_t blk = F.sys_blk[J.area * F.area_blocks + page / F.ppb];
+    *op = (struct hal_flash_op){ .op = kind, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                                 .block = (uint16_t)(blk << F.plane_bits),
+                                 .page = (uint16_t)(page % F.ppb),
+                                 .length = (uint16_t)G.id.page_bytes,
+                                 .buffer = (uint16_t)F.jstage };
+    flash_op_addr(op, 0);
+}
+
+static uint32_t checksum(const volatile uint32_t *w, uint32_t n)
+{
+    uint32_t a = 0x9E3779B9u, b = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        a = (a ^ w[i]) * 0x01000193u;
+        b += a ^ (b >> 7);
+    }
+    return a ^ (b << 1);
+}
+
+/* The RAM list holds a page's worth plus what one pass of flash completions can add
+ * (every group's units), so an append inside a completion never has to commit. */
+void jnl_init_geometry(void)
+{
+    J = (struct jnl){ 0 };
+    J.max = page_cap() + JNL_GROUPS_MAX * F.pu_units + 64;
+    J.ent = fw_alloc(J.max * 8);
+    if (J.max > 0x7FFFFFFFu / 8)
+        fw_panic("journal list too large");
+}
+
+/* A checkpoint was written into `area`, taking its first `ckpt_pages` pages: the journal
+ * starts after them, empty (the checkpoint holds every map change so far). */
+void jnl_reset(uint32_t area, uint32_t ckpt_pages)
+{
+    J.area = area;
+    J.first = J.next = ckpt_pages;
+    J.pages = F.area_blocks * F.ppb;
+    J.n = 0;
+    J.done = J.issued;
+    J.failed = false;
+}
+
+void jnl_append(uint32_t lpn, uint32_t v)
+{
+    if (!F.ready)
+        return;
+    if (J.n == J.max)
+        fw_panic("journal list full");
+    J.ent[2 * J.n] = lpn;
+    J.ent[2 * J.n + 1] = v;
+    J.n++;
+}
+
+void jnl_append_bad(uint32_t b)
+{
+    jnl_append(JNL_BAD, b);
+}
+
+void jnl_append_erase(uint32_t b, bool slc)
+{
+    jnl_append(JNL_ERASE, b | (uint32_t)slc << 31);
+}
+
+static void page_done(uint32_t id, uint32_t unused, bool fail)
+{
+    (void)unused;
+    if (fail)
+        J.failed = true;        /* jnl_poll writes a whole checkpoint instead */
+    else if (!J.failed && (int32_t)(id - J.done) > 0)
+        J.done = id;
+}
+
+/* Program the next journal page with up to a page of the list's oldest entries; returns the
+ * commit's number (jnl_durable). A full area, or a failed page, is a whole checkpoint. */
+static uint32_t commit_page(void)
+{
+    /* one stage: the previous page's program must have read it */
+    while (J.done != J.issued && !J.failed)
+        flash_poll_wait();
+    if (J.failed || J.next >= J.pages) {
+        ckpt_save(false);       /* resets the journal: every entry is in the checkpoint */
+        return J.issued;
+    }
+    uint32_t n = J.n < page_cap() ? J.n : page_cap();
+    volatile uint32_t *w = stage();
+    uint32_t words = JNL_HDR + 2 * n;
+    w[0] = JNL_MAGIC;
+    w[1] = F.ckpt_seq;
+    w[2] = J.next - J.first;
+    w[3] = n;
+    for (uint32_t i = 0; i < 2 * n; i++)
+        w[JNL_HDR + i] = J.ent[i];
+    w[words] = checksum(w, words);
+    for (uint32_t i = 2 * n; i < 2 * J.n; i++)
+        J.ent[i - 2 * n] = J.ent[i];
+    J.n -= n;
+    struct hal_flash_op op;
+    area_op(&op, FLASH_PROGRAM, J.next++);
+    op.tag = flash_tag_get(page_done, ++J.issued, 0);
+    C.jnl_pages++;
+    flash_push(&op);
+    return J.issued;
+}
+
+/* Everything appended so far on its way to flash; the number jnl_durable waits for. */
+uint32_t jnl_commit(void)
+{
+    uint32_t id = J.issued;
+    while (J.n)
+        id = commit_page();
+    return id;
+}
+
+bool jnl_durable(uint32_t id)
+{
+    return !J.failed && (int32_t)(J.done - id) >= 0;
+}
+
+/* Main loop: full pages go out as they fill; a failed page becomes a checkpoint. */
+void jnl_poll(void)
+{
+    if (!F.ready || F.in_ckpt)
+        return;
+    if (J.failed) {
+        ckpt_save(false);
+        return;
+    }
+    while (J.n >= page_cap())
+        commit_page();
+}
+
+/* Wait until commit `id` is on flash (or a checkpoint replaced the journal). */
+void jnl_wait(uint32_t id)
+{
+    while (!jnl_durable(id)) {
+        if (J.failed) {
+            ckpt_save(false);
+            return;
+        }
+        flash_poll_wait();
+    }
+}
+
+/* Boot: apply the journal pages after the checkpoint just loaded from `area` (F.l2p and the
+ * block table as the checkpoint left them), in order, up to the first page that is not a
+ * valid journal page of this checkpoint. Returns the pages applied; *erased: the page where
+ * it stopped is erased (or the area is full), so the journal could go on there. */
+uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
+{
+    J.area = area;
+    J.pages = F.area_blocks * F.ppb;
+    J.first = J.next = ckpt_pages;
+    J.n = 0;
+    J.done = J.issued;
+    J.failed = false;
+    uint32_t k = 0;
+    *erased = true;
+    for (uint32_t page = ckpt_pages; page < J.pages; page++, k++) {
+        struct hal_flash_op op;
+        area_op(&op, FLASH_READ, page);
+        struct hal_flash_cpl c = flash_sync(&op);
+        volatile uint32_t *w = stage();
+        uint32_t n = w[3];
+        if (c.fail || c.error || w[0] != JNL_MAGIC || w[1] != F.ckpt_seq || w[2] != k ||
+            n > page_cap() || w[JNL_HDR + 2 * n] != checksum(w, JNL_HDR + 2 * n)) {
+            /* a page cut short reads as neither: it must not be programmed again */
+            for (uint32_t i = 0; i < page_words() && *erased; i++)
+                *erased = !(c.fail || c.error) && w[i] == 0xFFFFFFFFu;
+            break;
+        }
+        J.next = page + 1;
+        for (uint32_t i = 0; i < n; i++) {
+            uint32_t lpn = w[JNL_HDR + 2 * i], v = w[JNL_HDR + 2 * i + 1];
+            uint32_t b = v & 0x7FFFFFFFu;
+            bool blk_ok = b < F.n_dies * F.nblk && F.blk[b].state != BLK_SYS;
+            if (lpn == JNL_BAD && blk_ok) {
+                F.blk[b].state = BLK_BAD;
+            } else if (lpn == JNL_ERASE && blk_ok) {
+                F.blk[b].erase_count++;
+                F.blk[b].slc = v >> 31;
+            } else if (lpn < F.user_units && (v == MAP_NONE || v < F.raw_units))
+                F.l2p[lpn] = v;
+        }
+    }
+    return k;
+}
+
+/* The first write after a shutdown's checkpoint (or a boot from one): a page, no entries,
+ * on flash before the write is taken, so that a power loss before the next shutdown's
+ * checkpoint is seen at the next boot as an unsafe shutdown. */
+void jnl_session(void)
+{
+    F.in_use = true;
+    jnl_wait(commit_page());
+}
