@@ -9,8 +9,8 @@ drive (whole drive three times, random overwrites, deallocate and Write Zeroes, 
 everything against a shadow copy), read-modify-write of 512-byte LBAs, GC and write
 amplification, factory and grown bad blocks, restart from a checkpoint, Format NVM, FUA /
 write-through; power cuts at random flash ops and completions, checked against a host model
-of what is durable (the map journal). A failure prints the seed and the command that replays it; SEED=<n> picks
-the seed."""
+of what is durable (the map journal). A failure prints the seed and the command that
+replays it; SEED=<n> picks the seed."""
 
 import os
 import subprocess
