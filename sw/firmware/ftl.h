@@ -25,8 +25,9 @@ struct ftl_config {
 };
 extern struct ftl_config ftl_config;
 
-/* PENDING: emptied by GC, but the last checkpoint's map may still point into it: it is
- * erased only after the next checkpoint (so a Flush stays durable across power loss). */
+/* PENDING: emptied by GC, but the durable map (checkpoint + journal) may still point into
+ * it: it is erased only after ftl_release_pending's journal commit (or a checkpoint), so a
+ * Flush stays durable across power loss. */
 enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS,
                  BLK_PENDING };
 

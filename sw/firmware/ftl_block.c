@@ -24,8 +24,8 @@ static int32_t blk_take(uint32_t die, bool slc)
         }
     }
     if (best < 0) {
-        /* last resort: a block emptied since the last checkpoint (a power loss before the
-         * next checkpoint may then lose flushed data the old map points to) */
+        /* last resort: a block emptied but not yet released (a power loss before the next
+         * journal commit may then lose flushed data the durable map points to) */
         for (uint32_t k = 0; k < F.nblk && best < 0; k++)
             if (F.blk[bidx(die, k)].state == BLK_PENDING && !F.blk[bidx(die, k)].inflight)
                 best = (int32_t)k;
@@ -80,7 +80,8 @@ int32_t blk_alloc_slc(uint32_t die)
     return k;
 }
 
-/* A checkpoint was written: blocks GC emptied before it are no longer referenced. */
+/* A checkpoint or a release commit is on flash: blocks GC emptied before it are no longer
+ * referenced by the durable map. */
 void blk_release_pending(void)
 {
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)

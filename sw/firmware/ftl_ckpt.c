@@ -327,11 +327,12 @@ bool ckpt_load(void)
         if (load_area(a, &seq[a], true)) {
             F.ckpt_seq = seq[a];
             F.ckpt_loaded = seq[a];
-            C.power_cycles++;
-            /* the map changes committed after it; a boot always commits a journal page
-             * (main.c), so a shutdown without its checkpoint leaves at least one */
+            /* the map changes committed after it, and the counters of the last page; a boot
+             * from a shutdown's checkpoint commits a journal page (main.c), so a power loss
+             * without a shutdown leaves at least one */
             bool erased;
             F.jnl_replayed = jnl_replay(a, ckpt_pages(), &erased);
+            C.power_cycles++;
             if (!F.ckpt_clean || F.jnl_replayed || !erased)
                 C.unsafe_shutdowns++;
             ftl_rebuild();

@@ -105,7 +105,7 @@ void retire_poll(void)
 }
 
 /* Keep gc_low free blocks on every die: GC the dies short of free + pending blocks, then,
- * if a die is short of free ones, a checkpoint turns the pending blocks free. Top level
+ * if a die is short of free ones, a journal commit turns the pending blocks free. Top level
  * only (before a Write, in the main loop), never inside the program path. */
 void gc_ensure(void)
 {

@@ -12,7 +12,8 @@
  * journal pages run out (or a journal program fails, or at shutdown and format).
  *
  * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
- * entry count, then (lpn, value) pairs, then a checksum of everything before it. value: a
+ * entry count, the SMART / FTL counters (so power cycles and unsafe shutdowns counted at a
+ * boot survive the next power loss), then (lpn, value) pairs, then a checksum of everything before it. value: a
  * physical unit or MAP_NONE (deallocated); lpn JNL_BAD: value is a block gone bad; lpn
  * JNL_ERASE: a block erased for writing (value: block | SLC mode << 31), so its mode and erase
  * count survive too. A page cut short by a power loss fails its checksum: the replay stops
@@ -21,7 +22,8 @@
 #include "ftl.h"
 
 #define JNL_MAGIC   0x4A445353u         /* "SSDJ" */
-#define JNL_HDR     4u
+#define N_CTR       ((uint32_t)(sizeof(struct fw_counters) / 8))
+#define JNL_HDR     (4u + 2 * N_CTR)    /* the SMART / FTL counters ride in every page */
 #define JNL_BAD     0xFFFFFFFEu         /* lpn of an entry naming a block gone bad */
 #define JNL_ERASE   0xFFFFFFFDu         /* ... a block erased for writing, and its mode */
 
@@ -135,6 +137,11 @@ static uint32_t commit_page(void)
     w[1] = F.ckpt_seq;
     w[2] = J.next - J.first;
     w[3] = n;
+    const uint64_t *ctr = (const uint64_t *)&C;
+    for (uint32_t i = 0; i < N_CTR; i++) {
+        w[4 + 2 * i] = (uint32_t)ctr[i];
+        w[5 + 2 * i] = (uint32_t)(ctr[i] >> 32);
+    }
     for (uint32_t i = 0; i < 2 * n; i++)
         w[JNL_HDR + i] = J.ent[i];
     w[words] = checksum(w, words);
@@ -216,6 +223,9 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
             break;
         }
         J.next = page + 1;
+        uint64_t *ctr = (uint64_t *)&C;
+        for (uint32_t i = 0; i < N_CTR; i++)
+            ctr[i] = w[4 + 2 * i] | (uint64_t)w[5 + 2 * i] << 32;
         for (uint32_t i = 0; i < n; i++) {
             uint32_t lpn = w[JNL_HDR + 2 * i], v = w[JNL_HDR + 2 * i + 1];
             uint32_t b = v & 0x7FFFFFFFu;

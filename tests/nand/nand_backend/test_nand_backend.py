@@ -665,6 +665,7 @@ SDR_TESTS = ["test_interleave_readback", "test_multi_plane", "test_reads_first",
              "test_refused_ops", "test_random_traffic", "test_slc_split"]
 LUN_TESTS = ["test_lun_interleave", "test_interleave_readback", "test_refused_ops",
              "test_random_traffic"]
+LUN_SMOKE = ["test_lun_interleave", "test_random_traffic"]
 
 
 @pytest.mark.smoke
@@ -674,8 +675,15 @@ def test_nand_backend():
 
 @pytest.mark.smoke
 def test_nand_backend_luns():
-    """Two LUNs per target: LUN interleave, and the readback, refused-op and random tests with
-    ops spread over every LUN."""
+    """Two LUNs per target: LUN interleave, and random traffic spread over every LUN (the
+    smoke tier's share; the readback and refused-op tests of test_nand_backend run on one
+    LUN there, on every LUN in the full tier)."""
+    run(core(n_luns=2), __file__, testcase=LUN_SMOKE, extra_env={"NAND_BACKEND_OPS": "30"})
+
+
+@pytest.mark.full
+def test_nand_backend_luns_all():
+    """Two LUNs per target: every LUN test."""
     run(core(n_luns=2), __file__, testcase=LUN_TESTS, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
