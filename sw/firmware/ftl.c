@@ -12,6 +12,8 @@ struct ftl_config ftl_config = {
 };
 extern uint32_t fw_buf_limit;
 static uint32_t n_active;       /* fast-path requests in progress (below) */
+/* durable requests (FUA, write-through, Flush) in progress, and the newest one's group seq */
+static uint32_t n_durable, durable_seq;
 
 #define MAX_GROUPS   JNL_GROUPS_MAX  /* the journal's list is sized for them */
 #define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
@@ -131,6 +133,7 @@ void ftl_init_geometry(void)
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         F.blk[b] = (struct blk_info){ .state = BLK_FREE };
     n_active = 0;               /* no request survives a reset (the host unit tests' too) */
+    n_durable = durable_seq = 0;
 }
 
 /* Every unit unmapped; blocks keep erase counts, bad and system marks. */
@@ -362,14 +365,18 @@ static void grp_program_done(uint32_t g, uint32_t unused, bool fail)
     gr->state = GRP_FREE;
 }
 
-/* A unit whose copy is being programmed is overwritten only once that program is done: the
- * journal then holds its flash copy, the newest durable one, until the newer copy's program
- * completes (a Flush between the two must find one of them after a power loss). */
+/* A unit whose copy is being programmed, and which a FUA write, a write-through or a Flush in
+ * progress has promised to make durable, is overwritten only once that program is done: its
+ * completion then journals the flash copy (a superseded copy is not journaled), and the
+ * promise holds until the newer copy's program completes. Otherwise the overwrite goes on. */
 static void wb_settle(uint32_t lpn)
 {
     for (;;) {
         uint32_t v = F.l2p[lpn];
-        if (v == MAP_NONE || !(v & MAP_WB) || !grp_busy((v & ~MAP_WB) / F.pu_units))
+        if (v == MAP_NONE || !(v & MAP_WB) || !n_durable)
+            return;
+        const struct grp *gr = &F.grp[(v & ~MAP_WB) / F.pu_units];
+        if (!grp_busy((v & ~MAP_WB) / F.pu_units) || (int32_t)(gr->seq - durable_seq) >= 0)
             return;
         flash_poll_wait();
         ftl_submit_ready();
@@ -518,7 +525,8 @@ static void do_write(const struct hal_be_req *r, struct req *q)
     if ((r->flags & (1u << 14)) || !features_vwc()) {
         wb_pad_submit();
         q->durable = 1;
-        q->seq = F.seq_next;
+        q->seq = durable_seq = F.seq_next;
+        n_durable++;
     }
 }
 
@@ -604,7 +612,8 @@ void ftl_be_request(const struct hal_be_req *r)
         } else {
             wb_pad_submit();
             q->durable = 1;
-            q->seq = F.seq_next;
+            q->seq = durable_seq = F.seq_next;
+            n_durable++;
         }
     } else {
         q->status = NVME_SC_INVALID_OPCODE;
@@ -679,6 +688,8 @@ void ftl_poll(void)
             i++;
             continue;
         }
+        if (q->durable && --n_durable == 0)
+            durable_seq = 0;
         q->active = 0;
         active[i] = active[--n_active];
         hal_be_cpl_push(t, q->status);

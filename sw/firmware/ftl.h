@@ -203,6 +203,6 @@ bool jnl_durable(uint32_t id);
 void jnl_wait(uint32_t id);
 void jnl_poll(void);
 uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased);
-void jnl_session(void);                         /* boot: a page marks the drive in use */
+void jnl_session(void);                         /* a page marks the drive in use */
 
 #endif /* SSDLAB_FTL_H */

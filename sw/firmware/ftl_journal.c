@@ -242,9 +242,10 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
     return k;
 }
 
-/* The first write after a shutdown's checkpoint (or a boot from one): a page, no entries,
- * on flash before the write is taken, so that a power loss before the next shutdown's
- * checkpoint is seen at the next boot as an unsafe shutdown. */
+/* A boot from a shutdown's checkpoint, or the first write (or deallocation) after a
+ * shutdown without a power cycle: a page, no entries, on flash before the command is taken,
+ * so that a power loss before the next shutdown's checkpoint is seen at the next boot as an
+ * unsafe shutdown. */
 void jnl_session(void)
 {
     F.in_use = true;
