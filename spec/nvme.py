@@ -156,6 +156,23 @@ class AerType:
     VENDOR = 7
 
 
+class AerSmartInfo:
+    """Asynchronous event information for type SMART / Health Status (NVMe 1.4 figure
+    148)."""
+    NVM_SUBSYSTEM_RELIABILITY = 0
+    TEMPERATURE_THRESHOLD = 1
+    SPARE_BELOW_THRESHOLD = 2
+
+
+class CriticalWarning:
+    """SMART / Health log byte 0 bits (NVMe 1.4 figure 196)."""
+    SPARE = 0x01                # available spare below its threshold
+    TEMPERATURE = 0x02
+    RELIABILITY = 0x04          # NVM subsystem reliability degraded (media or internal errors)
+    READ_ONLY = 0x08            # media placed in read-only mode
+    VOLATILE_BACKUP = 0x10
+
+
 class AerErrorInfo:
     """Asynchronous event information for type Error Status (NVMe 1.4 figure 147)."""
     INVALID_DOORBELL_REGISTER = 0
@@ -315,6 +332,7 @@ class SC:
     LBA_OUT_OF_RANGE = status(0, 0x80, dnr=True)
     CAPACITY_EXCEEDED = status(0, 0x81, dnr=True)
     NAMESPACE_NOT_READY = status(0, 0x82)
+    NAMESPACE_WRITE_PROTECTED = status(0, 0x20, dnr=True)
     CQ_INVALID = status(1, 0x00, dnr=True)
     INVALID_QID = status(1, 0x01, dnr=True)
     INVALID_QUEUE_SIZE = status(1, 0x02, dnr=True)
@@ -1003,6 +1021,10 @@ def c_header():
     group("Asynchronous event types (figure 146)", "NVME_AER_TYPE_", _constants(AerType))
     group("Asynchronous event information, type Error Status (figure 147)", "NVME_AER_ERROR_",
           _constants(AerErrorInfo))
+    group("Asynchronous event information, type SMART / Health Status (figure 148)",
+          "NVME_AER_SMART_", _constants(AerSmartInfo))
+    group("SMART / Health log Critical Warning bits (figure 196)", "NVME_CRIT_",
+          _constants(CriticalWarning))
 
     out.append("/* Status field (CQE DW3 31:17): SC 7:0, SCT 10:8, CRD 12:11, M 13, DNR 14 */")
     define("NVME_STATUS_SC(s)", "((s) & 0xffu)")

@@ -191,6 +191,7 @@ void ftl_rebuild(void)
     F.filling = F.n_grp;
     F.n_requeue = 0;
     F.gc_wanted = true;
+    blk_spare_update();
 }
 
 void ftl_map_set(uint32_t lpn, uint32_t v)
@@ -599,6 +600,10 @@ void ftl_be_request(const struct hal_be_req *r)
     *q = (struct req){ .active = 1, .pending = 1 };
     if (r->opcode != NVME_CMD_FLUSH && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
         q->status = r->nsid != 1 ? NVME_SC_INVALID_NAMESPACE : NVME_SC_LBA_OUT_OF_RANGE;
+    } else if (r->opcode == NVME_CMD_READ && F.failed) {
+        q->status = NVME_SC_UNRECOVERED_READ_ERROR;     /* the map that located it is lost */
+    } else if (r->opcode == NVME_CMD_WRITE && ftl_read_only()) {
+        q->status = NVME_SC_NAMESPACE_WRITE_PROTECTED;
     } else if (r->opcode == NVME_CMD_WRITE) {
         F.quiesced = false;
         if (!F.in_use)
@@ -628,7 +633,7 @@ void ftl_be_request(const struct hal_be_req *r)
  * map. The erase of a block waits for its fence (blk_take). */
 void ftl_hw_read_start(void)
 {
-    if (!hal_hw_read_present() || !F.ready)
+    if (!hal_hw_read_present() || !F.ready || F.failed)
         return;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         hal_hw_read_slc(b, F.blk[b].slc);

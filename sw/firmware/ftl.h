@@ -113,6 +113,11 @@ struct ftl {
     bool     jnl_fresh;         /* ... and no journal page follows it: none to replace */
     bool     in_use;            /* a journal page marks the drive in use since the last
                                  * checkpoint (a power loss now is an unsafe shutdown) */
+    bool     failed;            /* the map was lost (no checkpoint loads): reads fail, writes
+                                 * are refused, until a Format NVM */
+    bool     spare_warned;      /* the spare warning's event was raised */
+    int32_t  spare_left;        /* spare blocks (blk_spare_update) */
+    uint32_t spare_design;      /* ... with no bad block */
 };
 extern struct ftl F;
 
@@ -163,6 +168,9 @@ void blk_retire(uint32_t die, uint32_t blk);
 void blk_scan_factory_bad(void);
 uint32_t blk_count_state(uint8_t state);
 uint32_t blk_avg_erase(void);
+void blk_spare_update(void);
+uint32_t blk_spare_percent(void);               /* SMART Available Spare */
+bool ftl_read_only(void);                       /* metadata lost, or no spare left */
 
 /* ftl_gc.c */
 bool gc_one(uint32_t die);
@@ -187,7 +195,8 @@ static inline uint32_t blk_pages(uint32_t die, uint32_t blk)
 
 /* ftl_ckpt.c */
 void ckpt_find_area(void);
-bool ckpt_load(void);
+enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
+enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);
 void ftl_format(bool erase_all);
 uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */

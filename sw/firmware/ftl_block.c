@@ -120,6 +120,7 @@ void blk_retire(uint32_t die, uint32_t blk)
         slc_block_left(die, blk);
     b->state = BLK_RETIRING;
     F.retire_pending = true;
+    blk_spare_update();
     if (F.die[die].active == (int32_t)blk)
         F.die[die].active = -1;
     F.dirty = true;
@@ -220,4 +221,37 @@ uint32_t blk_avg_erase(void)
             n++;
         }
     return n ? (uint32_t)(sum / n) : 0;
+}
+
+/* Spare blocks: good data blocks beyond the fewest the drive can work with (the user
+ * capacity, each die's open block and one more per die for GC to move data into, one for the
+ * pending release); the geometry's
+ * with no bad block is the design figure. Counted again when a block goes bad (blk_retire),
+ * at boot and after format, not per command. */
+void blk_spare_update(void)
+{
+    uint32_t good = 0, total = F.n_dies * F.nblk - F.n_sys;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
+                F.blk[b].state != BLK_SYS;
+    uint32_t need = (F.user_units + F.upb - 1) / F.upb + 2 * F.n_dies + 1;
+    if (need >= total)
+        need = total - 1;       /* a drive of one or two dies: one spare block by design */
+    F.spare_design = total > need ? total - need : 0;
+    F.spare_left = (int32_t)good - (int32_t)need;
+}
+
+uint32_t blk_spare_percent(void)
+{
+    if (F.spare_left <= 0 || !F.spare_design)
+        return 0;
+    uint32_t left = (uint32_t)F.spare_left;
+    return left >= F.spare_design ? 100 : left * 100 / F.spare_design;
+}
+
+/* No more writes: the map is lost, or the grown bad blocks took every spare one (the drive
+ * could no longer hold its capacity and reclaim space). */
+bool ftl_read_only(void)
+{
+    return F.failed || (F.ready && F.spare_left <= 0);
 }

@@ -260,13 +260,15 @@ uint32_t ckpt_pages(void)
 
 /* One area: header, then the body applied to the tables as it streams in, then the
  * trailer. false (tables undefined) when the header, the trailer or the checksum does not
- * match. apply = false: the header only (its sequence number). */
-static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
+ * match. apply = false: the header only (its sequence number). *ours: the area holds (or
+ * held) a checkpoint of this firmware: unreadable, or its first word is the magic. */
+static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
 {
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     struct stream s;
     stream_open(&s, area, apply ? HDR_WORDS + body + 3 : HDR_WORDS);
     fetch(&s);
+    *ours = true;
     if (!s.ok)
         return false;
     uint32_t h[HDR_WORDS];
@@ -274,6 +276,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
         h[i] = get(&s);
         sum(&s, h[i]);
     }
+    *ours = h[0] == CKPT_MAGIC;
     if (h[0] != CKPT_MAGIC || h[1] != CKPT_VERSION || h[6] != F.n_dies || h[7] != F.nblk ||
         h[8] != F.ppb || h[9] != F.pu_units || h[10] != F.user_units || h[11] != G.id.lbads ||
         h[4] != body || (h[2] & 1) != area)
@@ -308,14 +311,17 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply)
     return true;
 }
 
-/* Boot: the newest valid checkpoint of the two areas. */
-bool ckpt_load(void)
+/* Boot: the newest valid checkpoint of the two areas. CKPT_BLANK: neither area ever held
+ * one (new flash: format); CKPT_LOST: one did, and none can be loaded (the map is gone). */
+enum ckpt_result ckpt_load(void)
 {
     uint32_t seq[2] = { 0, 0 };
-    bool ok[2];
+    bool ok[2], ours[2], any = false;
     boot_cycles = hal_cycles();
-    for (uint32_t a = 0; a < 2; a++)
-        ok[a] = load_area(a, &seq[a], false);
+    for (uint32_t a = 0; a < 2; a++) {
+        ok[a] = load_area(a, &seq[a], false, &ours[a]);
+        any |= ours[a];
+    }
     for (uint32_t n = 0; n < 2; n++) {
         uint32_t a;
         if (ok[0] && ok[1])
@@ -323,8 +329,9 @@ bool ckpt_load(void)
         else if (ok[0] || ok[1])
             a = ok[1];
         else
-            return false;
-        if (load_area(a, &seq[a], true)) {
+            return any ? CKPT_LOST : CKPT_BLANK;
+        bool mine;
+        if (load_area(a, &seq[a], true, &mine)) {
             F.ckpt_seq = seq[a];
             F.ckpt_loaded = seq[a];
             /* the map changes committed after it, and the counters of the last page; a boot
@@ -339,11 +346,11 @@ bool ckpt_load(void)
             F.dirty = false;
             /* the journal goes on after its last page only if the page there is erased */
             F.jnl_fresh = F.ckpt_clean && !F.jnl_replayed && erased;
-            return true;
+            return CKPT_OK;
         }
         ok[a] = false;
     }
-    return false;
+    return CKPT_LOST;
 }
 
 /* Format: the map emptied and a checkpoint of it written first (a power loss during the
@@ -355,6 +362,11 @@ void ftl_format(bool erase_all)
         return;
     F.quiesced = false;
     ftl_flush_sync();
+    if (F.failed) {
+        /* the block table went with the map: the factory marks are what is known */
+        blk_scan_factory_bad();
+        F.failed = false;
+    }
     ftl_reset_map();
     ckpt_save(false);
     if (erase_all) {

@@ -81,6 +81,7 @@ uint16_t log_get_page(const struct hal_cmd *c);
 uint16_t log_aer_request(const struct hal_cmd *c);  /* 0xFFFF: held */
 void log_aer_event(uint8_t type, uint8_t info, uint8_t lid);
 void log_aer_poll(void);
+void log_spare_poll(void);                      /* spare below threshold: AER */
 uint16_t identify(const struct hal_cmd *c);
 uint16_t io_dsm(const struct hal_cmd *c);
 uint16_t io_write_zeroes(const struct hal_cmd *c);

@@ -12,6 +12,8 @@ uint16_t io_dsm(const struct hal_cmd *c)
                            c->dw[8] | (uint64_t)c->dw[9] << 32, 16 * nr, false);
     if (st)
         return st;
+    if (ftl_read_only())
+        return NVME_SC_NAMESPACE_WRITE_PROTECTED;
     /* every range is checked before any is applied: an error changes nothing */
     for (uint32_t i = 0; i < nr; i++) {
         uint32_t a = G.xfer_addr + 16 * i;
@@ -40,6 +42,8 @@ uint16_t io_write_zeroes(const struct hal_cmd *c)
     uint64_t nlb = (c->dw[12] & 0xFFFF) + 1u;
     if (slba + nlb > F.ns_lbas || slba + nlb < slba)
         return NVME_SC_LBA_OUT_OF_RANGE;
+    if (ftl_read_only())
+        return NVME_SC_NAMESPACE_WRITE_PROTECTED;
     F.quiesced = false;
     ftl_zero_range(slba, nlb);
     if (c->dw[12] >> 30 & 1)    /* FUA: the zeroed partial units reach the flash */

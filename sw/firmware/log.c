@@ -95,6 +95,18 @@ static uint32_t build_error(void)
     return NVME_ERROR_LOG_ENTRY_BYTES * N_ERR;
 }
 
+#define SPARE_THRESHOLD 10u     /* per cent: below it, the spare warning */
+
+/* The spare warning: once, when Available Spare falls below its threshold (an AER). */
+void log_spare_poll(void)
+{
+    if (F.spare_warned || !F.ready || F.failed || blk_spare_percent() >= SPARE_THRESHOLD)
+        return;
+    F.spare_warned = true;
+    log_aer_event(NVME_AER_TYPE_SMART_HEALTH, NVME_AER_SMART_SPARE_BELOW_THRESHOLD,
+                  NVME_LOG_SMART_HEALTH);
+}
+
 /* SMART data units: thousands of 512-byte units, rounded up. */
 static uint64_t data_units(uint64_t lbas)
 {
@@ -108,8 +120,12 @@ static uint32_t build_smart(void)
 {
     uint32_t used = blk_avg_erase() * 100 / (ftl_config.pe_budget ? ftl_config.pe_budget : 1);
     put_le(SMART(COMPOSITE_TEMPERATURE), 2, 313);      /* 313 K */
-    *SMART(AVAILABLE_SPARE) = 100;
-    *SMART(AVAILABLE_SPARE_THRESHOLD) = 10;
+    uint32_t spare = blk_spare_percent();
+    *SMART(AVAILABLE_SPARE) = (uint8_t)spare;
+    *SMART(AVAILABLE_SPARE_THRESHOLD) = SPARE_THRESHOLD;
+    *SMART(CRITICAL_WARNING) = (uint8_t)((spare < SPARE_THRESHOLD ? NVME_CRIT_SPARE : 0) |
+                                         (F.failed ? NVME_CRIT_RELIABILITY : 0) |
+                                         (ftl_read_only() ? NVME_CRIT_READ_ONLY : 0));
     *SMART(PERCENTAGE_USED) = (uint8_t)(used > 255 ? 255 : used);
     struct hal_hw_read_counts hw;       /* reads the hardware path carried */
     hal_hw_read_counts(&hw);

@@ -41,8 +41,21 @@ bool fw_init(void)
     }
     ckpt_find_area();
     F.ready = true;
-    if (!ckpt_load()) {
-        fw_puts("no valid checkpoint: formatting\n");
+    enum ckpt_result ck = ckpt_load();
+    if (ck == CKPT_LOST) {
+        /* a checkpoint was there and none loads: the map is gone. Never a silent format:
+         * the drive reports it (SMART critical warning, error log, AER) and refuses I/O
+         * until the host formats it */
+        fw_puts("checkpoints unreadable: map lost, read-only until Format NVM\n");
+        F.failed = true;
+        ftl_reset_map();
+        C.power_cycles = 1;
+        log_error(0, 0xFFFF, NVME_SC_INTERNAL_ERROR, 0);
+        log_aer_event(NVME_AER_TYPE_SMART_HEALTH, NVME_AER_SMART_NVM_SUBSYSTEM_RELIABILITY,
+                      NVME_LOG_SMART_HEALTH);
+        F.in_use = true;        /* no journal, no checkpoint until a format */
+    } else if (ck == CKPT_BLANK) {
+        fw_puts("no checkpoint: formatting new flash\n");
         blk_scan_factory_bad();
         ftl_reset_map();
         C.power_cycles = 1;
@@ -104,6 +117,7 @@ void fw_poll(void)
 
     ftl_poll();
     gc_idle(busy || !ftl_requests_idle());
+    log_spare_poll();
     uint8_t info;
     while (hal_aer_pop(&info))
         log_aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);

@@ -146,6 +146,12 @@ void mock_fail_next_erase(uint32_t die, uint32_t lb)
     blks[die * lun_blocks + lb].fail_erase = true;
 }
 
+void mock_clear_faults(void)
+{
+    for (size_t i = 0; i < (size_t)n_dies * lun_blocks; i++)
+        blks[i].fail_erase = blks[i].fail_program = false;
+}
+
 void mock_corrupt(uint32_t die, uint32_t lb, uint32_t page, uint32_t byte)
 {
     flash[page_off(die, lb, page) * page_total + byte] ^= 0x10;

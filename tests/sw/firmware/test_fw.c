@@ -849,8 +849,9 @@ static void t_gc(void)
 static void t_badblocks(void)
 {
     struct mock_cfg c = cfg_default();
-    /* bad blocks come out of the over-provisioning: give this tiny drive enough for 10 */
-    ftl_config.op_permille = 150;
+    /* bad blocks come out of the over-provisioning: give this tiny drive enough for 10 and
+     * still some spare (t_spare: none left is read-only) */
+    ftl_config.op_permille = 200;
     cfg = c;
     mock_init(&cfg);
     /* factory bad: die 1 block 5 plane 1, die 3 block 0 plane 0, die 0 block 1 (sys area) */
@@ -953,13 +954,95 @@ static void t_restart(void)
     CHECK(F.ckpt_loaded == seq2 - 1, "loaded checkpoint %u, want the older %u",
           F.ckpt_loaded, seq2 - 1);
     verify_all(64, 8);
-    /* both corrupted: the drive formats itself (reads zeroes) */
+    /* both corrupted: the map is lost. Never a silent format: the SMART critical warning
+     * (reliability degraded, read-only), an error log entry, reads fail, writes, Write
+     * Zeroes and deallocate are refused (DNR); Format NVM brings the drive back, empty */
     for (uint32_t a = 0; a < 2; a++)
         mock_corrupt(0, F.sys_blk[a * F.area_blocks] * 2, 0, 4096 + 100);
     mock_power_cycle();
     boot();
+    CHECK(F.failed, "the drive formatted itself over a lost map");
+    c = get_log(0x02, 512, 0, false);
+    CHECK(c.status == 0 && (p[0] & 0x0C) == 0x0C, "critical warning %02x", p[0]);
+    CHECK(le(p + 176, 8) >= 1, "no error log entry");
+    CHECK(raw_io(0x02, 0, 8, 1) == NVME_SC_UNRECOVERED_READ_ERROR, "read of a lost map");
+    CHECK(raw_io(0x01, 0, 8, 1) == NVME_SC_NAMESPACE_WRITE_PROTECTED, "write to a lost map");
+    CHECK(NVME_SC_NAMESPACE_WRITE_PROTECTED & NVME_STATUS_DNR, "DNR");
+    uint32_t range[4] = { 0, 8, 0, 0 };
+    memcpy(mock_host + HOST_DATA, range, 16);
+    uint32_t *dsm = SQE(0x09, 1);
+    dsm[6] = HOST_DATA;
+    dsm[11] = 0x4;
+    CHECK(admin_on(1, dsm).status == NVME_SC_NAMESPACE_WRITE_PROTECTED, "DSM");
+    /* still failed after another power cycle (nothing was written over the areas) */
+    mock_power_cycle();
+    boot();
+    CHECK(F.failed, "lost map forgotten by a power cycle");
+    uint32_t *fmt = SQE(0x80, 1);
+    CHECK(admin(fmt).status == 0, "format");
+    CHECK(!F.failed, "format did not clear the failed state");
+    c = get_log(0x02, 512, 0, false);
+    CHECK(p[0] == 0, "critical warning %02x after format", p[0]);
     memset(shadow, 0, ns_bytes);
     verify_all(64, 8);
+    wr(0, 64, 5, 1, 0);
+    verify_all(64, 8);
+}
+
+/* Grown bad blocks eat the spare: Available Spare falls, below 10 % the spare warning (bit 0,
+ * an AER); with none left the drive goes read-only (bit 3): writes refused with Namespace
+ * Is Write Protected, reads still return every byte, across a power cycle. */
+static void t_spare(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    struct mock_cpl c = get_log(0x02, 512, 0, false);
+    uint8_t *p = mock_host + HOST_DATA;
+    CHECK(c.status == 0 && p[0] == 0 && p[3] == 100 && p[4] == 10, "new drive: warning %02x "
+          "spare %u threshold %u", p[0], p[3], p[4]);
+    uint32_t design = F.spare_design, last = 100;
+    CHECK(design >= 2, "the test drive has %u spare blocks", design);
+    /* one erase failure at a time: the free block each die takes next (the lowest erase
+     * count) fails its erase, until one of them has */
+    for (uint32_t k = 0; k < design + 2; k++) {
+        int32_t before = F.spare_left;
+        for (uint32_t d = 0; d < F.n_dies; d++) {
+            int32_t best = -1;
+            for (uint32_t b = 0; b < F.nblk; b++) {
+                const struct blk_info *bi = &F.blk[bidx(d, b)];
+                if (bi->state == BLK_FREE &&
+                    (best < 0 || bi->erase_count < F.blk[bidx(d, (uint32_t)best)].erase_count))
+                    best = (int32_t)b;
+            }
+            if (best >= 0)
+                mock_fail_next_erase(d, (uint32_t)best * F.planes);
+        }
+        for (int i = 0; i < 4000 && F.spare_left >= before; i++)
+            wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 1, 0);
+        mock_clear_faults();
+        c = get_log(0x02, 512, 0, false);
+        CHECK(p[3] < last || p[3] == 0, "spare %u after %u failures", p[3], k + 1);
+        last = p[3];
+        if (F.spare_left <= 0)
+            break;
+        CHECK(p[3] >= 10 || (p[0] & 1), "spare %u%% with no warning", p[3]);
+    }
+    CHECK(F.spare_left <= 0, "spare left %d", F.spare_left);
+    c = get_log(0x02, 512, 0, false);
+    CHECK(p[3] == 0 && (p[0] & 0x09) == 0x09, "no spare: warning %02x spare %u", p[0], p[3]);
+    CHECK(raw_io(0x01, 0, 8, 1) == NVME_SC_NAMESPACE_WRITE_PROTECTED, "write when read-only");
+    verify_all(64, 8);
+    flush();
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    CHECK(ftl_read_only(), "read-only forgotten by a power cycle");
+    verify_all(64, 8);
+    printf("spare: %u spare blocks by design; read-only after they went bad\n", design);
 }
 
 static void t_format(void)
@@ -1848,6 +1931,7 @@ static const struct test tests[] = {
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },
+    { "spare", t_spare },
 };
 
 int main(int argc, char **argv)
