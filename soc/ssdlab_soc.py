@@ -464,6 +464,7 @@ class FirmwarePorts(LiteXModule):
         self._shn_done   = CSRStorage(1)
         self._reset_pending = CSRStatus(1)
         self._reset_ack  = CSR(1)           # write: the firmware has handled the reset
+        self._fatal      = CSRStorage(1)    # the firmware has failed: CSTS.CFS
         self.comb += [
             n.fw_agg_thr.eq(self._agg_thr.storage), n.fw_agg_time.eq(self._agg_time.storage),
             n.fw_ns_size.eq(self._ns_size.storage),
@@ -479,6 +480,7 @@ class FirmwarePorts(LiteXModule):
             n.fw_reset_gate.eq(1),
             self._reset_pending.status.eq(n.fw_reset_pending),
             n.fw_reset_ack.eq(self._reset_ack.re),
+            n.fw_fatal.eq(self._fatal.storage),
         ]
 
         # Flash configuration: geometry, plane stride, write protect, and the bus timing of

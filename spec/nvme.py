@@ -91,6 +91,15 @@ class AdminOpcode:
     SECURITY_RECEIVE = 0x82
     SANITIZE = 0x84
     GET_LBA_STATUS = 0x86
+    # vendor specific (C0h-FFh): ssdlab's fault injection, CDW10 the fault (FAULT_*), CDW12
+    # FAULT_ARM (anything else: Invalid Field, so a stray or fuzzed command cannot fire it)
+    SSDLAB_FAULT = 0xC1
+
+
+class Fault:
+    """ssdlab's injectable faults (admin opcode C1h, CDW10)."""
+    FIRMWARE_PANIC = 1          # the firmware fails: CSTS.CFS, recovered by a controller reset
+    ARM = 0x55AA1234            # CDW12 of a fault injection that is meant
 
 
 class NvmOpcode:
@@ -1019,6 +1028,8 @@ def c_header():
           _constants(LogPage))
     group("Identify CNS values (figure 244)", "NVME_ID_CNS_", _constants(Cns))
     group("Asynchronous event types (figure 146)", "NVME_AER_TYPE_", _constants(AerType))
+    group("ssdlab fault injection (admin opcode C1h, CDW10; CDW12 = NVME_FAULT_ARM)",
+          "NVME_FAULT_", _constants(Fault))
     group("Asynchronous event information, type Error Status (figure 147)", "NVME_AER_ERROR_",
           _constants(AerErrorInfo))
     group("Asynchronous event information, type SMART / Health Status (figure 148)",

@@ -196,6 +196,9 @@ class NvmeController(LiteXModule):
         self.fw_reset_gate    = Signal()
         self.fw_reset_pending = Signal()
         self.fw_reset_ack     = Signal()
+        # The firmware has failed (a panic; or a watchdog): CSTS.CFS, until the firmware,
+        # restarted by the host's controller reset, clears it.
+        self.fw_fatal         = Signal()
         # Back end and buffer memory.
         self.m_be_req = stream.Endpoint(be_req_layout(tw))
         self.s_be_cpl = stream.Endpoint(be_cpl_layout(tw))
@@ -434,7 +437,7 @@ class NvmeController(LiteXModule):
             regs.shutdown_done.eq((regs.cc_shn != 0) & ~io.busy & fetch_idle &
                                   self.fw_shn_done),
             self.fw_shn.eq(regs.cc_shn),
-            regs.fatal.eq(0),
+            regs.fatal.eq(self.fw_fatal),
         ]
 
     def get_ios(self):
@@ -453,7 +456,7 @@ class NvmeController(LiteXModule):
                           (self.fw_abort_sqid, "fw_abort_sqid"),
                           (self.fw_abort_cid, "fw_abort_cid"), (self.abort_hit, "abort_hit"),
                           (self.sq_pending, "sq_pending"), (self.io_busy, "io_busy"),
-                          (self.ctrl_enabled, "ctrl_enabled")]:
+                          (self.ctrl_enabled, "ctrl_enabled"), (self.fw_fatal, "fw_fatal")]:
             sig.name_override = name
             ios.append(sig)
         return ios

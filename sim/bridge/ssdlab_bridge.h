@@ -51,6 +51,12 @@
  *                  reset for `data` ns (0: 1 us), as at power-on; then the firmware boots again.
  *   SB_QUIT        the harness finishes (flushes waves, prints statistics) and exits.
  *
+ * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
+ * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
+ * time: time_ps = the simulated time so far, data = cycles. The host skips them while it
+ * waits for its reply; a host that hears nothing at all for much longer (sw/lib: 60 s,
+ * $SSDLAB_SIM_WATCHDOG_S) knows the harness is stuck, not busy, and says so.
+ *
  * Interrupts. Without MSI-X Enable the device signals MSI (the PHY's m_msi port; the vector is
  * the MSI vector number). With it, the device sends each vector's message as a memory write
  * of the Message Data to the Message Address the host put into the MSI-X table (BAR0 +
@@ -67,7 +73,8 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 3u
+#define SB_VERSION 4u
+#define SB_ALIVE_MS 2000u
 
 enum sb_type {
     SB_HELLO      = 1,
@@ -81,6 +88,7 @@ enum sb_type {
     SB_CFG_READ   = 9,
     SB_CFG_WRITE  = 10,
     SB_IRQ_COUNTS = 11,
+    SB_ALIVE      = 12,
 };
 
 /* The MSI-X capability in the bridge's configuration space (PCIe 3.0 section 7.7):

@@ -219,7 +219,10 @@ class Drive {
         to_dev.push_back(t);
         cpl_waiting = true; cpl_tag = tag; cpl_got = false;
         uint64_t limit = cycles + ns_to_cycles(opt.mmio_timeout_us * 1000);
-        while (!cpl_got && cycles < limit && !stop_requested) cycle();
+        while (!cpl_got && cycles < limit && !stop_requested) {
+            alive();
+            cycle();
+        }
         cpl_waiting = false;
         n_mmio++;
         if (!cpl_got) return false;
@@ -250,9 +253,38 @@ class Drive {
     }
     bool msix_enabled() const { return msix_control & SB_MSIX_ENABLE; }
 
+    // Keepalive (ssdlab_bridge.h): while a request runs the simulation, SB_ALIVE every
+    // SB_ALIVE_MS of wall time to `alive_fd` (the host's connection; -1 none). The clock is
+    // read every 4096 loop iterations only.
+    int alive_fd = -1;
+    unsigned alive_n = 0;
+    std::chrono::steady_clock::time_point alive_last = std::chrono::steady_clock::now();
+    void alive() {
+        if (alive_fd < 0 || (++alive_n & 4095u)) return;
+        auto now = std::chrono::steady_clock::now();
+        if (now - alive_last < std::chrono::milliseconds(SB_ALIVE_MS)) return;
+        alive_last = now;
+        sb_msg a{};
+        a.type = SB_ALIVE;
+        a.time_ps = time_ps();
+        a.data = cycles;
+        if (!write_all(alive_fd, &a, sizeof a)) alive_fd = -1;
+    }
+    static bool write_all(int fd, const void *buf, size_t n) {
+        auto *p = static_cast<const uint8_t *>(buf);
+        while (n) {
+            ssize_t r = write(fd, p, n);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return false;
+            p += r; n -= size_t(r);
+        }
+        return true;
+    }
+
     // run until an event in mask, or the deadline (ps, 0 = none); returns the event
     uint32_t wait(uint32_t mask, uint64_t deadline_ps, uint64_t *addr) {
         for (;;) {
+            alive();
             if ((mask & SB_EV_MSI) && !msis.empty()) {
                 *addr = msis.front(); msis.pop_front(); return SB_EV_MSI;
             }
@@ -270,8 +302,10 @@ class Drive {
 
     void run_cycles(uint64_t n) {
         uint64_t end = cycles + n;
-        while (cycles < end && !stop_requested)
+        while (cycles < end && !stop_requested) {
+            alive();
             if (!fast_forward(end)) cycle();
+        }
     }
 
     // Fast-forward (sim/harness/README.md). When the drive is quiet (the SoC's ff_quiet: the
@@ -783,6 +817,8 @@ int main(int argc, char **argv) {
         if (cfd < 0) { if (errno == EINTR) continue; perror("ssdlab_sim: accept"); break; }
         sb_msg m;
         while (!stop_requested && read_full(cfd, &m, sizeof m)) {
+            drive.alive_fd = cfd;
+            drive.alive_last = std::chrono::steady_clock::now();
             sb_msg r{};
             r.type = m.type;
             switch (m.type) {
@@ -859,6 +895,7 @@ int main(int argc, char **argv) {
                 r.status = SB_ERR_TYPE;
             }
             r.time_ps = drive.time_ps();
+            drive.alive_fd = -1;
             if (!write_full(cfd, &r, sizeof r) || quit) break;
         }
         close(cfd);

@@ -193,6 +193,17 @@ uint16_t admin_format(const struct hal_cmd *c)
     return 0;
 }
 
+/* ssdlab's fault injection (vendor specific C1h): the fault in CDW10, armed by CDW12. A
+ * panic never returns: the host sees CSTS.CFS and resets the controller. */
+static uint16_t admin_fault(const struct hal_cmd *c)
+{
+    if (c->dw[12] != NVME_FAULT_ARM)
+        return NVME_SC_INVALID_FIELD;
+    if (c->dw[10] == NVME_FAULT_FIRMWARE_PANIC)
+        fw_panic("injected by the host (admin C1h)");
+    return NVME_SC_INVALID_FIELD;
+}
+
 /* --- dispatch ----------------------------------------------------------------------------- */
 
 void admin_dispatch(const struct hal_cmd *c)
@@ -226,6 +237,7 @@ void admin_dispatch(const struct hal_cmd *c)
         break;
     case NVME_ADMIN_KEEP_ALIVE: st = NVME_SC_SUCCESS; break;   /* KAS 0: no timer to reset */
     case NVME_ADMIN_FORMAT_NVM: st = admin_format(c); break;
+    case NVME_ADMIN_SSDLAB_FAULT: st = admin_fault(c); break;
     default: break;
     }
     admin_complete(c, st, dw0);

@@ -144,6 +144,10 @@ bool hal_aer_pop(uint8_t *info);
 bool hal_ctrl_reset_pending(void);
 void hal_ctrl_reset_ack(void);
 
+/* The firmware has failed (fw_panic): CSTS.CFS reads 1 until cleared here (the firmware's
+ * restart after the host's controller reset). */
+void hal_fatal(bool fatal);
+
 /* Shutdown (CC.SHN): 0 none, 1 normal, 2 abrupt. CSTS.SHST reaches 10b (complete) only once
  * the firmware says done (map saved) and no fast-path command is in flight. Clear `done`
  * when hal_shutdown_request() returns to 0. */

@@ -227,6 +227,7 @@ bool hal_aer_pop(uint8_t *info)
 
 bool hal_ctrl_reset_pending(void) { return fw_reset_pending_read() != 0; }
 void hal_ctrl_reset_ack(void) { fw_reset_ack_write(1); }
+void hal_fatal(bool fatal) { fw_fatal_write(fatal); }
 bool hal_io_busy(void) { return fw_io_busy_read() != 0; }
 uint8_t hal_shutdown_request(void) { return (uint8_t)fw_shn_read(); }
 void hal_shutdown_done(bool done) { fw_shn_done_write(done); }

@@ -16,6 +16,7 @@ static bool io_drain;
 bool fw_init(void)
 {
     uint64_t boot_start = hal_cycles();
+    hal_fatal(false);           /* a restart after a panic: the controller reset is done */
     memset(&C, 0, sizeof(C));
     memset(&F, 0, sizeof(F));
     hal_ident(&G.id);

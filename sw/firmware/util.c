@@ -36,13 +36,54 @@ void fw_put_hex(uint32_t v)
 }
 
 #ifndef FW_HOST
+/* A failure the firmware cannot go on from: CSTS.CFS for the host, the hardware read path
+ * off (the tables it reads are about to be rebuilt), the flash's outstanding completions
+ * drained; then, once the host resets the controller (CC.EN 1 -> 0, as a host does on CFS),
+ * the reset is acknowledged and the firmware starts again from its reset entry: the boot
+ * loads the checkpoint and journal, so what was durable stays. */
 void fw_panic(const char *why)
 {
     fw_puts("firmware panic: ");
     fw_puts(why);
     hal_putc('\n');
-    for (;;)
-        ;
+    hal_fatal(true);
+    hal_hw_read_setup(0, false);
+    for (;;) {
+        struct hal_flash_cpl c;
+        while (hal_flash_pop(&c))
+            ;
+        if (hal_ctrl_reset_pending())
+            break;
+    }
+    uint64_t t = hal_cycles();
+    while (hal_cycles() - t < 100000) {         /* stragglers of ops already on the bus */
+        struct hal_flash_cpl c;
+        while (hal_flash_pop(&c))
+            ;
+    }
+    /* the boot expects the dies as after power-on: a RESET to every target in the interface
+     * they run now (it ends any op in progress and returns them to SDR mode 0), then the
+     * channels back to SDR */
+    const struct hal_ident *id = &G.id;
+    uint32_t targets = id->n_channels * id->n_ways, done = 0;
+    for (uint32_t k = 0; k < targets; k++) {
+        struct hal_flash_op op = { .op = FLASH_RESET, .plane_mask = 1,
+                                   .channel = (uint8_t)(k % id->n_channels),
+                                   .way = (uint8_t)(k / id->n_channels) };
+        struct hal_flash_cpl c;
+        while (!hal_flash_push(&op))
+            done += hal_flash_pop(&c);
+    }
+    t = hal_cycles();
+    while (done < targets && hal_cycles() - t < 10000000) {
+        struct hal_flash_cpl c;
+        done += hal_flash_pop(&c);
+    }
+    hal_flash_nvddr2(false);
+    hal_ctrl_reset_ack();
+    fw_puts("firmware restart after the controller reset\n");
+    extern void _start(void) __attribute__((noreturn));
+    _start();
 }
 #endif
 

@@ -303,6 +303,9 @@ static int release(struct sl_ctrl *c, bool shutdown)
         sl_queue_free(c, qid);
     if (c->bounce.vaddr)
         c->t->ops->dma_free(c->t, &c->bounce);
+    for (unsigned i = 0; i < SL_RETIRED_MAX; i++)
+        if (c->retired[i].used)
+            c->t->ops->dma_free(c->t, &c->retired[i].m);
     sl_transport_close(c->t);
     free(c);
     return rc;

@@ -83,6 +83,7 @@ uint64_t sl_pa_alloc(struct sl_pagealloc *pa, uint64_t n);
 void sl_pa_free(struct sl_pagealloc *pa, uint64_t page, uint64_t n);
 
 /* --- ctrl.c / qpair.c / submit.c ------------------------------------------------------- */
+#define SL_RETIRED_MAX 8
 struct sl_ctrl {
     struct sl_transport *t;
     struct sl_ctrl_opts opts;
@@ -95,6 +96,10 @@ struct sl_ctrl {
     unsigned n_io;
     struct sl_queue q[SL_MAX_QUEUES + 1];     /* q[0]: admin */
     struct sl_dma bounce;
+    /* Bounce buffers of commands that timed out while the controller still owned them: a
+     * late completion may yet DMA into one, so none is reused; each is freed when its command
+     * completes after all, or when the controller is released. */
+    struct sl_retired { struct sl_ctrl *c; struct sl_dma m; int used; } retired[SL_RETIRED_MAX];
     struct nvme_id_ctrl id;
     struct nvme_id_ns ns;
     char     err[512];

@@ -1,9 +1,40 @@
 // SPDX-License-Identifier: BSD-2-Clause
 // sync.c - the synchronous API: one command at a time through the bounce buffer.
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sl_priv.h"
+
+static void retired_done(const struct sl_cpl *cpl, void *user)
+{
+    (void)cpl;
+    struct sl_retired *r = user;
+    r->c->t->ops->dma_free(r->c->t, &r->m);
+    r->used = 0;
+}
+
+/* The command on `qid` / `cid` timed out holding the bounce buffer: the buffer is retired
+ * (its late completion frees it) and a new one takes its place, so the next command's data
+ * never shares memory a late DMA could still write. */
+static int retire_bounce(struct sl_ctrl *c, unsigned qid, uint16_t cid)
+{
+    struct sl_retired *r = NULL;
+    for (unsigned i = 0; i < SL_RETIRED_MAX && !r; i++)
+        if (!c->retired[i].used)
+            r = &c->retired[i];
+    struct sl_dma fresh;
+    if (!r || c->t->ops->dma_alloc(c->t, c->bounce.len, &fresh) < 0) {
+        /* nothing left to replace it with: no more data commands on this controller */
+        c->bounce.len = 0;
+        return -1;
+    }
+    *r = (struct sl_retired){ .c = c, .m = c->bounce, .used = 1 };
+    c->q[qid].reqs[cid].cb = retired_done;
+    c->q[qid].reqs[cid].user = r;
+    c->bounce = fresh;
+    return 0;
+}
 
 /* Data direction from the opcode (NVMe 1.4 figure 79): bit 0 host to controller, bit 1
  * controller to host. */
@@ -20,7 +51,16 @@ static int exec_bounce(struct sl_ctrl *c, unsigned qid, struct nvme_sqe *cmd, vo
         memcpy(c->bounce.vaddr, buf, len);
     else if (len)
         memset(c->bounce.vaddr, 0, len);
+    if (len && !c->bounce.len)
+        return sl_err(c, -EIO, "%s: every bounce buffer is held by a command that timed out "
+                      "and never completed: reset the controller",
+                      sl_opc_name(qid, cmd->opc));
     int rc = sl_exec(c, qid, cmd, len ? c->bounce.bus : 0, len, dw0, timeout_ns);
+    if (rc == -ETIMEDOUT && len && retire_bounce(c, qid, cmd->cid) < 0) {
+        size_t n = strlen(c->err);
+        snprintf(c->err + n, sizeof(c->err) - n, "; its bounce buffer stays with it and no "
+                 "other could be allocated: reset the controller");
+    }
     if (rc == 0 && len && (cmd->opc & 2u))
         memcpy(buf, c->bounce.vaddr, len);
     return rc;

@@ -11,6 +11,7 @@
 // (SB_RESET) clears configuration space: the transport sets MSI-X up again after it.
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@ struct sim {
     int      trace;             /* $SSDLAB_SIM_TRACE set: every request and reply to stderr */
     unsigned msi_vectors;       /* HELLO's MSI vector count */
     unsigned msix_vectors;      /* MSI-X table entries in use (0: MSI) */
+    int      watchdog_ms;       /* wall time with no byte from the harness: stuck (0: never) */
     struct sl_pagealloc pa;
 };
 
@@ -41,7 +43,7 @@ static const char *type_name(uint32_t type)
 {
     static const char *names[] = {"?", "HELLO", "MMIO_WRITE", "MMIO_READ", "WAIT", "ADVANCE",
                                   "INFO", "QUIT", "RESET", "CFG_READ", "CFG_WRITE",
-                                  "IRQ_COUNTS"};
+                                  "IRQ_COUNTS", "ALIVE"};
     return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
@@ -49,6 +51,16 @@ static int io_all(struct sim *s, void *buf, size_t len, int out)
 {
     uint8_t *p = buf;
     while (len) {
+        if (!out && s->watchdog_ms > 0) {
+            /* a busy harness sends SB_ALIVE every SB_ALIVE_MS: silence this long is a stuck
+             * one (a hung model, a stopped process), not a slow simulation */
+            struct pollfd pfd = { .fd = s->fd, .events = POLLIN };
+            int r = poll(&pfd, 1, s->watchdog_ms);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r == 0)
+                return -ETIME;
+        }
         ssize_t n = out ? send(s->fd, p, len, MSG_NOSIGNAL) : recv(s->fd, p, len, 0);
         if (n < 0 && errno == EINTR)
             continue;
@@ -74,8 +86,18 @@ static int xfer(struct sim *s, struct sb_msg *m)
     if (s->fd < 0)
         return sl_terr(&s->t, -ENOTCONN, "sim %s: not connected", type_name(type));
     int rc = io_all(s, m, sizeof(*m), 1);
-    if (rc == 0)
-        rc = io_all(s, m, sizeof(*m), 0);
+    do {                        /* keepalives until the reply */
+        if (rc == 0)
+            rc = io_all(s, m, sizeof(*m), 0);
+    } while (rc == 0 && m->type == SB_ALIVE && m->type != type);
+    if (rc == -ETIME) {
+        close(s->fd);
+        s->fd = -1;
+        return sl_terr(&s->t, rc, "sim %s: the harness at %s sent nothing for %d s of wall "
+                       "time (not even a keepalive): it is stuck, not busy ($SSDLAB_SIM_"
+                       "WATCHDOG_S sets the limit; 0 turns it off)", type_name(type), s->path,
+                       s->watchdog_ms / 1000);
+    }
     if (rc < 0) {
         close(s->fd);
         s->fd = -1;
@@ -362,6 +384,14 @@ int sl_transport_open_sim(const char *path, struct sl_transport **out)
     s->fd = -1;
     const char *trace = getenv("SSDLAB_SIM_TRACE");
     s->trace = trace && *trace && strcmp(trace, "0");
+    /* the stuck-harness watchdog: 60 s of wall time with no byte, 30 keepalives missed */
+    const char *wd = getenv("SSDLAB_SIM_WATCHDOG_S");
+    char *end = NULL;
+    long wd_s = wd && *wd ? strtol(wd, &end, 10) : 60;
+    if (wd && *wd && (*end || wd_s < 0 || wd_s > 86400))
+        return fail(s, sl_terr(&s->t, -EINVAL, "sim: $SSDLAB_SIM_WATCHDOG_S=%s is not a "
+                               "number of seconds from 0 (off) to 86400", wd));
+    s->watchdog_ms = (int)wd_s * 1000;
     strcpy(sa.sun_path, path);
     snprintf(s->path, sizeof(s->path), "%s", path);
     s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -419,6 +419,11 @@ bool hal_ctrl_reset_pending(void)
     return reset_pending;
 }
 
+void hal_fatal(bool fatal)
+{
+    mock_stats.fatal = fatal;
+}
+
 void hal_ctrl_reset_ack(void)
 {
     reset_pending = false;

@@ -49,6 +49,7 @@ struct mock_stats {
     uint32_t max_die_queue;     /* most ops queued to one die at once */
     uint64_t slc_erases, slc_programs, slc_reads;   /* ops in SLC mode */
     uint64_t slc_violations;    /* an op whose mode is not its block's (the die's slc-mode) */
+    bool     fatal;             /* hal_fatal's state (CSTS.CFS) */
 };
 
 extern struct mock_stats mock_stats;

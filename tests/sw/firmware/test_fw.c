@@ -329,6 +329,12 @@ static void t_identify(void)
     c = id_cmd(3, 1);
     CHECK(c.status == 0 && p[0] == 1 && p[1] == 8, "ns descriptor list");
     CHECK(id_cmd(0, 2).status == NVME_SC_INVALID_NAMESPACE, "identify ns 2");
+    /* ssdlab's fault injection: unarmed, or an unknown fault, is an Invalid Field */
+    CHECK(admin(SQE(0xC1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NVME_FAULT_FIRMWARE_PANIC)).status ==
+          NVME_SC_INVALID_FIELD, "fault unarmed");
+    CHECK(admin(SQE(0xC1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 99, 0, NVME_FAULT_ARM)).status ==
+          NVME_SC_INVALID_FIELD, "unknown fault");
+    CHECK(!mock_stats.fatal, "CFS set");
     CHECK(id_cmd(0x10, 0).status == NVME_SC_INVALID_FIELD, "cns 10h");
     uint32_t *d = SQE(0x7F);
     CHECK(admin(d).status == NVME_SC_INVALID_OPCODE, "admin opcode 7Fh");

@@ -5,6 +5,10 @@
 // device (and its media) lives on across connections; exits on SB_QUIT.
 //
 //   fake_harness SOCKET RAMFILE [n_vectors]
+//
+// $FAKE_HARNESS_HANG=busy<ms>@<n> or stuck@<n>: the n-th MMIO read (from 1) takes <ms> of wall
+// time sending SB_ALIVE every 200 ms (a busy harness), or never answers and sends nothing (a
+// stuck one), for the library's keepalive and watchdog tests.
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,7 +37,28 @@ static int recv_all(int fd, void *buf, size_t len)
     return 0;
 }
 
-static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsigned nvec)
+/* $FAKE_HARNESS_HANG at the n-th MMIO read: busy (keepalives) or stuck (silence). */
+static void hang(int fd, uint64_t now_ns)
+{
+    static unsigned reads;
+    const char *h = getenv("FAKE_HARNESS_HANG");
+    const char *at = h ? strchr(h, '@') : NULL;
+    if (!at || ++reads != (unsigned)atoi(at + 1))
+        return;
+    if (!strncmp(h, "stuck", 5))
+        for (;;)
+            pause();
+    long ms = strtol(h + 4, NULL, 10);
+    for (long t = 0; t < ms; t += 200) {
+        usleep(200000);
+        struct sb_msg a = { .type = SB_ALIVE, .time_ps = now_ns * 1000u };
+        if (send(fd, &a, sizeof(a), MSG_NOSIGNAL) != (ssize_t)sizeof(a))
+            return;
+    }
+}
+
+static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsigned nvec,
+                 int fd)
 {
     m->status = SB_OK;
     uint64_t arg = 0;
@@ -61,6 +86,7 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
             m->status = SB_ERR_ARG;
             break;
         }
+        hang(fd, d->now_ns);
         m->data = fake_dev_read(d, (uint32_t)m->addr, m->size);
         break;
     case SB_WAIT: {
@@ -140,7 +166,7 @@ int main(int argc, char **argv)
             break;
         struct sb_msg m;
         while (!quit && recv_all(fd, &m, sizeof(m)) == 0) {
-            quit = serve(&d, &m, argv[2], nvec);
+            quit = serve(&d, &m, argv[2], nvec, fd);
             if (send(fd, &m, sizeof(m), MSG_NOSIGNAL) != (ssize_t)sizeof(m))
                 break;
         }

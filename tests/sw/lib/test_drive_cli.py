@@ -78,20 +78,49 @@ def test_vfio_without_device():
     assert "vfio: no PCI device 0000:ff:1f.7" in r.output
 
 
-@pytest.fixture
-def harness(tmp_path):
+def start_harness(tmp_path, env=None):
     BUILD.mkdir(parents=True, exist_ok=True)
     with open(BUILD / ".make.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         subprocess.run(["make", "-j1", "-s", "-C", "tests/sw/lib"], cwd=ROOT, check=True)
     sock = tmp_path / "drive.sock"
     p = subprocess.Popen([str(TESTS_BUILD / "fake_harness"), str(sock), str(tmp_path / "ram")],
-                         stdout=subprocess.PIPE)
+                         stdout=subprocess.PIPE, env={**os.environ, **(env or {})})
     for _ in range(100):
         if sock.exists():
             break
         time.sleep(0.02)
-    yield {"SSDLAB_SIM_SOCKET": str(sock)}
+    return p, {"SSDLAB_SIM_SOCKET": str(sock)}
+
+
+@pytest.mark.parametrize("hang,ok", [("busy3000@3", True), ("stuck@3", False)])
+def test_watchdog_tells_stuck_from_busy(tmp_path, hang, ok):
+    """A harness that takes 3 s of wall time over a request but sends keepalives is waited
+    for; one that goes silent is reported as stuck once $SSDLAB_SIM_WATCHDOG_S (1 s here) has
+    passed, instead of blocking the host forever."""
+    p, env = start_harness(tmp_path, {"FAKE_HARNESS_HANG": hang})
+    try:
+        t0 = time.monotonic()
+        r = run("identify", "--json", "--timeout", "0.5",
+                env={**env, "SSDLAB_SIM_WATCHDOG_S": "1"})
+        wall = time.monotonic() - t0
+        if ok:
+            assert r.exit_code == 0, r.output
+            assert wall >= 3, wall
+        else:
+            assert r.exit_code != 0
+            assert "sent nothing for 1 s of wall time" in r.output and "stuck" in r.output, \
+                r.output
+            assert wall < 10, wall
+    finally:
+        p.kill()
+        p.wait(timeout=10)
+
+
+@pytest.fixture
+def harness(tmp_path):
+    p, env = start_harness(tmp_path)
+    yield env
     p.terminate()
     p.wait(timeout=10)
 

@@ -417,6 +417,36 @@ static void io_timeout(void)
     fake_dev_fini(&dev);
 }
 
+/* A Write that timed out still owns its data: the device may read it late. The next
+ * command gets another bounce buffer, so the late Write stores its own data, not the next
+ * command's; the late completion frees the retired buffer. */
+static void late_write_keeps_its_buffer(void)
+{
+    fake_dev_init(&dev, NULL, 0);
+    struct sl_ctrl_opts o;
+    sl_ctrl_opts_default(&o);
+    o.io_timeout_ns = 5000000;          /* 5 ms */
+    struct sl_ctrl *c = open_ctrl(&o, 0);
+    struct sl_info info;
+    sl_ctrl_info(c, &info);
+    size_t n = info.lba_bytes;
+    CHECK(n <= 4096);
+    static uint8_t x[4096], y[4096], got[4096];
+    memset(x, 0x11, sizeof(x));
+    memset(y, 0x22, sizeof(y));
+    dev.late_io_ns = 8000000;           /* the device takes the Write after the timeout */
+    CHECK_EQ(sl_write(c, 1, 0, 1, x), -ETIMEDOUT);
+    dev.late_io_ns = 0;
+    CHECK_EQ(sl_write(c, 1, 8, 1, y), 0);           /* meanwhile, the next Write */
+    CHECK_EQ(sl_inflight(c, 1), 0);                 /* the late one completed meanwhile */
+    CHECK_EQ(sl_read(c, 1, 0, 1, got), 0);
+    CHECK(memcmp(got, x, n) == 0);                  /* its own data, not the next Write's */
+    CHECK_EQ(sl_read(c, 1, 8, 1, got), 0);
+    CHECK(memcmp(got, y, n) == 0);
+    sl_ctrl_close(c);
+    fake_dev_fini(&dev);
+}
+
 static void bench(void)
 {
     fake_dev_init(&dev, NULL, 0);
@@ -483,4 +513,5 @@ TT_MAIN(TT_CASE(init_register_order), TT_CASE(init_rdy_timeout), TT_CASE(disable
         TT_CASE(bad_cap), TT_CASE(shutdown_order), TT_CASE(detach_disables),
         TT_CASE(shutdown_timeout), TT_CASE(queue_count_and_depth),
         TT_CASE(rw_roundtrip), TT_CASE(mdts_limit), TT_CASE(async_wrap), TT_CASE(interrupts),
-        TT_CASE(nvme_errors), TT_CASE(io_timeout), TT_CASE(bench))
+        TT_CASE(nvme_errors), TT_CASE(io_timeout), TT_CASE(late_write_keeps_its_buffer),
+        TT_CASE(bench))

@@ -62,6 +62,14 @@ class Env:
         with Transport(sim=self.sim.socket) as t:
             t.power_cycle()
 
+    def abandon(self):
+        """Drop the open controller without a shutdown or a power cycle (a host that gave up
+        on it): the next drive() resets the controller (CC.EN 1 -> 0 -> 1) and initialises it."""
+        d, self.d = self.d, None
+        lib = load_library()
+        lib.sl_transport_close(lib.sl_ctrl_transport(d._c))
+        d._c = None
+
     def power_loss(self):
         """Power off and on with no shutdown: reset through the open controller's own
         connection, then drop that connection (the controller object is abandoned: closing it
@@ -846,6 +854,48 @@ def test_power_loss_after_flush(env, d, request):
     assert got[64 * LBA:] == old[64 * LBA:], "flushed data past the unflushed write changed"
     assert s1["unsafe_shutdowns"] == s0["unsafe_shutdowns"] + 1, (s0, s1)
     assert s1["power_cycles"] == s0["power_cycles"] + 1, (s0, s1)
+    # the Flush committed a journal page: the boot replayed it (sw/firmware ftl_journal.c)
+    v = d.ftl_log()
+    assert v["jnl_replayed_pages"] >= 1, v
+    print(f"boot after the power loss: {v['boot_cycles']} CPU cycles "
+          f"({v['boot_cycles'] / 125:.0f} us at 125 MHz), {v['jnl_replayed_pages']} journal "
+          f"pages replayed")
+
+
+@pytest.mark.smoke
+def test_fatal_path(env, d, request):
+    """A firmware panic (injected by ssdlab's vendor admin command C1h, armed) is seen by the
+    host as CSTS.CFS; the host's controller reset restarts the firmware, which boots from its
+    checkpoint and journal: CFS clear, flushed data intact, the drive takes I/O again. The
+    command unarmed (or with an unknown fault) is an Invalid Field and changes nothing."""
+    rng = rng_for(request)
+    raw = Raw(d)
+    st, _, _ = raw.admin(sqe(0xC1, cdw10=1))
+    assert sc_of(st) == nr.INVALID_FIELD and st & nr.DNR, hex(st)
+    st, _, _ = raw.admin(sqe(0xC1, cdw10=7, cdw12=0x55AA1234))
+    assert sc_of(st) == nr.INVALID_FIELD, hex(st)
+    assert raw.bar_read32(0x1C) & 0x2 == 0
+    n = 256
+    img = Image(rng.randrange(0, d.info()["ns_blocks"] // n) * n, n)
+    img.write(d, img.base, n, rng.randrange(1, 1 << 31))
+    d.flush()
+    raw.submit(sqe(0xC1, cdw10=1, cdw12=0x55AA1234))
+    csts = 0
+    for _ in range(50):                     # 50 x 20 us of simulated time at most
+        raw.wait(0, 1, 20_000)
+        csts = raw.bar_read32(0x1C)
+        if csts & 0x2:
+            break
+    assert csts & 0x2, f"CSTS {csts:#x}: no controller fatal status after the panic"
+    assert not raw.completions, raw.completions
+    env.abandon()
+    d = env.drive()                         # controller reset, firmware restart, init
+    raw = Raw(d)
+    csts = raw.bar_read32(0x1C)
+    assert csts & 0x3 == 0x1, f"CSTS {csts:#x} after the controller reset"
+    img.verify(d)
+    img.write(d, img.base, 8, rng.randrange(1, 1 << 31))
+    img.verify(d)
 
 
 # --- the whole drive -----------------------------------------------------------------------------
