@@ -78,6 +78,7 @@ constexpr uint16_t ROOT_ID = 0x0000;
 uint32_t bswap32(uint32_t v) { return __builtin_bswap32(v); }
 
 volatile sig_atomic_t stop_requested = 0;     // SIGINT / SIGTERM: leave any loop
+bool write_full(int fd, const void *buf, size_t n);     // below: the socket's writes
 
 struct Tlp {
     std::vector<uint32_t> dw;               // header + payload, dword n = TLP bytes 4n..4n+3
@@ -268,17 +269,7 @@ class Drive {
         a.type = SB_ALIVE;
         a.time_ps = time_ps();
         a.data = cycles;
-        if (!write_all(alive_fd, &a, sizeof a)) alive_fd = -1;
-    }
-    static bool write_all(int fd, const void *buf, size_t n) {
-        auto *p = static_cast<const uint8_t *>(buf);
-        while (n) {
-            ssize_t r = write(fd, p, n);
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) return false;
-            p += r; n -= size_t(r);
-        }
-        return true;
+        if (!write_full(alive_fd, &a, sizeof a)) alive_fd = -1;
     }
 
     // run until an event in mask, or the deadline (ps, 0 = none); returns the event
