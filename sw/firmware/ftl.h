@@ -139,6 +139,8 @@ static inline uint32_t ppn_of(uint32_t die, uint32_t blk, uint32_t page, uint32_
     return (bidx(die, blk) * F.ppb + page) * F.pu_units + u;
 }
 static inline uint32_t slot_addr(uint32_t slot) { return slot * SLOT_BYTES; }
+/* 32-bit words of a multi-plane page (checkpoint streams, journal pages) */
+static inline uint32_t page_words(void) { return F.pu_units * UNIT_BYTES / 4; }
 static inline uint32_t grp_slot(uint32_t wb) { return F.grp_base + wb; }
 
 /* ftl.c */
@@ -200,6 +202,11 @@ enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);
 void ftl_format(bool erase_all);
 uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */
+void sys_area_op(struct hal_flash_op *op, uint8_t kind, uint32_t area, uint32_t page,
+                 uint32_t buffer);
+#define N_CTR ((uint32_t)(sizeof(struct fw_counters) / 8))
+void counters_put(volatile uint32_t *w);        /* SMART / FTL counters: 2 x N_CTR words */
+void counters_get(const volatile uint32_t *w);
 
 /* ftl_journal.c */
 void jnl_init_geometry(void);

@@ -7,7 +7,6 @@
 #define CKPT_END     0x45445353u        /* "SSDE": the trailer, the last words written */
 #define CKPT_VERSION 2u
 #define HDR_WORDS    64u
-#define N_CTR        ((uint32_t)(sizeof(struct fw_counters) / 8))
 #define FLAG_BAD     1u
 #define FLAG_SLC     2u      /* erased in SLC mode (its data is read as SLC) */
 #define MAX_BATCH    32u                /* pages staged, then programmed / read in one batch */
@@ -30,10 +29,6 @@ struct stream {
     bool ok, erase;
 };
 
-static uint32_t page_words(void)
-{
-    return F.pu_units * UNIT_BYTES / 4;
-}
 
 static volatile uint32_t *stage_page(uint32_t k)
 {
@@ -47,15 +42,35 @@ static void stream_open(struct stream *s, uint32_t area, uint32_t words)
                           .ok = true, .p = stage_page(0) };
 }
 
-static void area_op(struct hal_flash_op *op, uint32_t area, uint32_t page, uint32_t k)
+/* A whole multi-plane page `page` of system area `area` (checkpoints, journal pages) from or
+ * into the slots at `buffer`. */
+void sys_area_op(struct hal_flash_op *op, uint8_t kind, uint32_t area, uint32_t page,
+                 uint32_t buffer)
 {
     uint32_t blk = F.sys_blk[area * F.area_blocks + page / F.ppb];
-    op->plane_mask = (uint8_t)((1u << F.planes) - 1);
-    op->block = (uint16_t)(blk << F.plane_bits);
-    op->page = (uint16_t)(page % F.ppb);
-    op->length = (uint16_t)G.id.page_bytes;
-    op->buffer = (uint16_t)(F.grp_base + k * F.pu_units);
+    *op = (struct hal_flash_op){ .op = kind, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                                 .block = (uint16_t)(blk << F.plane_bits),
+                                 .page = (uint16_t)(page % F.ppb),
+                                 .length = (uint16_t)G.id.page_bytes,
+                                 .buffer = (uint16_t)buffer };
     flash_op_addr(op, 0);
+}
+
+/* The SMART / FTL counters as 2 x N_CTR words (low word first), and back. */
+void counters_put(volatile uint32_t *w)
+{
+    const uint64_t *ctr = (const uint64_t *)&C;
+    for (uint32_t i = 0; i < N_CTR; i++) {
+        w[2 * i] = (uint32_t)ctr[i];
+        w[2 * i + 1] = (uint32_t)(ctr[i] >> 32);
+    }
+}
+
+void counters_get(const volatile uint32_t *w)
+{
+    uint64_t *ctr = (uint64_t *)&C;
+    for (uint32_t i = 0; i < N_CTR; i++)
+        ctr[i] = w[2 * i] | (uint64_t)w[2 * i + 1] << 32;
 }
 
 /* Erase the area: pushed when the save starts, so die 0 erases while the CPU fills the first
@@ -87,8 +102,7 @@ static void program_staged(struct stream *s)
         s->erase = false;
     }
     for (uint32_t k = 0; k < s->staged; k++) {
-        ops[k] = (struct hal_flash_op){ .op = FLASH_PROGRAM };
-        area_op(&ops[k], s->area, s->page++, k);
+        sys_area_op(&ops[k], FLASH_PROGRAM, s->area, s->page++, F.grp_base + k * F.pu_units);
     }
     C.ckpt_units_written += s->staged * F.pu_units;
     flash_sync_batch(ops, cpl, s->staged);
@@ -136,8 +150,7 @@ static void fetch(struct stream *s)
     static struct hal_flash_cpl cpl[MAX_BATCH];
     uint32_t n = s->pages - s->page < s->batch ? s->pages - s->page : s->batch;
     for (uint32_t k = 0; k < n; k++) {
-        ops[k] = (struct hal_flash_op){ .op = FLASH_READ };
-        area_op(&ops[k], s->area, s->page++, k);
+        sys_area_op(&ops[k], FLASH_READ, s->area, s->page++, F.grp_base + k * F.pu_units);
     }
     flash_sync_batch(ops, cpl, n);
     for (uint32_t k = 0; k < n; k++)
@@ -181,11 +194,7 @@ static void header(uint32_t *h, uint32_t seq, bool clean, uint32_t body)
     h[9] = F.pu_units;
     h[10] = F.user_units;
     h[11] = G.id.lbads;
-    const uint64_t *ctr = (const uint64_t *)&C;
-    for (uint32_t i = 0; i < N_CTR; i++) {
-        h[16 + 2 * i] = (uint32_t)ctr[i];
-        h[17 + 2 * i] = (uint32_t)(ctr[i] >> 32);
-    }
+    counters_put(h + 16);
 }
 
 static uint64_t boot_cycles;
@@ -304,9 +313,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
     for (uint32_t l = 0; l < F.user_units; l++)
         if (F.l2p[l] != MAP_NONE && F.l2p[l] >= F.raw_units)
             return false;
-    uint64_t *ctr = (uint64_t *)&C;
-    for (uint32_t i = 0; i < N_CTR; i++)
-        ctr[i] = h[16 + 2 * i] | (uint64_t)h[17 + 2 * i] << 32;
+    counters_get(h + 16);
     F.ckpt_clean = h[3] != 0;
     return true;
 }

@@ -8,31 +8,25 @@
  * A commit programs one journal page on die 0 without the CPU waiting on it; FUA writes,
  * writes with the volatile write cache off and Flush complete once the commit holding their
  * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
- * moved units (jnl_release, ftl_gc.c). A whole checkpoint is written only when the area's
+ * moved units (ftl_release_pending, ftl.c). A whole checkpoint is written only when the area's
  * journal pages run out (or a journal program fails, or at shutdown and format).
  *
  * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
  * entry count, the SMART / FTL counters (so power cycles and unsafe shutdowns counted at a
- * boot survive the next power loss), then (lpn, value) pairs, then a checksum of everything before it. value: a
- * physical unit or MAP_NONE (deallocated); lpn JNL_BAD: value is a block gone bad; lpn
- * JNL_ERASE: a block erased for writing (value: block | SLC mode << 31), so its mode and erase
- * count survive too. A page cut short by a power loss fails its checksum: the replay stops
- * there.
+ * boot survive the next power loss), then (lpn, value) pairs, then a checksum of everything
+ * before it. value: a physical unit or MAP_NONE (deallocated); lpn JNL_BAD: value is a block
+ * gone bad; lpn JNL_ERASE: a block erased for writing (value: block | SLC mode << 31), so its
+ * mode and erase count survive too. A page cut short by a power loss fails its checksum: the
+ * replay stops there.
  */
 #include "ftl.h"
 
 #define JNL_MAGIC   0x4A445353u         /* "SSDJ" */
-#define N_CTR       ((uint32_t)(sizeof(struct fw_counters) / 8))
 #define JNL_HDR     (4u + 2 * N_CTR)    /* the SMART / FTL counters ride in every page */
 #define JNL_BAD     0xFFFFFFFEu         /* lpn of an entry naming a block gone bad */
 #define JNL_ERASE   0xFFFFFFFDu         /* ... a block erased for writing, and its mode */
 
 struct jnl J;
-
-static uint32_t page_words(void)
-{
-    return F.pu_units * UNIT_BYTES / 4;
-}
 
 /* Entries of one page. */
 static uint32_t page_cap(void)
@@ -43,17 +37,6 @@ static uint32_t page_cap(void)
 static volatile uint32_t *stage(void)
 {
     return (volatile uint32_t *)(hal_buf() + slot_addr(F.jstage));
-}
-
-static void area_op(struct hal_flash_op *op, uint8_t kind, uint32_t page)
-{
-    uint32_t blk = F.sys_blk[J.area * F.area_blocks + page / F.ppb];
-    *op = (struct hal_flash_op){ .op = kind, .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                                 .block = (uint16_t)(blk << F.plane_bits),
-                                 .page = (uint16_t)(page % F.ppb),
-                                 .length = (uint16_t)G.id.page_bytes,
-                                 .buffer = (uint16_t)F.jstage };
-    flash_op_addr(op, 0);
 }
 
 static uint32_t checksum(const volatile uint32_t *w, uint32_t n)
@@ -72,9 +55,9 @@ void jnl_init_geometry(void)
 {
     J = (struct jnl){ 0 };
     J.max = page_cap() + JNL_GROUPS_MAX * F.pu_units + 64;
-    J.ent = fw_alloc(J.max * 8);
     if (J.max > 0x7FFFFFFFu / 8)
         fw_panic("journal list too large");
+    J.ent = fw_alloc(J.max * 8);
 }
 
 /* A checkpoint was written into `area`, taking its first `ckpt_pages` pages: the journal
@@ -137,11 +120,7 @@ static uint32_t commit_page(void)
     w[1] = F.ckpt_seq;
     w[2] = J.next - J.first;
     w[3] = n;
-    const uint64_t *ctr = (const uint64_t *)&C;
-    for (uint32_t i = 0; i < N_CTR; i++) {
-        w[4 + 2 * i] = (uint32_t)ctr[i];
-        w[5 + 2 * i] = (uint32_t)(ctr[i] >> 32);
-    }
+    counters_put(w + 4);
     for (uint32_t i = 0; i < 2 * n; i++)
         w[JNL_HDR + i] = J.ent[i];
     w[words] = checksum(w, words);
@@ -149,7 +128,7 @@ static uint32_t commit_page(void)
         J.ent[i - 2 * n] = J.ent[i];
     J.n -= n;
     struct hal_flash_op op;
-    area_op(&op, FLASH_PROGRAM, J.next++);
+    sys_area_op(&op, FLASH_PROGRAM, J.area, J.next++, F.jstage);
     op.tag = flash_tag_get(page_done, ++J.issued, 0);
     C.jnl_pages++;
     flash_push(&op);
@@ -211,7 +190,7 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
     *erased = true;
     for (uint32_t page = ckpt_pages; page < J.pages; page++, k++) {
         struct hal_flash_op op;
-        area_op(&op, FLASH_READ, page);
+        sys_area_op(&op, FLASH_READ, J.area, page, F.jstage);
         struct hal_flash_cpl c = flash_sync(&op);
         volatile uint32_t *w = stage();
         uint32_t n = w[3];
@@ -223,9 +202,7 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
             break;
         }
         J.next = page + 1;
-        uint64_t *ctr = (uint64_t *)&C;
-        for (uint32_t i = 0; i < N_CTR; i++)
-            ctr[i] = w[4 + 2 * i] | (uint64_t)w[5 + 2 * i] << 32;
+        counters_get(w + 4);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t lpn = w[JNL_HDR + 2 * i], v = w[JNL_HDR + 2 * i + 1];
             uint32_t b = v & 0x7FFFFFFFu;
