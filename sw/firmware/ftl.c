@@ -170,6 +170,8 @@ void ftl_rebuild(void)
         di->active = di->slc_active = -1;
         di->next_page = di->slc_next_page = 0;
         di->n_free = di->n_pending = di->n_slc = 0;
+        di->gc_blk = -1;
+        di->gc_page = 0;
         for (uint32_t k = 0; k < F.nblk; k++) {
             struct blk_info *b = &F.blk[bidx(d, k)];
             if (b->state == BLK_BAD || b->state == BLK_SYS)
@@ -190,7 +192,8 @@ void ftl_rebuild(void)
         F.grp[g].state = GRP_FREE;
     F.filling = F.n_grp;
     F.n_requeue = 0;
-    F.gc_wanted = true;
+    F.gc_wanted = F.gc_pacing = true;
+    F.gc_credit = 0;
     blk_spare_update();
 }
 
@@ -507,6 +510,7 @@ static void do_write(const struct hal_be_req *r, struct req *q)
     uint32_t base = r->tag * G.handle_slots * SLOT_BYTES;
     uint64_t lba = r->slba, end = r->slba + r->nlb + 1u;
     gc_ensure();
+    gc_pace((uint32_t)(((end - 1) >> F.spu_shift) - (r->slba >> F.spu_shift) + 1));
     while (lba < end) {
         uint32_t lpn = (uint32_t)(lba >> F.spu_shift);
         uint32_t s0 = (uint32_t)(lba & (spu - 1));

@@ -29,7 +29,7 @@ extern struct ftl_config ftl_config;
  * it: it is erased only after ftl_release_pending's journal commit (or a checkpoint), so a
  * Flush stays durable across power loss. */
 enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS,
-                 BLK_PENDING };
+                 BLK_PENDING, BLK_VICTIM };
 
 struct blk_info {
     uint32_t erase_count;
@@ -54,6 +54,9 @@ struct die_info {
     int32_t  slc_active;        /* SLC-cache block being filled, -1 none */
     uint32_t slc_next_page;
     uint32_t n_slc;             /* SLC blocks holding or taking data (active + full) */
+    int32_t  gc_blk;            /* GC victim being relocated page by page (BLK_VICTIM), -1 */
+    uint32_t gc_page;           /* its next page to look at */
+    uint32_t gc_valid0;         /* its valid units when chosen (the pace's rate) */
 };
 
 /* write buffer group: one multi-plane page of one die (pu_units slots) */
@@ -103,6 +106,8 @@ struct ftl {
     bool     dirty;             /* map changed since the last checkpoint */
     bool     in_gc;
     bool     gc_wanted;         /* a die fell below gc_low free blocks: gc_ensure looks */
+    bool     gc_pacing;         /* a die fell below gc_low free + pending: gc_pace works */
+    uint32_t gc_credit;         /* units paced GC may still move (x GC_CREDIT_ONE) */
     bool     in_ckpt;
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
@@ -179,6 +184,7 @@ bool gc_one(uint32_t die);
 void gc_relocate(uint32_t die, uint32_t blk);
 void gc_poll(void);
 void gc_ensure(void);
+void gc_pace(uint32_t units);
 void gc_idle(bool host_busy);
 uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);

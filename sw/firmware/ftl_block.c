@@ -49,6 +49,8 @@ static int32_t blk_take(uint32_t die, bool slc)
     di->n_free--;
     if (di->n_free < ftl_config.gc_low)
         F.gc_wanted = true;
+    if (di->n_free + di->n_pending < ftl_config.gc_low)
+        F.gc_pacing = true;
     C.erases++;
     struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
                                .block = (uint16_t)((uint32_t)best << F.plane_bits),
@@ -116,7 +118,7 @@ void blk_retire(uint32_t die, uint32_t blk)
         F.die[die].n_free--;
     if (b->state == BLK_PENDING)
         F.die[die].n_pending--;
-    if (b->slc && (b->state == BLK_ACTIVE || b->state == BLK_FULL))
+    if (b->slc && (b->state == BLK_ACTIVE || b->state == BLK_FULL || b->state == BLK_VICTIM))
         slc_block_left(die, blk);
     b->state = BLK_RETIRING;
     F.retire_pending = true;

@@ -3,49 +3,62 @@
  * retirement: valid units go back through the ordinary write path (striped, buffered). */
 #include "ftl.h"
 
-/* Move every valid unit of (die, blk) into the write buffer, one multi-plane page at a
- * time through the GC stage. */
-void gc_relocate(uint32_t die, uint32_t blk)
+/* Move the valid units of one page of (die, blk) into the write buffer through the GC stage
+ * (one multi-plane READ); the units moved. F.in_gc is the caller's. */
+static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
+{
+    uint32_t live = 0, moved = 0;
+    for (uint32_t u = 0; u < F.pu_units; u++) {
+        uint32_t ppn = ppn_of(die, blk, page, u);
+        uint32_t lpn = F.p2l[ppn];
+        if (lpn != MAP_NONE && F.l2p[lpn] == ppn)
+            live |= 1u << u;
+    }
+    if (!live)
+        return 0;
+    copy_wait();                /* the stage's previous contents have been copied out */
+    struct hal_flash_op op = {
+        .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+        .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
+        .column = 0, .length = (uint16_t)F.die[die].page_bytes,
+        .buffer = (uint16_t)F.gc_stage,
+        .slc = F.blk[bidx(die, blk)].slc,
+    };
+    flash_op_addr(&op, die);
+    struct hal_flash_cpl c = flash_sync(&op);
+    if (c.fail || c.error)
+        C.media_errors++;
+    for (uint32_t u = 0; u < F.pu_units; u++) {
+        if (!(live >> u & 1))
+            continue;
+        uint32_t ppn = ppn_of(die, blk, page, u);
+        uint32_t lpn = F.p2l[ppn];
+        /* the write path may have moved it meanwhile (wb_alloc waits on programs) */
+        if (lpn == MAP_NONE || F.l2p[lpn] != ppn)
+            continue;
+        ftl_write_unit_from(lpn, slot_addr(F.gc_stage + u));
+        C.gc_units_moved++;
+        moved++;
+    }
+    return moved;
+}
+
+/* Move every valid unit of (die, blk) from page `first` on into the write buffer, one
+ * multi-plane page at a time. */
+static void gc_relocate_from(uint32_t die, uint32_t blk, uint32_t first)
 {
     bool was = F.in_gc;
     F.in_gc = true;
     uint32_t pages = blk_pages(die, blk);
-    for (uint32_t page = 0; page < pages && F.blk[bidx(die, blk)].valid; page++) {
-        uint32_t live = 0;
-        for (uint32_t u = 0; u < F.pu_units; u++) {
-            uint32_t ppn = ppn_of(die, blk, page, u);
-            uint32_t lpn = F.p2l[ppn];
-            if (lpn != MAP_NONE && F.l2p[lpn] == ppn)
-                live |= 1u << u;
-        }
-        if (!live)
-            continue;
-        copy_wait();            /* the stage's previous contents have been copied out */
-        struct hal_flash_op op = {
-            .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
-            .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
-            .column = 0, .length = (uint16_t)F.die[die].page_bytes,
-            .buffer = (uint16_t)F.gc_stage,
-            .slc = F.blk[bidx(die, blk)].slc,
-        };
-        flash_op_addr(&op, die);
-        struct hal_flash_cpl c = flash_sync(&op);
-        if (c.fail || c.error)
-            C.media_errors++;
-        for (uint32_t u = 0; u < F.pu_units; u++) {
-            if (!(live >> u & 1))
-                continue;
-            uint32_t ppn = ppn_of(die, blk, page, u);
-            uint32_t lpn = F.p2l[ppn];
-            /* the write path may have moved it meanwhile (wb_alloc waits on programs) */
-            if (lpn == MAP_NONE || F.l2p[lpn] != ppn)
-                continue;
-            ftl_write_unit_from(lpn, slot_addr(F.gc_stage + u));
-            C.gc_units_moved++;
-        }
-    }
+    for (uint32_t page = first; page < pages && F.blk[bidx(die, blk)].valid; page++)
+        gc_move_page(die, blk, page);
     copy_wait();
     F.in_gc = was;
+}
+
+void gc_relocate(uint32_t die, uint32_t blk)
+{
+    gc_relocate_from(die, blk, 0);
 }
 
 /* Greedy: the full block of `die` with the fewest valid units (fewer than max_valid),
@@ -64,20 +77,50 @@ static int32_t gc_victim(uint32_t die, uint32_t max_valid)
     return best;
 }
 
-/* One victim of `die` relocated and left pending; false when no block would gain space. */
-bool gc_one(uint32_t die)
+/* The die's victim, chosen now (greedy) when it has none: BLK_VICTIM until it is empty, so
+ * no other path (SLC fold, idle GC, a second victim) takes it. -1: no block would gain
+ * space. A victim a failure retired meanwhile is dropped (retire_poll moves it). */
+static int32_t gc_victim_open(uint32_t die)
 {
-    int32_t best = gc_victim(die, F.die[die].upb);
-    if (best < 0)
-        return false;
-    gc_relocate(die, (uint32_t)best);
-    struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
+    struct die_info *di = &F.die[die];
+    if (di->gc_blk >= 0 && F.blk[bidx(die, (uint32_t)di->gc_blk)].state != BLK_VICTIM)
+        di->gc_blk = -1;
+    if (di->gc_blk < 0) {
+        int32_t best = gc_victim(die, di->upb);
+        if (best < 0)
+            return -1;
+        F.blk[bidx(die, (uint32_t)best)].state = BLK_VICTIM;
+        di->gc_blk = best;
+        di->gc_page = 0;
+        di->gc_valid0 = F.blk[bidx(die, (uint32_t)best)].valid;
+    }
+    return di->gc_blk;
+}
+
+/* The die's victim is empty: pending until the next journal commit frees it. */
+static void gc_victim_close(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    uint32_t blk = (uint32_t)di->gc_blk;
+    struct blk_info *b = &F.blk[bidx(die, blk)];
     if (b->valid)
         fw_panic("GC victim still has valid units");
     if (b->slc)
-        slc_block_left(die, (uint32_t)best);
+        slc_block_left(die, blk);
     b->state = BLK_PENDING;
-    F.die[die].n_pending++;
+    di->n_pending++;
+    di->gc_blk = -1;
+}
+
+/* The die's victim (one is chosen when none is open) relocated to its end and left
+ * pending; false when no block would gain space. */
+bool gc_one(uint32_t die)
+{
+    int32_t blk = gc_victim_open(die);
+    if (blk < 0)
+        return false;
+    gc_relocate_from(die, (uint32_t)blk, F.die[die].gc_page);
+    gc_victim_close(die);
     return true;
 }
 
@@ -104,9 +147,17 @@ void retire_poll(void)
     }
 }
 
-/* Keep gc_low free blocks on every die: GC the dies short of free + pending blocks, then,
- * if a die is short of free ones, a journal commit turns the pending blocks free. Top level
- * only (before a Write, in the main loop), never inside the program path. */
+/* The floor below which a write waits for whole victims (gc_low - 1, at least 1): paced GC
+ * (gc_pace) works at the floor, below gc_low. gc_low 1 turns pacing off. */
+static uint32_t gc_floor(void)
+{
+    return ftl_config.gc_low > 2 ? ftl_config.gc_low - 1 : 1;
+}
+
+/* Keep every die at or above the floor of free + pending blocks: whole victims moved before
+ * a write (a pause the host sees, C.gc_fg_blocks: paced GC normally keeps the dies above
+ * it); then, if a die is short of free blocks, a journal commit turns the pending blocks
+ * free. Top level only (before a Write, in the main loop), never inside the program path. */
 void gc_ensure(void)
 {
     if (F.in_gc || F.in_ckpt || F.quiesced)
@@ -119,13 +170,77 @@ void gc_ensure(void)
     bool short_free = false, pending = false;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];
-        while (di->n_free + di->n_pending < ftl_config.gc_low && gc_one(d))
-            ;
+        while (di->n_free + di->n_pending < gc_floor() && gc_one(d))
+            C.gc_fg_blocks++;
         short_free |= di->n_free < ftl_config.gc_low;
         pending |= di->n_pending > 0;
     }
     if (short_free && pending)
         ftl_release_pending();
+}
+
+/*
+ * Paced GC: a die below gc_low free + pending blocks (so at the floor, gc_low - 1) has its
+ * victim moved a page at a time, before each host write, in proportion to the units the
+ * write takes. A victim of v valid units out of upb frees upb - v units net, so every host
+ * unit earns v / (upb - v) units of moving: the victim is done before its die has used the
+ * room of its open block (its moved units included), and no write waits for a whole
+ * block's relocation. GC starts where it used to (a die below gc_low) and the dies hold no
+ * more free blocks than before, so write amplification does not grow. The neediest die
+ * (fewest free + pending blocks) works first.
+ */
+#define GC_CREDIT_ONE 256u          /* fixed point: credit per unit */
+
+void gc_pace(uint32_t units)
+{
+    if (F.in_gc || F.in_ckpt || F.quiesced || !F.gc_pacing)
+        return;
+    int32_t die = -1;
+    uint32_t fewest = ftl_config.gc_low;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        uint32_t n = F.die[d].n_free + F.die[d].n_pending;
+        if (n < fewest && (F.die[d].gc_blk >= 0 || gc_victim(d, F.die[d].upb) >= 0)) {
+            fewest = n;
+            die = (int32_t)d;
+        }
+    }
+    if (die < 0) {
+        F.gc_pacing = false;
+        F.gc_credit = 0;
+        return;
+    }
+    struct die_info *di = &F.die[die];
+    int32_t blk = gc_victim_open((uint32_t)die);
+    if (blk < 0)
+        return;
+    struct blk_info *b = &F.blk[bidx((uint32_t)die, (uint32_t)blk)];
+    /* the rate of the victim as chosen: its valid count falls as it is moved */
+    uint32_t gain = di->upb > di->gc_valid0 ? di->upb - di->gc_valid0 : 1;
+    /* a quarter more than the balance: the dies of a stripe fall below gc_low together and
+     * are served one after another, so the last ones served use some of their room before
+     * their turn */
+    uint64_t credit = F.gc_credit + GC_CREDIT_ONE / 2 +
+                      (uint64_t)units * di->gc_valid0 * GC_CREDIT_ONE * 5 / 4 / gain;
+    /* at most one victim's worth of moving per write */
+    uint64_t cap = (uint64_t)di->upb * GC_CREDIT_ONE;
+    if (credit > cap)
+        credit = cap;
+    bool was = F.in_gc;
+    F.in_gc = true;
+    uint32_t pages = blk_pages((uint32_t)die, (uint32_t)blk);
+    while (credit >= GC_CREDIT_ONE && b->valid && di->gc_page < pages) {
+        uint32_t moved = gc_move_page((uint32_t)die, (uint32_t)blk, di->gc_page++);
+        if (moved) {
+            C.gc_paced_pages++;
+            credit -= (uint64_t)moved * GC_CREDIT_ONE > credit ? credit
+                                                               : (uint64_t)moved * GC_CREDIT_ONE;
+        }
+    }
+    copy_wait();
+    F.in_gc = was;
+    F.gc_credit = (uint32_t)credit;
+    if (!b->valid || di->gc_page >= pages)
+        gc_victim_close((uint32_t)die);
 }
 
 void gc_poll(void)

@@ -109,6 +109,8 @@ struct fw_counters {
     uint64_t slc_units_folded;                  /* units those folds moved */
     uint64_t jnl_pages;                         /* map journal pages programmed */
     uint64_t jnl_releases;                      /* GC's emptied blocks freed by a commit */
+    uint64_t gc_paced_pages;                    /* victim pages moved paced by host writes */
+    uint64_t gc_fg_blocks;                      /* victims moved whole before a write */
 };
 extern struct fw_counters C;
 

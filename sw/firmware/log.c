@@ -198,6 +198,8 @@ static uint32_t build_vendor(void)
     put_le(p + 232, 8, C.jnl_releases);
     put_le(p + 240, 8, F.jnl_replayed);
     put_le(p + 248, 8, F.boot_cycles);
+    put_le(p + 256, 8, C.gc_paced_pages);
+    put_le(p + 264, 8, C.gc_fg_blocks);
     return 512;
 }
 
