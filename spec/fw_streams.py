@@ -160,8 +160,9 @@ def ivc_layout():
 
 
 def fw_aer_layout():
-    """An asynchronous event: its information byte (event type 0, log page 01h)."""
-    return [("info", 8)]
+    """An asynchronous event: its information byte (event type 0, log page 01h) and the
+    submission queue it concerns (0xFFFF: none), for the error log entry."""
+    return [("info", 8), ("sqid", 16)]
 
 
 # Block requests (NVMe front end <-> back end, ARCHITECTURE.md) ----------------------------------

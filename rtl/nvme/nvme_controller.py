@@ -280,17 +280,29 @@ class NvmeController(LiteXModule):
             irq.m_msi.ready.eq(Mux(msix_on, 1, msi_ready)),    # NvmeMsix is always ready
         ]
 
-        # Asynchronous events: invalid doorbell writes, while enabled (a small queue; the
-        # firmware reports them through Asynchronous Event Requests).
+        # Asynchronous events, while enabled (a small queue; the firmware reports them through
+        # Asynchronous Event Requests and the error log): invalid doorbell writes, and an SQ
+        # whose entries could not be read (an error completion: that queue stops fetching
+        # until it is created again, the others go on, so a transient internal error).
         self.aer_fifo = aer = stream.SyncFIFO(fw_aer_layout(), 4)
         ev_reg = Signal()
         ev_val = Signal()
+        ev_fetch = Signal()
         self.comb += [
             ev_reg.eq(regs.db_invalid | sq.bad_sqid | cq.bad_cqid),
             ev_val.eq(sq.bad_tail | cq.bad_head),
-            aer.sink.valid.eq((ev_reg | ev_val) & self.ctrl_enabled),
-            aer.sink.info.eq(Mux(ev_reg, AerErrorInfo.INVALID_DOORBELL_REGISTER,
-                                 AerErrorInfo.INVALID_DOORBELL_VALUE)),
+            ev_fetch.eq(sq.fetch_err),
+            aer.sink.valid.eq((ev_reg | ev_val | ev_fetch) & self.ctrl_enabled),
+            If(ev_reg,
+                aer.sink.info.eq(AerErrorInfo.INVALID_DOORBELL_REGISTER),
+                aer.sink.sqid.eq(0xFFFF),
+            ).Elif(ev_val,
+                aer.sink.info.eq(AerErrorInfo.INVALID_DOORBELL_VALUE),
+                aer.sink.sqid.eq(0xFFFF),
+            ).Else(
+                aer.sink.info.eq(AerErrorInfo.TRANSIENT_INTERNAL_ERROR),
+                aer.sink.sqid.eq(sq.fetch_err_sqid),
+            ),
             aer.source.connect(self.m_fw_aer),
         ]
 

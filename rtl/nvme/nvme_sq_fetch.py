@@ -86,6 +86,7 @@ class NvmeSqFetch(LiteXModule):
                  list_pages * 64 (ignored).
       fetch_err  pulse: a read completion with an error status (UR, CA); the queue stops
                  fetching until it is created again.
+      fetch_err_sqid  the queue of that fetch (valid with fetch_err).
       pending    bit q: SQ q is enabled and has entries not fetched yet.
       busy       a read is in flight (entries fetched but not all in the output FIFO).
     """
@@ -115,6 +116,7 @@ class NvmeSqFetch(LiteXModule):
         self.bad_tail  = Signal()
         self.bad_cfg   = Signal()
         self.fetch_err = Signal()
+        self.fetch_err_sqid = Signal(16)
         self.pending   = Signal(n_sqs)
         self.busy      = Signal()
 
@@ -331,7 +333,10 @@ class NvmeSqFetch(LiteXModule):
         self.comb += self.busy.eq(~fsm.ongoing("IDLE"))
         fetch_err = Signal()
         self.comb += fetch_err.eq(fsm.ongoing("RECEIVE") & cpl.valid & cpl.err)
-        self.sync += self.fetch_err.eq(fetch_err & ~failed)
+        self.sync += [
+            self.fetch_err.eq(fetch_err & ~failed),
+            self.fetch_err_sqid.eq(q),
+        ]
 
         # Per-queue state updates, one queue at a time (no Array lvalues). The fetch head moves
         # when the request is issued; cfg_we and issue are exclusive (both in IDLE). Each kind
@@ -369,4 +374,5 @@ class NvmeSqFetch(LiteXModule):
         return (stream_port(self.s_cfg, "s_cfg") + stream_port(self.s_tail, "s_tail")
                 + (stream_port(self.s_page, "s_page") if self.list_pages else [])
                 + stream_port(self.m_sqe, "m_sqe")
-                + [self.bad_sqid, self.bad_tail, self.bad_cfg, self.fetch_err])
+                + [self.bad_sqid, self.bad_tail, self.bad_cfg, self.fetch_err,
+                   self.fetch_err_sqid])

@@ -455,7 +455,7 @@ class Drive {
     uint64_t time_ps() const { return cycles * opt.period_ps; }
     uint64_t time_fs() const { return time_ps() * 1000; }
 
-    uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_mmio = 0;
+    uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_read_ur = 0, n_mmio = 0;
     std::vector<uint64_t> irq_count = std::vector<uint64_t>(SB_IRQ_VECTORS);
     uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
     PcieLinkPacer to_host, from_host;       // the link, one pacer per direction
@@ -593,6 +593,19 @@ class Drive {
     void serve_reads() {
         if (reads.empty() || reads.front().due > cycles || from_host.holding(time_fs())) return;
         PendingRead &r = reads.front();
+        if (r.addr + r.bytes > ram_bytes) {
+            // beyond host RAM: Unsupported Request, as a root complex (or its IOMMU) answers
+            // a read of memory that is not there; no data, byte count 0 (cocotbext-pcie's)
+            Tlp t;
+            t.dw.push_back(0x0Au << 24);
+            t.dw.push_back((uint32_t(ROOT_ID) << 16) | (1u << 13));
+            t.dw.push_back((uint32_t(r.requester) << 16) | (uint32_t(r.tag) << 8));
+            t.not_before = link_arrival(from_host, 12, 0);
+            to_dev.push_back(t);
+            n_read_ur++;
+            reads.pop_front();
+            return;
+        }
         unsigned mps = std::min(128u << opt.mps_code, 512u);
         uint64_t end = r.addr + r.bytes;
         uint64_t stop = std::min<uint64_t>(end, (r.addr / mps + 1) * mps);
@@ -894,12 +907,12 @@ int main(int argc, char **argv) {
     }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     fprintf(stderr, "ssdlab_sim: %llu cycles (%.3f ms simulated) in %.1f s wall: %.0f cycles/s; "
-            "NAND rule violations %u, timing violations %u, malformed TLPs %llu; "
-            "fast-forward %s: %llu cycles %s in %llu windows (%.1f %%)\n",
+            "NAND rule violations %u, timing violations %u, malformed TLPs %llu, device reads "
+            "beyond host RAM (UR) %llu; fast-forward %s: %llu cycles %s in %llu windows (%.1f %%)\n",
             (unsigned long long)drive.cycles, drive.time_ps() / 1e9, wall,
             wall > 0 ? drive.cycles / wall : 0.0, drive.rule_violations(),
             drive.timing_violations(), (unsigned long long)drive.n_malformed,
-            !opt.fast_forward ? "off" : opt.ff_check ? "checked" : "on",
+            (unsigned long long)drive.n_read_ur, !opt.fast_forward ? "off" : opt.ff_check ? "checked" : "on",
             (unsigned long long)(drive.ff_skipped + drive.ff_checked),
             opt.ff_check ? "checked" : "skipped", (unsigned long long)drive.ff_windows,
             drive.cycles ? 100.0 * (drive.ff_skipped + drive.ff_checked) / drive.cycles : 0.0);

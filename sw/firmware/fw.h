@@ -80,6 +80,7 @@ void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid);
 uint16_t log_get_page(const struct hal_cmd *c);
 uint16_t log_aer_request(const struct hal_cmd *c);  /* 0xFFFF: held */
 void log_aer_event(uint8_t type, uint8_t info, uint8_t lid);
+void log_aer_error(uint8_t info, uint16_t sqid);
 void log_aer_poll(void);
 void log_spare_poll(void);                      /* spare below threshold: AER */
 uint16_t identify(const struct hal_cmd *c);

@@ -135,8 +135,9 @@ void hal_abort_disarm(void);
 bool hal_abort_hit(void);
 uint64_t hal_sq_pending(void);  /* bit q: SQ q has entries not yet fetched */
 
-/* Asynchronous events the front end raised (invalid doorbell writes): info byte. */
-bool hal_aer_pop(uint8_t *info);
+/* Asynchronous error events the front end raised (invalid doorbell writes, an SQ whose
+ * entries could not be read): info byte, and the SQ concerned (0xFFFF: none). */
+bool hal_aer_pop(uint8_t *info, uint16_t *sqid);
 
 /* A controller reset (CC.EN 1 -> 0) happened: the front end has dropped its queues and
  * stays disabled (the host's CC.EN = 1 waits) until the firmware has reset its state too and

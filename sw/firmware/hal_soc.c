@@ -216,12 +216,13 @@ void hal_abort_disarm(void) { fw_abort_arm_write(0); }
 bool hal_abort_hit(void) { return fw_abort_hit_read() != 0; }
 uint64_t hal_sq_pending(void) { return csr_wide(CSR_FW_SQ_PENDING_ADDR, CSR_FW_SQ_PENDING_SIZE); }
 
-bool hal_aer_pop(uint8_t *info)
+bool hal_aer_pop(uint8_t *info, uint16_t *sqid)
 {
     struct fw_aer a;
     if (!fw_aer_pop(&a))
         return false;
     *info = a.info;
+    *sqid = a.sqid;
     return true;
 }
 

@@ -36,11 +36,24 @@ void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid)
     err_head = (err_head + 1) % N_ERR;
 }
 
+static void aer_event(uint8_t type, uint8_t info, uint8_t lid)
+{
+    if (n_events < N_EVENT)
+        events[n_events++] = (struct event){ type, info, lid };
+}
+
 void log_aer_event(uint8_t type, uint8_t info, uint8_t lid)
 {
     log_error(0xFFFF, 0xFFFF, 0, 0);
-    if (n_events < N_EVENT)
-        events[n_events++] = (struct event){ type, info, lid };
+    aer_event(type, info, lid);
+}
+
+/* An error event of the front end: its error log entry names the SQ it concerns (an SQ
+ * whose entries could not be read: no command, so CID FFFFh). */
+void log_aer_error(uint8_t info, uint16_t sqid)
+{
+    log_error(sqid, 0xFFFF, 0, 0);
+    aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);
 }
 
 uint16_t log_aer_request(const struct hal_cmd *c)

@@ -120,8 +120,9 @@ void fw_poll(void)
     gc_idle(busy || !ftl_requests_idle());
     log_spare_poll();
     uint8_t info;
-    while (hal_aer_pop(&info))
-        log_aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);
+    uint16_t sqid;
+    while (hal_aer_pop(&info, &sqid))
+        log_aer_error(info, sqid);
     log_aer_poll();
 }
 

@@ -54,6 +54,7 @@ static uint8_t shn;
 static uint64_t sq_pending;
 static uint32_t pending_polls;
 static uint8_t aers[64];
+static uint16_t aer_sqid[64];
 static uint32_t aer_n;
 
 /* The die's page and spare (mixed parts: the second part type on cfg.part2_mask's targets,
@@ -400,17 +401,20 @@ uint64_t hal_sq_pending(void)
     return sq_pending;
 }
 
-void mock_push_aer(uint8_t info)
+void mock_push_aer(uint8_t info, uint16_t sqid)
 {
+    aer_sqid[aer_n] = sqid;
     aers[aer_n++] = info;
 }
 
-bool hal_aer_pop(uint8_t *info)
+bool hal_aer_pop(uint8_t *info, uint16_t *sqid)
 {
     if (!aer_n)
         return false;
     *info = aers[0];
+    *sqid = aer_sqid[0];
     memmove(aers, aers + 1, --aer_n);
+    memmove(aer_sqid, aer_sqid + 1, aer_n * sizeof(aer_sqid[0]));
     return true;
 }
 

@@ -92,7 +92,7 @@ void mock_set_shutdown(uint8_t shn);
 bool mock_shutdown_done(void);
 void mock_set_sq_pending(uint64_t bits, uint32_t clear_after_polls);
 void mock_set_abort_hit(bool hit);
-void mock_push_aer(uint8_t info);
+void mock_push_aer(uint8_t info, uint16_t sqid);  /* sqid 0xFFFF: none */
 
 /* what the firmware told the front end */
 struct mock_q { bool enabled, nc; uint64_t base; uint16_t qsize, cqid, iv; bool ien; };

@@ -675,20 +675,33 @@ static void t_logs(void)
     for (int i = 0; i < 10; i++)
         fw_poll();
     CHECK(!mock_pop_cpl(&c), "AER completed without an event");
-    mock_push_aer(1);
+    mock_push_aer(1, 0xFFFF);
     fw_poll();
     CHECK(mock_pop_cpl(&c) && c.cid == 900 && c.dw0 == (0 | 1u << 8 | 1u << 16),
           "AER completion dw0 %x", c.dw0);
     /* a second error event waits (masked) until the error log is read */
     d[0] = 0x0C | (uint32_t)901 << 16;
     mock_push_cmd(0, d);
-    mock_push_aer(0);
+    mock_push_aer(0, 0xFFFF);
     for (int i = 0; i < 10; i++)
         fw_poll();
     CHECK(!mock_pop_cpl(&c), "masked event reported");
     get_log(0x01, 64, 0, false);
     fw_poll();
     CHECK(mock_pop_cpl(&c) && c.cid == 901 && c.dw0 == (1u << 16), "unmasked after log read");
+    /* an SQ whose entries could not be read: a transient internal error (04h) whose error log
+     * entry names the SQ (SQID at byte 8, CID FFFFh at 10) */
+    d[0] = 0x0C | (uint32_t)902 << 16;
+    mock_push_cmd(0, d);
+    mock_push_aer(4, 3);
+    for (int i = 0; i < 10; i++)
+        fw_poll();
+    get_log(0x01, 64, 0, false);
+    CHECK(le(p + 8, 2) == 3 && le(p + 10, 2) == 0xFFFF, "fetch error entry: sqid %llu cid %llx",
+          (unsigned long long)le(p + 8, 2), (unsigned long long)le(p + 10, 2));
+    fw_poll();
+    CHECK(mock_pop_cpl(&c) && c.cid == 902 && c.dw0 == (0 | 4u << 8 | 1u << 16),
+          "fetch error AER dw0 %x", c.dw0);
     /* AER limit: AERL + 1 = 4 outstanding */
     for (int i = 0; i < 4; i++) {
         d[0] = 0x0C | (uint32_t)(910 + i) << 16;

@@ -594,6 +594,55 @@ def test_admin_aer_abort(env, d):
 
 
 @pytest.mark.smoke
+def test_sq_fetch_error(env, d):
+    """An SQ whose entries cannot be read (its memory is past the end of host RAM: the harness
+    answers the device's read with Unsupported Request) stops, and the drive says so: an
+    error event, transient internal error (04h), whose error log entry names the SQ. The
+    admin queue goes on (the log page read); the SQ deleted and created again on good memory
+    works."""
+    raw = Raw(d)
+    aer = raw.submit(sqe(0x0C))
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
+    sq, cq, data = raw.dma(4096), raw.dma(4096), raw.dma(4096)
+    depth, nowhere = 16, 1 << 40            # 1 TiB: far past the harness's host RAM
+    assert raw.admin(sqe(0x05, prp1=cq.bus, cdw10=1 | (depth - 1) << 16, cdw11=1))[0] == 0
+    st, _, _ = raw.admin(sqe(0x01, prp1=nowhere, cdw10=1 | (depth - 1) << 16,
+                             cdw11=1 | 1 << 16))
+    assert st == 0, hex(st)
+    raw.doorbell(1, False, 1)
+    raw.wait(0, 1, 10_000_000)
+    ev = [c for c in raw.completions if c[0] == aer]
+    assert ev, f"no event for the SQ that cannot be fetched: {raw.completions}"
+    _, st, dw0 = ev[0]
+    assert st == 0 and dw0 == (0 | 4 << 8 | 0x01 << 16), \
+        f"AER dw0 {dw0:#x}: want error (0), transient internal error (04h), log 01h"
+    entry = d.get_log_page(0x01, 64)
+    sqid, cid = struct.unpack_from("<HH", entry, 8)
+    assert (sqid, cid) == (1, 0xFFFF), f"error log entry: SQID {sqid}, CID {cid:#x}"
+    # deleted and created again on good memory, the queue works
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    st, _, _ = raw.admin(sqe(0x01, prp1=sq.bus, cdw10=1 | (depth - 1) << 16,
+                             cdw11=1 | 1 << 16))
+    assert st == 0, hex(st)
+    cmd = sqe(0x02, nsid=1, prp1=data.bus, cdw10=500, cdw12=7)
+    cmd.cid = 0x77
+    raw.poke(sq, 0, bytes(cmd))
+    raw.doorbell(1, False, 1)
+    deadline = d.time_ns() + 100_000_000
+    while True:
+        _, _, sqid, cid, ph, status = nr.cqe_unpack(raw.peek(cq, 0, 16))
+        if ph == 1:
+            break
+        assert d.time_ns() < deadline, "no completion on the re-created queue"
+        raw.bar_read32(0x1C)
+    assert (sqid, cid, status) == (1, 0x77, 0), (sqid, cid, hex(status))
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
+    env.close()
+
+
+@pytest.mark.smoke
 @pytest.mark.parametrize("ses", [0, 1])
 def test_admin_format(env, d, request, ses):
     rng = rng_for(request)
