@@ -39,6 +39,7 @@ from soc.ftl_read_path import (
 )
 from soc.fw_ports import CSRToStream, StreamToCSR, c_header
 from soc.fw_wait import FwWait
+from soc.fw_watchdog import FwWatchdog
 from soc.nand_flash import NandFlash
 from spec.fw_streams import FROM_FW, TO_FW, port_layouts
 from spec.onfi_timing import NVDDR2_MODES, engine_registers, nvddr2_engine_registers
@@ -465,6 +466,7 @@ class FirmwarePorts(LiteXModule):
         self._reset_pending = CSRStatus(1)
         self._reset_ack  = CSR(1)           # write: the firmware has handled the reset
         self._fatal      = CSRStorage(1)    # the firmware has failed: CSTS.CFS
+        self.wdt_fired   = Signal()         # the watchdog fired: CSTS.CFS too
         self.comb += [
             n.fw_agg_thr.eq(self._agg_thr.storage), n.fw_agg_time.eq(self._agg_time.storage),
             n.fw_ns_size.eq(self._ns_size.storage),
@@ -480,7 +482,7 @@ class FirmwarePorts(LiteXModule):
             n.fw_reset_gate.eq(1),
             self._reset_pending.status.eq(n.fw_reset_pending),
             n.fw_reset_ack.eq(self._reset_ack.re),
-            n.fw_fatal.eq(self._fatal.storage),
+            n.fw_fatal.eq(self._fatal.storage | self.wdt_fired),
         ]
 
         # Flash configuration: geometry, plane stride, write protect, and the bus timing of
@@ -659,6 +661,11 @@ class SsdlabSoC(SoCCore):
                       fw_wait.active.eq(nvme.io_busy | (nvme.sq_pending != 0))]
         self.bus.add_slave("fw_wait", fw_wait.bus,
                            SoCRegion(origin=FW_WAIT_BASE, size=0x1000, cached=False))
+        # The watchdog: a CPU that runs its period without waiting is stuck; CSTS.CFS and a
+        # CPU reset (do_finalize), and the firmware recovers at boot.
+        self.fw_watchdog = FwWatchdog()
+        self.comb += [self.fw_watchdog.waiting.eq(fw_wait.waiting),
+                      self.fw.wdt_fired.eq(self.fw_watchdog.fired)]
         # quiet: the CPU stalls in WAIT, timer0's down-counter is off and no interrupt is
         # pending in the front end. The harness adds its own conditions (nothing on the link,
         # no request of its own, the top's outputs stable) (sim/harness/README.md).
@@ -684,6 +691,11 @@ class SsdlabSoC(SoCCore):
         SoCCore.do_finalize(self)
         # The CSR bridge exists only now: FwWait sees every register write the CPU makes.
         self.comb += self.fw_wait.wrote.eq(self.csr_bridge.csr.we)
+        # The CPU's reset as LiteX drives it (SoC controller) or by the watchdog: a later
+        # assignment than add_cpu's, so this one holds.
+        self.comb += self.cpu.reset.eq(getattr(self.ctrl, "soc_rst", 0) |
+                                       getattr(self.ctrl, "cpu_rst", 0) |
+                                       self.fw_watchdog.cpu_reset)
 
     def nand_dram(self):
         """The LiteDRAM core the NAND emulators sit on (nand_model "emulator"): None here,

@@ -99,6 +99,8 @@ class AdminOpcode:
 class Fault:
     """ssdlab's injectable faults (admin opcode C1h, CDW10)."""
     FIRMWARE_PANIC = 1          # the firmware fails: CSTS.CFS, recovered by a controller reset
+    FIRMWARE_HANG = 2           # the firmware loops without waiting: the watchdog's to catch
+                                # (CDW13: its period in cycles for this test, 0: the firmware's)
     ARM = 0x55AA1234            # CDW12 of a fault injection that is meant
 
 

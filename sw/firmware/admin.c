@@ -194,13 +194,24 @@ uint16_t admin_format(const struct hal_cmd *c)
 }
 
 /* ssdlab's fault injection (vendor specific C1h): the fault in CDW10, armed by CDW12. A
- * panic never returns: the host sees CSTS.CFS and resets the controller. */
+ * panic never returns: the host sees CSTS.CFS and resets the controller. A hang never
+ * returns either: a loop that never waits, until the watchdog (its period CDW13 cycles if
+ * not 0) resets the CPU. */
 static uint16_t admin_fault(const struct hal_cmd *c)
 {
     if (c->dw[12] != NVME_FAULT_ARM)
         return NVME_SC_INVALID_FIELD;
     if (c->dw[10] == NVME_FAULT_FIRMWARE_PANIC)
         fw_panic("injected by the host (admin C1h)");
+#ifndef FW_HOST
+    if (c->dw[10] == NVME_FAULT_FIRMWARE_HANG) {
+        fw_puts("hang injected by the host (admin C1h): looping without a wait\n");
+        if (c->dw[13])
+            hal_watchdog_setup(c->dw[13]);
+        for (;;)
+            (void)hal_cycles();
+    }
+#endif
     return NVME_SC_INVALID_FIELD;
 }
 

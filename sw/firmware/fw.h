@@ -22,6 +22,10 @@ void *memcpy(void *d, const void *s, size_t n);
 void fw_puts(const char *s);
 void fw_put_hex(uint32_t v);
 void fw_panic(const char *why) __attribute__((noreturn));
+void fw_recover(void);
+/* the watchdog's period (soc/fw_watchdog.py): running cycles without a wait. The longest
+ * loop that does not wait is a die's RESET timeout at bring-up (10 M cycles). */
+#define FW_WATCHDOG_CYCLES (1u << 26)
 /* The board DDR under the NAND emulators (dram_init.c): true when ready or none. */
 bool dram_init(void);
 /* Put `size` bytes of `v` little endian at p (Identify and log page fields). */
@@ -112,6 +116,7 @@ struct fw_counters {
     uint64_t jnl_releases;                      /* GC's emptied blocks freed by a commit */
     uint64_t gc_paced_pages;                    /* victim pages moved paced by host writes */
     uint64_t gc_fg_blocks;                      /* victims moved whole before a write */
+    uint64_t watchdog_resets;                   /* boots the watchdog caused */
 };
 extern struct fw_counters C;
 

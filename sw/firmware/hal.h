@@ -149,6 +149,12 @@ void hal_ctrl_reset_ack(void);
  * restart after the host's controller reset). */
 void hal_fatal(bool fatal);
 
+/* The watchdog (soc/fw_watchdog.py): fires when the CPU runs `period` cycles without waiting
+ * in hal_wait (0: off): CSTS.CFS and a CPU reset. The boot finds it fired and recovers. */
+void hal_watchdog_setup(uint32_t period);
+bool hal_watchdog_fired(void);
+void hal_watchdog_clear(void);
+
 /* Shutdown (CC.SHN): 0 none, 1 normal, 2 abrupt. CSTS.SHST reaches 10b (complete) only once
  * the firmware says done (map saved) and no fast-path command is in flight. Clear `done`
  * when hal_shutdown_request() returns to 0. */

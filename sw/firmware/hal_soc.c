@@ -229,6 +229,9 @@ bool hal_aer_pop(uint8_t *info, uint16_t *sqid)
 bool hal_ctrl_reset_pending(void) { return fw_reset_pending_read() != 0; }
 void hal_ctrl_reset_ack(void) { fw_reset_ack_write(1); }
 void hal_fatal(bool fatal) { fw_fatal_write(fatal); }
+void hal_watchdog_setup(uint32_t period) { fw_watchdog_period_write(period); }
+bool hal_watchdog_fired(void) { return fw_watchdog_fired_read() != 0; }
+void hal_watchdog_clear(void) { fw_watchdog_clear_write(1); }
 bool hal_io_busy(void) { return fw_io_busy_read() != 0; }
 uint8_t hal_shutdown_request(void) { return (uint8_t)fw_shn_read(); }
 void hal_shutdown_done(bool done) { fw_shn_done_write(done); }

@@ -213,6 +213,7 @@ static uint32_t build_vendor(void)
     put_le(p + 248, 8, F.boot_cycles);
     put_le(p + 256, 8, C.gc_paced_pages);
     put_le(p + 264, 8, C.gc_fg_blocks);
+    put_le(p + 272, 8, C.watchdog_resets);
     return 512;
 }
 

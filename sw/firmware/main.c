@@ -16,10 +16,19 @@ static bool io_drain;
 bool fw_init(void)
 {
     uint64_t boot_start = hal_cycles();
-    hal_fatal(false);           /* a restart after a panic: the controller reset is done */
     memset(&C, 0, sizeof(C));
     memset(&F, 0, sizeof(F));
     hal_ident(&G.id);
+    /* the watchdog reset the CPU (a loop that never waited): CSTS.CFS holds until the host
+     * resets the controller, as after a panic */
+    bool watchdog = hal_watchdog_fired();
+    if (watchdog) {
+        fw_puts("watchdog: the firmware ran without waiting; recovering\n");
+        fw_recover();
+        hal_watchdog_clear();
+    }
+    hal_watchdog_setup(FW_WATCHDOG_CYCLES);
+    hal_fatal(false);           /* a restart after a panic: the controller reset is done */
     copy_reset();
     G.n_tags = 1u << G.id.tag_width;
     G.handle_slots = G.id.max_transfer / SLOT_BYTES;
@@ -43,6 +52,7 @@ bool fw_init(void)
     ckpt_find_area();
     F.ready = true;
     enum ckpt_result ck = ckpt_load();
+    C.watchdog_resets += watchdog;      /* after the load: the counters come from flash */
     if (ck == CKPT_LOST) {
         /* a checkpoint was there and none loads: the map is gone. Never a silent format:
          * the drive reports it (SMART critical warning, error log, AER) and refuses I/O

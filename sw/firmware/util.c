@@ -35,18 +35,13 @@ void fw_put_hex(uint32_t v)
         hal_putc("0123456789abcdef"[(v >> i) & 15]);
 }
 
-#ifndef FW_HOST
-/* A failure the firmware cannot go on from: CSTS.CFS for the host, the hardware read path
- * off (the tables it reads are about to be rebuilt), the flash's outstanding completions
- * drained; then, once the host resets the controller (CC.EN 1 -> 0, as a host does on CFS),
- * the reset is acknowledged and the firmware starts again from its reset entry: the boot
- * loads the checkpoint and journal, so what was durable stays. */
-void fw_panic(const char *why)
+/* After a failure (a panic, or a boot the watchdog caused), with CSTS.CFS set: the hardware
+ * read path off (the tables it reads are about to be rebuilt), the flash's outstanding
+ * completions drained; once the host resets the controller (CC.EN 1 -> 0, as a host does on
+ * CFS), every target RESET (the boot expects the dies as after power-on) and the reset
+ * acknowledged. */
+void fw_recover(void)
 {
-    fw_puts("firmware panic: ");
-    fw_puts(why);
-    hal_putc('\n');
-    hal_fatal(true);
     hal_hw_read_setup(0, false);
     for (;;) {
         struct hal_flash_cpl c;
@@ -61,9 +56,8 @@ void fw_panic(const char *why)
         while (hal_flash_pop(&c))
             ;
     }
-    /* the boot expects the dies as after power-on: a RESET to every target in the interface
-     * they run now (it ends any op in progress and returns them to SDR mode 0), then the
-     * channels back to SDR */
+    /* a RESET to every target in the interface they run now (it ends any op in progress and
+     * returns them to SDR mode 0), then the channels back to SDR */
     const struct hal_ident *id = &G.id;
     uint32_t targets = id->n_channels * id->n_ways, done = 0;
     for (uint32_t k = 0; k < targets; k++) {
@@ -81,6 +75,20 @@ void fw_panic(const char *why)
     }
     hal_flash_nvddr2(false);
     hal_ctrl_reset_ack();
+}
+
+#ifndef FW_HOST
+/* A failure the firmware cannot go on from: CSTS.CFS for the host, the watchdog off (the
+ * wait for the host spins), fw_recover; then the firmware starts again from its reset entry:
+ * the boot loads the checkpoint and journal, so what was durable stays. */
+void fw_panic(const char *why)
+{
+    fw_puts("firmware panic: ");
+    fw_puts(why);
+    hal_putc('\n');
+    hal_watchdog_setup(0);
+    hal_fatal(true);
+    fw_recover();
     fw_puts("firmware restart after the controller reset\n");
     extern void _start(void) __attribute__((noreturn));
     _start();

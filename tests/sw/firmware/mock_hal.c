@@ -53,6 +53,7 @@ static bool reset_pending;      /* as the front end: latched by a disable until 
 static uint8_t shn;
 static uint64_t sq_pending;
 static uint32_t pending_polls;
+struct mock_wdt mock_wdt;
 static uint8_t aers[64];
 static uint16_t aer_sqid[64];
 static uint32_t aer_n;
@@ -421,6 +422,21 @@ bool hal_aer_pop(uint8_t *info, uint16_t *sqid)
 bool hal_ctrl_reset_pending(void)
 {
     return reset_pending;
+}
+
+void hal_watchdog_setup(uint32_t period)
+{
+    mock_wdt.period = period;
+}
+
+bool hal_watchdog_fired(void)
+{
+    return mock_wdt.fired;
+}
+
+void hal_watchdog_clear(void)
+{
+    mock_wdt.fired = false;
 }
 
 void hal_fatal(bool fatal)

@@ -53,6 +53,9 @@ struct mock_stats {
 };
 
 extern struct mock_stats mock_stats;
+/* the watchdog: the firmware's period; a test sets `fired` as the hardware does on expiry */
+struct mock_wdt { uint32_t period; bool fired; };
+extern struct mock_wdt mock_wdt;
 extern uint8_t *mock_host;      /* host memory: PRP address a = mock_host[a] */
 #define MOCK_HOST_BYTES (8u << 20)
 

@@ -935,6 +935,35 @@ static void t_badblocks(void)
     verify_all(64, 8);
 }
 
+/* The watchdog reset the CPU (the hardware latched FIRED, which is CSTS.CFS): the boot
+ * recovers as after a panic, waiting for the host's controller reset before it clears it,
+ * and the drive comes back with its data and counts the reset (vendor log +272). */
+static void t_watchdog(void)
+{
+    setup(cfg_default());
+    CHECK(mock_wdt.period == FW_WATCHDOG_CYCLES && !mock_wdt.fired, "period %u at boot",
+          mock_wdt.period);
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 9, 8, 0);
+    drain();
+    flush();
+    /* the CPU reset (the front end and the flash keep their state); the host saw CFS and
+     * took CC.EN to 0 */
+    mock_wdt.fired = true;
+    mock_set_enabled(false);
+    mock_set_enabled(true);
+    boot();
+    CHECK(!mock_wdt.fired && mock_wdt.period == FW_WATCHDOG_CYCLES && !mock_stats.fatal,
+          "after the boot: fired %d period %u fatal %d", mock_wdt.fired, mock_wdt.period,
+          mock_stats.fatal);
+    create_io_queue_pair();
+    verify_all(64, 8);
+    CHECK(vendor(272) == 1, "watchdog resets %llu", (unsigned long long)vendor(272));
+    wr(0, 8, 77, 1, 0);
+    verify_all(64, 8);
+}
+
 static void t_restart(void)
 {
     setup(cfg_default());
@@ -1982,7 +2011,7 @@ static const struct test tests[] = {
     { "bringup_nvddr2", t_bringup_nvddr2 }, { "flash_cb", t_flash_cb }, { "queues", t_queues },
     { "queues_mqes", t_queues_mqes },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
-    { "rmw", t_rmw }, { "gc", t_gc }, { "badblocks", t_badblocks }, { "restart", t_restart },
+    { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },

@@ -947,6 +947,38 @@ def test_fatal_path(env, d, request):
     img.verify(d)
 
 
+@pytest.mark.smoke
+def test_watchdog(env, d, request):
+    """A firmware stuck in a loop that never waits (a hang injected by C1h, fault 2, with a
+    watchdog period of 100,000 cycles for the test) is caught by the hardware watchdog: the
+    host sees CSTS.CFS, the CPU was reset, and after the host's controller reset the firmware
+    has booted again (its vendor log counts the watchdog reset), with the flushed data."""
+    rng = rng_for(request)
+    raw = Raw(d)
+    resets0 = d.ftl_log()["watchdog_resets"]
+    n = 64
+    img = Image(rng.randrange(0, d.info()["ns_blocks"] // n) * n, n)
+    img.write(d, img.base, n, rng.randrange(1, 1 << 31))
+    d.flush()
+    raw.submit(sqe(0xC1, cdw10=2, cdw12=0x55AA1234, cdw13=100_000))
+    csts = 0
+    for _ in range(200):                    # 200 x 20 us of simulated time at most
+        raw.wait(0, 1, 20_000)
+        csts = raw.bar_read32(0x1C)
+        if csts & 0x2:
+            break
+    assert csts & 0x2, f"CSTS {csts:#x}: no controller fatal status from the watchdog"
+    assert not raw.completions, raw.completions
+    env.abandon()
+    d = env.drive()                         # controller reset: the firmware recovers
+    csts = Raw(d).bar_read32(0x1C)
+    assert csts & 0x3 == 0x1, f"CSTS {csts:#x} after the controller reset"
+    assert d.ftl_log()["watchdog_resets"] == resets0 + 1
+    img.verify(d)
+    img.write(d, img.base, 8, rng.randrange(1, 1 << 31))
+    img.verify(d)
+
+
 # --- the whole drive -----------------------------------------------------------------------------
 
 @pytest.mark.full
