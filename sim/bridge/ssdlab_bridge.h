@@ -55,7 +55,8 @@
  *                  another erase), page registers and features are lost, and each die needs
  *                  its first RESET again; the arrays keep what they hold. Reply: data = the
  *                  dies cut (0 for a drive built with the NAND emulator, which is reset as
- *                  for a power cycle). Other size bits: SB_ERR_ARG.
+ *                  for a power cycle), addr = the pages and blocks whose program or erase
+ *                  the cut tore. Other size bits: SB_ERR_ARG.
  *   SB_QUIT        the harness finishes (flushes waves, prints statistics) and exits.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running

@@ -254,8 +254,11 @@ class Transport:
 
     def power_cut(self):
         """sim only: a power cut (SB_RESET with SB_RESET_POWER_CUT): reset as power_cycle, and
-        the NAND dies lose power at this instant (in-flight programs and erases torn)."""
-        self._check(self._lib.sl_transport_power_cut(self._t))
+        the NAND dies lose power at this instant (in-flight programs and erases torn).
+        Returns the pages and blocks torn."""
+        rc = self._lib.sl_transport_power_cut(self._t)
+        self._check(rc)
+        return rc
 
     def quit(self):
         """sim only: the harness finishes and exits (SB_QUIT)."""

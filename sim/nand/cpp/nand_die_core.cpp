@@ -240,9 +240,12 @@ int NandDieCore::tear(Lun &lun) {
 // power_cut: the supply drops at `now` and comes back. In-flight array operations are torn
 // as RESET tears them; registers, queued planes, cache mode, FAIL bits, features and pending
 // events are lost; the die needs its first RESET again. The array stays (non-volatile).
-void NandDieCore::power_cut(double n) {
+// Returns the pages and blocks torn.
+int NandDieCore::power_cut(double n) {
     advance(n);
+    int torn = 0;
     for (auto &lun : luns) {
+        for (auto &op : lun.inflight) torn += (int)op.items.size();
         tear(lun);
         while (!lun.events.empty()) lun.events.pop();
         lun.inflight.clear();
@@ -263,6 +266,7 @@ void NandDieCore::power_cut(double n) {
     selected_lun = 0;
     output_status = false;
     stats["power_cuts"] += 1;
+    return torn;
 }
 
 double NandDieCore::reset(double n) {

@@ -126,7 +126,7 @@ class NandDieCore {
 
     double reset(double now);
     // Not an ONFI command: the supply drops at `now` and comes back (NandDie.power_cut).
-    void power_cut(double now);
+    int power_cut(double now);     // returns the pages and blocks torn
     bool read_id(double now, int address, Bytes &out);
     bool read_parameter_page(double now, int address, Bytes &out);
     bool set_features(double now, int address, const Bytes &params);

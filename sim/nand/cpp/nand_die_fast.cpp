@@ -44,8 +44,8 @@ void NandDieFast::clear() {
     feat_raw_ = 0;
 }
 
-void NandDieFast::power_cut(int64_t now_ps) {
-    die.power_cut(now_ps / 1000.0);
+int NandDieFast::power_cut(int64_t now_ps) {
+    int torn = die.power_cut(now_ps / 1000.0);
     clear();
     out_ = OUT_NONE;
     out_bytes_.clear();
@@ -63,6 +63,7 @@ void NandDieFast::power_cut(int64_t now_ps) {
     last_packed_ = 0xFFFFFFFF;
     next_event_ps_ = INT64_MAX;
     out_cache_ = (uint32_t)dq_out_ | (1u << 8);
+    return torn;
 }
 
 void NandDieFast::own(double now, const std::string &rule, const std::string &message) {

@@ -518,9 +518,11 @@ class NandDie:
         interface go back to SDR mode 0), pending events. The die needs its first RESET again
         (reset-after-power-on; that RESET is busy t_rst_first_ns). The array (pages, erase
         counts, SLC mode, grown bad blocks) stays: NAND is non-volatile. WP# is a pin: it
-        keeps what the controller drives."""
+        keeps what the controller drives. Returns the pages and blocks torn."""
         self.advance(now)
+        torn = 0
         for lun in self.luns:
+            torn += sum(len(items) for _, _, items in lun._inflight)
             self._tear(lun, "torn by a power cut")
             lun._events.clear()
             lun._inflight.clear()
@@ -536,6 +538,7 @@ class NandDie:
         self.selected_lun = 0
         self.output_mode = "data"
         self.stats["power_cuts"] += 1
+        return torn
 
     def read_id(self, now, address=0x00):
         """READ ID (90h): address 00h -> the part's ID bytes (manufacturer first), 20h ->

@@ -367,7 +367,7 @@ class OnfiPinTarget:
         sequence it was assembling and its data output, cancels a pending interface switch
         and busy task, releases R/B# and runs SDR timing mode 0 again. A test calls it while
         the controller is held in reset (the pins carry nothing)."""
-        self.die.power_cut(now)
+        torn = self.die.power_cut(now)
         self._clear()
         self.out = None
         self.rd = None
@@ -377,6 +377,7 @@ class OnfiPinTarget:
         self.iface, self.mode = self.die.data_interface, self.die.timing_mode
         self.t = self._timing_set(self.iface, self.mode)
         self.checker.set_timings(self.t)
+        return torn
 
     # -- command sequences --
 

@@ -295,7 +295,9 @@ static int sim_power_cut(struct sl_transport *t)
 {
     struct sb_msg m = {.type = SB_RESET, .size = SB_RESET_POWER_CUT};
     int rc = xfer(sim_of(t), &m);
-    return rc < 0 ? rc : msix_setup(sim_of(t));
+    if (rc < 0 || (rc = msix_setup(sim_of(t))) < 0)
+        return rc;
+    return m.addr > INT32_MAX ? INT32_MAX : (int)m.addr;
 }
 
 static int sim_stats(struct sl_transport *t, char *buf, size_t len)

@@ -121,7 +121,7 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
             break;
         }
         d->cc = d->csts = 0;
-        m->data = 0;
+        m->data = m->addr = 0;
         break;
     case SB_QUIT:
         break;

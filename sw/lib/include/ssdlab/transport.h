@@ -58,7 +58,7 @@ struct sl_transport_ops {
     /* Optional (NULL: -ENOTSUP): power cycle / function reset of the device. */
     int  (*reset)(struct sl_transport *t);
     /* Optional (NULL: -ENOTSUP): a power cut: as reset, and the NAND loses power too (sim:
-     * in-flight programs and erases torn). */
+     * in-flight programs and erases torn; returns how many pages and blocks). */
     int  (*power_cut)(struct sl_transport *t);
     /* Optional: statistics as "key=value ..." text. */
     int  (*stats)(struct sl_transport *t, char *buf, size_t len);
@@ -96,7 +96,8 @@ int sl_transport_reset(struct sl_transport *t);
 /* Sim: SB_RESET with SB_RESET_POWER_CUT (sim/bridge/ssdlab_bridge.h): everything is reset as
  * for sl_transport_reset, and the NAND dies lose power at this instant: an in-flight program
  * or erase is torn, registers and features are lost. No shutdown: the host's open controller
- * is gone (drop it without closing). VFIO: -ENOTSUP. */
+ * is gone (drop it without closing). Returns the pages and blocks whose program or erase the
+ * cut tore (>= 0), or a negative errno (VFIO: -ENOTSUP). */
 int sl_transport_power_cut(struct sl_transport *t);
 const char *sl_transport_name(const struct sl_transport *t);
 /* Let ns of transport time pass with no request to the device: simulated time on sim (the

@@ -593,7 +593,7 @@ def test_power_cut():
     t = die.set_features(t, 0x01, bytes([4, 0, 0, 0])) + TIM.t_feat_ns
     die.program_page(t, row(0, 1, 1), pattern(2))
     die.erase_block(t, row(1, 2))
-    die.power_cut(t + 100)
+    assert die.power_cut(t + 100) == 2
     assert [e.reason for e in die.fail_events] == ["torn by a power cut"] * 2
     assert die.page_data(0, 1, 1) != pattern(2)             # undefined contents
     assert die.block_info(1, 2)["erased"] is False
