@@ -11,8 +11,9 @@ programs and erases in flight are torn). The drive boots again; the host opens i
 reads the region back:
 
 - durable data is there: a unit whose last durable command (a completed FUA write or Write
-  Zeroes; any completed write or Write Zeroes with the volatile write cache off; a command completed before a completed
-  Flush was submitted; a completed Format) holds that command's data or a later command's;
+  Zeroes; any completed write or Write Zeroes with the volatile write cache off; a command
+  completed before a completed Flush was submitted; a completed Format) holds that command's
+  data or a later command's;
 - every unit holds one of the values it could have (the durable one or a later submitted
   command's, completed or not), the same command's for its 8 LBAs (never a mix within a
   4 KiB unit), each LBA its own pattern (never another LBA's data);
@@ -36,7 +37,9 @@ from sw.ssdlab.drive import load_library
 
 from . import test_drive as td
 from .nvme_raw import CB, Dma, Raw, _lib, sqe
-from .test_drive import LBA, SEED, UNIT, env  # noqa: F401  (env: the drive fixture)
+from .test_drive import LBA, SEED, UNIT
+
+env = td.env                     # the drive fixture (this module starts a drive of its own)
 
 UNIT_BYTES = UNIT * LBA
 MAX_UNITS = 32                   # units per command (128 KiB, the MDTS)
@@ -423,9 +426,10 @@ def campaign(env, n_cuts, n_units, weights, request, label, cover=False):
           f"durable units checked {totals['durable_units']} (commands {totals['durable_cmds']});"
           f" units ok {totals['ok']}, lost {totals['lost']}, mixed {totals['mix']}, foreign "
           f"{totals['foreign']}; cuts that tore a program or erase {totals['cuts_tearing']} "
-          f"({totals['torn']} pages/blocks); commands completed {totals['completed']}, in flight at the "
-          f"cut {totals['in_flight']}; journal pages replayed {totals['jnl_replayed']}; boot "
-          f"cycles min {min(boots)} max {max(boots)}")
+          f"({totals['torn']} pages/blocks); commands completed {totals['completed']}, in "
+          f"flight at the cut {totals['in_flight']}; journal pages replayed "
+          f"{totals['jnl_replayed']}; boot cycles min {min(boots)} max "
+          f"{max(boots)}")
     assert not failures, (f"{len(failures)} of {n_cuts} cuts failed, first: {failures[:3]} "
                           f"(replay: {replay})")
     return totals, hits
