@@ -49,6 +49,14 @@
  *                  little-endian uint64 counts.
  *   SB_RESET       power cycle of the device: everything but the NAND dies (and host RAM) is
  *                  reset for `data` ns (0: 1 us), as at power-on; then the firmware boots again.
+ *                  size = SB_RESET_POWER_CUT: a power cut: the NAND dies lose power too, at
+ *                  the request's time (any cycle the host chose by WAIT / ADVANCE): a program
+ *                  or erase in flight is torn (the page holds random data, the block needs
+ *                  another erase), page registers and features are lost, and each die needs
+ *                  its first RESET again; the arrays keep what they hold. Reply: data = the
+ *                  dies cut (0 for a drive built with the NAND emulator, which is reset as
+ *                  for a power cycle), addr = the pages and blocks whose program or erase
+ *                  the cut tore. Other size bits: SB_ERR_ARG.
  *   SB_QUIT        the harness finishes (flushes waves, prints statistics) and exits.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
@@ -73,7 +81,7 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 4u
+#define SB_VERSION 5u
 #define SB_ALIVE_MS 2000u
 
 enum sb_type {
@@ -90,6 +98,9 @@ enum sb_type {
     SB_IRQ_COUNTS = 11,
     SB_ALIVE      = 12,
 };
+
+/* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
+#define SB_RESET_POWER_CUT  1u
 
 /* The MSI-X capability in the bridge's configuration space (PCIe 3.0 section 7.7):
  * +0 Capability ID 11h, Next Pointer, Message Control (bits 10:0 Table Size - 1, 14 Function

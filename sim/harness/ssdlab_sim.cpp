@@ -43,6 +43,8 @@ extern "C" {
 // sim/nand/cpp/nand_die_fast_dpi.cpp: the dies' earliest scheduled output edge, eval calls
 long long nand_die_fast_next_ps(void);
 unsigned long long nand_die_fast_evals(void);
+// ... and the power cut of every die (SB_RESET with SB_RESET_POWER_CUT); returns the dies
+int nand_die_fast_power_cut(long long now_ps, long long *torn);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -867,6 +869,14 @@ int main(int argc, char **argv) {
                 break;
             }
             case SB_RESET:
+                if (m.size & ~uint32_t(SB_RESET_POWER_CUT)) { r.status = SB_ERR_ARG; break; }
+                // a power cut: the dies lose power too, now (in-flight programs and erases
+                // torn, registers and features lost); then the reset as for a power cycle
+                if (m.size & SB_RESET_POWER_CUT) {
+                    long long torn = 0;
+                    r.data = uint64_t(nand_die_fast_power_cut((long long)drive.time_ps(), &torn));
+                    r.addr = uint64_t(torn);
+                }
                 drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
                 break;
             case SB_INFO: {

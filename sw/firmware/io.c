@@ -46,7 +46,12 @@ uint16_t io_write_zeroes(const struct hal_cmd *c)
         return NVME_SC_NAMESPACE_WRITE_PROTECTED;
     F.quiesced = false;
     ftl_zero_range(slba, nlb);
-    if (c->dw[12] >> 30 & 1)    /* FUA: the zeroed partial units reach the flash */
+    /* FUA or write-through (the cache off), as for a write: the zeroed partial units reach
+     * the flash, and the journal commit holding the whole units' unmapping too (without it a
+     * power cut brought the old data back: tests/system/drive/test_powercut.py) */
+    if ((c->dw[12] >> 30 & 1) || !features_vwc()) {
         ftl_flush_sync();
+        jnl_wait(jnl_commit());
+    }
     return 0;
 }

@@ -117,6 +117,7 @@ def load_library(build=True):
             "sl_transport_close": (None, [vp]),
             "sl_transport_stats": (i32, [vp, ctypes.c_char_p, ctypes.c_size_t]),
             "sl_transport_reset": (i32, [vp]),
+            "sl_transport_power_cut": (i32, [vp]),
             "sl_transport_name": (ctypes.c_char_p, [vp]),
             "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
@@ -250,6 +251,14 @@ class Transport:
     def power_cycle(self):
         """sim: SB_RESET (everything but the NAND and host RAM); vfio: function reset."""
         self._check(self._lib.sl_transport_reset(self._t))
+
+    def power_cut(self):
+        """sim only: a power cut (SB_RESET with SB_RESET_POWER_CUT): reset as power_cycle, and
+        the NAND dies lose power at this instant (in-flight programs and erases torn).
+        Returns the pages and blocks torn."""
+        rc = self._lib.sl_transport_power_cut(self._t)
+        self._check(rc)
+        return rc
 
     def quit(self):
         """sim only: the harness finishes and exits (SB_QUIT)."""

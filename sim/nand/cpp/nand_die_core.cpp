@@ -214,26 +214,69 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     return img;
 }
 
+// _tear: abort the LUN's array operations in flight (an aborted program leaves seeded random
+// contents, an aborted erase a block needing another erase); returns 1 (a program) | 2 (an
+// erase) for what was aborted.
+int NandDieCore::tear(Lun &lun) {
+    int kinds = 0;
+    for (auto &op : lun.inflight) {
+        if (op.program) {
+            kinds |= 1;
+            for (auto &bp : op.items) {
+                lun.block(bp.first).pages[bp.second] = rng.randbytes(g.register_bytes);
+                fail_event("program");
+            }
+        } else {
+            kinds |= 2;
+            for (auto &bp : op.items) {
+                lun.block(bp.first).erased = false;
+                fail_event("erase");
+            }
+        }
+    }
+    return kinds;
+}
+
+// power_cut: the supply drops at `now` and comes back. In-flight array operations are torn
+// as RESET tears them; registers, queued planes, cache mode, FAIL bits, features and pending
+// events are lost; the die needs its first RESET again. The array stays (non-volatile).
+// Returns the pages and blocks torn.
+int NandDieCore::power_cut(double n) {
+    advance(n);
+    int torn = 0;
+    for (auto &lun : luns) {
+        for (auto &op : lun.inflight) torn += (int)op.items.size();
+        tear(lun);
+        while (!lun.events.empty()) lun.events.pop();
+        lun.inflight.clear();
+        lun.mp_queue.clear();
+        lun.cache_mode = CACHE_NONE;
+        lun.last_read_row = -1;
+        lun.last_read_slc = false;
+        lun.registers.clear();
+        lun.data_reg_valid = false;
+        lun.data_reg.clear();
+        lun.data_reg_plane = 0;
+        lun.fail = lun.failc = false;
+        lun.column = lun.out_plane = 0;
+        lun.busy_until = lun.array_busy_until = n;
+    }
+    features.clear();
+    reset_seen = false;
+    selected_lun = 0;
+    output_status = false;
+    stats["power_cuts"] += 1;
+    return torn;
+}
+
 double NandDieCore::reset(double n) {
     advance(n);
     double rdy = n;
     for (auto &lun : luns) {
         int64_t busy_for = t.t_rst_ns;
-        for (auto &op : lun.inflight) {
-            if (op.program) {
-                busy_for = std::max(busy_for, t.t_rst_prog_ns);
-                for (auto &bp : op.items) {
-                    lun.block(bp.first).pages[bp.second] = rng.randbytes(g.register_bytes);
-                    fail_event("program");
-                }
-            } else {
-                busy_for = std::max(busy_for, t.t_rst_erase_ns);
-                for (auto &bp : op.items) {
-                    lun.block(bp.first).erased = false;
-                    fail_event("erase");
-                }
-            }
-        }
+        int kinds = tear(lun);
+        if (kinds & 1) busy_for = std::max(busy_for, t.t_rst_prog_ns);
+        if (kinds & 2) busy_for = std::max(busy_for, t.t_rst_erase_ns);
         if (!reset_seen) busy_for = std::max(busy_for, t.t_rst_first_ns);
         while (!lun.events.empty()) lun.events.pop();
         lun.inflight.clear();

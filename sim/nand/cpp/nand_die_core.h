@@ -125,6 +125,8 @@ class NandDieCore {
     int status(double now, int lun);
 
     double reset(double now);
+    // Not an ONFI command: the supply drops at `now` and comes back (NandDie.power_cut).
+    int power_cut(double now);     // returns the pages and blocks torn
     bool read_id(double now, int address, Bytes &out);
     bool read_parameter_page(double now, int address, Bytes &out);
     bool set_features(double now, int address, const Bytes &params);
@@ -147,6 +149,7 @@ class NandDieCore {
   private:
     bool violate(const std::string &rule, int lun, const std::string &message);
     void fail_event(const std::string &op);
+    int tear(Lun &lun);
     bool powered(const char *what);
     bool ready(Lun &lun, const std::string &what, CacheMode cache = CACHE_NONE);
     bool target_ready(const char *what);

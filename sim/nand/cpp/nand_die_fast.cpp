@@ -44,6 +44,28 @@ void NandDieFast::clear() {
     feat_raw_ = 0;
 }
 
+int NandDieFast::power_cut(int64_t now_ps) {
+    int torn = die.power_cut(now_ps / 1000.0);
+    clear();
+    out_ = OUT_NONE;
+    out_bytes_.clear();
+    out_index_ = 0;
+    rd_on_ = false;
+    switch_pending_ = false;
+    iface_ = die.data_interface();
+    mode = die.timing_mode();
+    checker.set_timings(iface_ != 0, mode);
+    drives_.clear();
+    rb_base_ = 1;
+    rb_fall_ = rb_rise_ = -1;
+    rb_checked_ = INT64_MIN;
+    have_prev_ = false;
+    last_packed_ = 0xFFFFFFFF;
+    next_event_ps_ = INT64_MAX;
+    out_cache_ = (uint32_t)dq_out_ | (1u << 8);
+    return torn;
+}
+
 void NandDieFast::own(double now, const std::string &rule, const std::string &message) {
     own_violations.push_back({now, rule, -1, message});
 }

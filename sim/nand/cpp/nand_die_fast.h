@@ -50,6 +50,10 @@ class NandDieFast {
     int nvddr2_byte(int64_t now_ps);                  // NV-DDR2: the byte of one DQS edge
     int iface() const { return iface_; }              // as the pins run: 0 SDR, 2 NV-DDR2
     void set_wp(int64_t now_ps, int wp_n);
+    // The target loses power at now_ps and gets it back (OnfiPinTarget.power_cut): the die's
+    // NandDieCore::power_cut, and the front end's own state as at construction (no sequence,
+    // no data output or DQ drive pending, R/B# high, SDR mode 0, pins seen afresh).
+    int power_cut(int64_t now_ps);     // the pages and blocks torn
     void checker_observe(int64_t t_ps, const Pins &pins);
     // Apply a pending interface/timing mode switch (after SET FEATURES 01h or RESET) once
     // the die is ready again, as OnfiPinTarget._switch does; the entry points call it.

@@ -158,4 +158,14 @@ long long nand_die_fast_next_ps(void) {
 }
 
 unsigned long long nand_die_fast_evals(void) { return n_evals; }
+
+// For the harness's power cut (SB_RESET with SB_RESET_POWER_CUT): every die instance loses
+// power at now_ps and gets it back (NandDieFast::power_cut: in-flight programs and erases
+// torn, registers and features lost, a RESET needed again; the array stays). Returns the
+// number of dies; *torn = the pages and blocks whose program or erase was torn.
+int nand_die_fast_power_cut(long long now_ps, long long *torn) {
+    *torn = 0;
+    for (auto &m : models) *torn += m->power_cut(now_ps);
+    return (int)models.size();
+}
 }

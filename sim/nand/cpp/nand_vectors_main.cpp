@@ -283,6 +283,8 @@ int run_file(const std::string &path) {
             m.die.inject_bad_block(std::stoi(w[1]), std::stoi(w[2]));
         } else if (key == "WP") {
             m.set_wp(now_ps, std::stoi(w[1]));
+        } else if (key == "POWER_CUT") {
+            m.power_cut(now_ps);
         } else if (key == "PINS") {
             double t = std::strtod(w[1].c_str(), 0);
             int64_t t_ps = (int64_t)std::nearbyint(t * 1000);

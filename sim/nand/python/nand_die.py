@@ -469,18 +469,11 @@ class NandDie:
         ready = now
         for lun in self.luns:
             busy_for = t.t_rst_ns
-            for _, kind, items in lun._inflight:
-                if kind == "program":
-                    busy_for = max(busy_for, t.t_rst_prog_ns)
-                    for block, page in items:
-                        lun.block(block).pages[page] = self._rng.randbytes(
-                            self.geometry.register_bytes)
-                        self._fail_event("program", lun.index, block, page, "aborted by RESET")
-                elif kind == "erase":
-                    busy_for = max(busy_for, t.t_rst_erase_ns)
-                    for block in items:
-                        lun.block(block).erased = False
-                        self._fail_event("erase", lun.index, block, None, "aborted by RESET")
+            kinds = self._tear(lun, "aborted by RESET")
+            if "program" in kinds:
+                busy_for = max(busy_for, t.t_rst_prog_ns)
+            if "erase" in kinds:
+                busy_for = max(busy_for, t.t_rst_erase_ns)
             if not self._reset_seen:
                 busy_for = max(busy_for, t.t_rst_first_ns)
             lun._events.clear()
@@ -498,6 +491,54 @@ class NandDie:
         self.output_mode = "data"
         self.stats["resets"] += 1
         return ready
+
+    def _tear(self, lun, reason):
+        """Abort the LUN's array operations in flight: an aborted program leaves its page
+        programmed with undefined (seeded random) contents, an aborted erase leaves the block
+        needing another erase. Returns the kinds aborted."""
+        kinds = set()
+        for _, kind, items in lun._inflight:
+            kinds.add(kind)
+            if kind == "program":
+                for block, page in items:
+                    lun.block(block).pages[page] = self._rng.randbytes(
+                        self.geometry.register_bytes)
+                    self._fail_event("program", lun.index, block, page, reason)
+            elif kind == "erase":
+                for block in items:
+                    lun.block(block).erased = False
+                    self._fail_event("erase", lun.index, block, None, reason)
+        return kinds
+
+    def power_cut(self, now):
+        """The supply drops at `now` and comes back (not an ONFI command: a test's power cut).
+        Array operations in flight are torn as RESET tears them (random page contents, a block
+        needing another erase); everything volatile is lost: page and data (cache) registers,
+        queued multi-plane planes, cache mode, FAIL/FAILC, features (the timing mode and
+        interface go back to SDR mode 0), pending events. The die needs its first RESET again
+        (reset-after-power-on; that RESET is busy t_rst_first_ns). The array (pages, erase
+        counts, SLC mode, grown bad blocks) stays: NAND is non-volatile. WP# is a pin: it
+        keeps what the controller drives. Returns the pages and blocks torn."""
+        self.advance(now)
+        torn = 0
+        for lun in self.luns:
+            torn += sum(len(items) for _, _, items in lun._inflight)
+            self._tear(lun, "torn by a power cut")
+            lun._events.clear()
+            lun._inflight.clear()
+            lun.mp_queue.clear()
+            lun.cache_mode = lun.last_read_row = lun.data_reg = None
+            lun.last_read_slc = False
+            lun.registers = {}
+            lun.fail = lun.failc = False
+            lun.column = lun.out_plane = 0
+            lun.busy_until = lun.array_busy_until = now
+        self.features = {}
+        self._reset_seen = False
+        self.selected_lun = 0
+        self.output_mode = "data"
+        self.stats["power_cuts"] += 1
+        return torn
 
     def read_id(self, now, address=0x00):
         """READ ID (90h): address 00h -> the part's ID bytes (manufacturer first), 20h ->

@@ -44,6 +44,9 @@ FEATURES bytes appear twice each):
     WEAR <lun> <block> <n>  backdoor: the block's P/E count becomes n
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
+    POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
+                            operations in flight torn, registers and features lost, RESET
+                            needed again; the array stays)
     PINS <t_ns> <ce_n> <cle> <ale> <we_n> <re_n> <dq hex|--> <rb_n> [<dqs 0|1|-->]
                             a pin snapshot for the interface timing checker at t_ns (dqs:
                             the controller's DQS, NV-DDR2; absent: not driven)
@@ -263,6 +266,10 @@ class GoldenRunner:
         self.sync()
         self.target.checker.observe(t_ns, pins)
 
+    def power_cut(self):
+        self.target.power_cut(self.now)
+        self.switch_pending = False
+
     def take_rules(self):
         die_v, own_v = self.die.violations, self.target.own_violations
         # the die's new violations, then the front end's (the C++ runner does the same)
@@ -415,6 +422,8 @@ def run_file(path):
             r.die.inject_bad_block(int(args[0]), int(args[1]))
         elif key == "WP":
             r.die.set_wp_n(r.now, int(args[0]))
+        elif key == "POWER_CUT":
+            r.power_cut()
         elif key == "PINS":
             t_ns = float(args[0])
             ce_n, cle, ale, we_n, re_n = map(int, args[1:6])
@@ -539,6 +548,10 @@ class Scenario:
     def wp(self, value):
         self.die.set_wp_n(self.r.now, value)
         self._emit(f"WP {int(value)}")
+
+    def power_cut(self):
+        self.r.power_cut()
+        self._emit("POWER_CUT")
 
     def pins(self, t_ns, ce_n, cle, ale, we_n, re_n, dq, rb_n=1, dqs=None):
         self.r.pins(t_ns, OnfiPins(ce_n, cle, ale, we_n, re_n, dq, rb_n, dqs))
@@ -961,6 +974,51 @@ def _sc_bad_blocks():
     s.advance(5000)
     s.reset()
     s.read(s.row(0, d, 0), 0, g.register_bytes)
+    s.stats()
+    return s
+
+
+def _sc_power_cut():
+    s = Scenario("power_cut", seed=12)
+    g = s.g
+    s.reset()
+    s.comment("before the cut: two pages, timing mode 5, a feature, a page in the register")
+    s.erase(s.row(0, 2, 0))
+    s.program(s.row(0, 2, 0), pat=(20, g.register_bytes))
+    s.program(s.row(0, 2, 1), pat=(21, g.register_bytes))
+    s.set_features(0x01, [5, 0, 0, 0])
+    s.mode()
+    s.set_features(0x90, [1, 2, 3, 4])
+    s.read(s.row(0, 2, 0))
+    s.comment("a program on LUN 0 and an erase on LUN 1 in flight, then the power cut")
+    s.program(s.row(0, 2, 2), pat=(22, g.register_bytes), wait=False)
+    s.erase(s.row(1, 3, 0), wait=False)
+    s.advance(1000)
+    s.power_cut()
+    s.comment("after it: SDR mode 0, R/B# high, nothing but RESET before the first RESET")
+    s.mode()
+    s.rb()
+    s.read_id(0x00, 5)
+    s.comment("the first RESET after power-on: busy tRST first; the features are gone")
+    s.reset()
+    s.mode()
+    s.get_features(0x90)
+    s.comment("the register lost its page; the array kept its pages; the torn one is random")
+    s.dout(4)
+    s.read(s.row(0, 2, 0), 0, g.register_bytes, pat=(20, g.register_bytes))
+    s.read(s.row(0, 2, 1), 0, g.register_bytes, pat=(21, g.register_bytes))
+    s.read(s.row(0, 2, 2), 0, g.register_bytes)
+    s.comment("the torn erase: the block needs another erase; the torn page counts as written")
+    s.program(s.row(1, 3, 0), pat=(23, 16))
+    s.erase(s.row(1, 3, 0))
+    s.program(s.row(1, 3, 0), pat=(23, 16))
+    s.read(s.row(1, 3, 0), 0, 16, pat=(23, 16))
+    s.program(s.row(0, 2, 3), pat=(24, 16))
+    s.status()
+    s.comment("a power cut with nothing in flight tears nothing; RESET again")
+    s.power_cut()
+    s.reset()
+    s.read(s.row(0, 2, 3), 0, 16, pat=(24, 16))
     s.stats()
     return s
 
@@ -1708,6 +1766,7 @@ SCENARIOS = {
     "rules_lenient": _sc_rules_lenient,
     "unerased": _sc_unerased,
     "bad_blocks": _sc_bad_blocks,
+    "power_cut": _sc_power_cut,
     "bit_errors": _sc_bit_errors,
     "timing": _sc_timing,
     "nvddr2": _sc_nvddr2,

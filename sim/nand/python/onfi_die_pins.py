@@ -359,6 +359,26 @@ class OnfiPinTarget:
         if gen == self._rb_gen:
             self.bus.set_rb(self.bit, 1)
 
+    # -- power --
+
+    def power_cut(self, now):
+        """The target loses power at `now` and gets it back (NandDie.power_cut): the die's
+        in-flight operations are torn and its volatile state lost; the front end drops the
+        sequence it was assembling and its data output, cancels a pending interface switch
+        and busy task, releases R/B# and runs SDR timing mode 0 again. A test calls it while
+        the controller is held in reset (the pins carry nothing)."""
+        torn = self.die.power_cut(now)
+        self._clear()
+        self.out = None
+        self.rd = None
+        self._switch_gen += 1
+        self._rb_gen += 1
+        self.bus.set_rb(self.bit, 1)
+        self.iface, self.mode = self.die.data_interface, self.die.timing_mode
+        self.t = self._timing_set(self.iface, self.mode)
+        self.checker.set_timings(self.t)
+        return torn
+
     # -- command sequences --
 
     def _clear(self):

@@ -24,6 +24,13 @@ int sl_transport_reset(struct sl_transport *t)
     return t->ops->reset(t);
 }
 
+int sl_transport_power_cut(struct sl_transport *t)
+{
+    if (!t->ops->power_cut)
+        return sl_terr(t, -ENOTSUP, "%s: no power cut", t->ops->name);
+    return t->ops->power_cut(t);
+}
+
 const char *sl_transport_name(const struct sl_transport *t)
 {
     return t->ops->name;

@@ -291,6 +291,15 @@ static int sim_reset(struct sl_transport *t)
     return rc < 0 ? rc : msix_setup(sim_of(t));
 }
 
+static int sim_power_cut(struct sl_transport *t)
+{
+    struct sb_msg m = {.type = SB_RESET, .size = SB_RESET_POWER_CUT};
+    int rc = xfer(sim_of(t), &m);
+    if (rc < 0 || (rc = msix_setup(sim_of(t))) < 0)
+        return rc;
+    return m.addr > INT32_MAX ? INT32_MAX : (int)m.addr;
+}
+
 static int sim_stats(struct sl_transport *t, char *buf, size_t len)
 {
     struct sb_msg m = {.type = SB_INFO};
@@ -324,7 +333,7 @@ static const struct sl_transport_ops sim_ops = {
     .write32 = sim_write32, .write64 = sim_write64,
     .dma_alloc = sim_dma_alloc, .dma_free = sim_dma_free,
     .wait = sim_wait, .time_ns = sim_time_ns,
-    .reset = sim_reset, .stats = sim_stats, .close = sim_close,
+    .reset = sim_reset, .power_cut = sim_power_cut, .stats = sim_stats, .close = sim_close,
 };
 
 int sl_sim_quit(struct sl_transport *t)

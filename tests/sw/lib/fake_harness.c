@@ -115,8 +115,13 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
         m->size = 0;
         m->data = 0;
         break;
-    case SB_RESET:
+    case SB_RESET:          /* a power cut (SB_RESET_POWER_CUT) as well: no NAND here */
+        if (m->size & ~(uint32_t)SB_RESET_POWER_CUT) {
+            m->status = SB_ERR_ARG;
+            break;
+        }
         d->cc = d->csts = 0;
+        m->data = m->addr = 0;
         break;
     case SB_QUIT:
         break;

@@ -147,8 +147,9 @@ static void serve(struct server *s, struct sb_msg *m)
         }
         m->data = 30;
         break;
-    case SB_RESET:
+    case SB_RESET:          /* a power cut: 3 pages and blocks torn */
         s->msix_ctrl = 0;
+        m->addr = m->size & SB_RESET_POWER_CUT ? 3 : 0;
         break;
     case SB_QUIT:
         break;
@@ -434,6 +435,15 @@ static void msix_setup(void)
     int n0 = srv.nreq;
     CHECK_EQ(t->ops->reset(t), 0);
     CHECK_EQ(srv.req[n0].type, SB_RESET);
+    CHECK_EQ(srv.req[n0].size, 0);
+    CHECK_EQ(srv.req[srv.nreq - 1].type, SB_CFG_WRITE);
+    CHECK_EQ(srv.msix_ctrl, SB_MSIX_ENABLE);
+    /* a power cut: SB_RESET with SB_RESET_POWER_CUT, then MSI-X again */
+    srv.msix_ctrl = 0;
+    n0 = srv.nreq;
+    CHECK_EQ(sl_transport_power_cut(t), 3);
+    CHECK_EQ(srv.req[n0].type, SB_RESET);
+    CHECK_EQ(srv.req[n0].size, SB_RESET_POWER_CUT);
     CHECK_EQ(srv.req[srv.nreq - 1].type, SB_CFG_WRITE);
     CHECK_EQ(srv.msix_ctrl, SB_MSIX_ENABLE);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */

@@ -69,8 +69,8 @@ _R32 = ctypes.CFUNCTYPE(_i, _vp, _u32, ctypes.POINTER(_u32))
 class TransportOps(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("read32", _R32), ("read64", _vp),
                 ("write32", _W32), ("write64", _vp), ("dma_alloc", _vp), ("dma_free", _vp),
-                ("wait", _vp), ("time_ns", _vp), ("reset", _vp), ("stats", _vp),
-                ("close", _vp)]
+                ("wait", _vp), ("time_ns", _vp), ("reset", _vp), ("power_cut", _vp),
+                ("stats", _vp), ("close", _vp)]
 
 
 class TransportHead(ctypes.Structure):

@@ -57,6 +57,9 @@ struct sl_transport_ops {
     uint64_t (*time_ns)(struct sl_transport *t);
     /* Optional (NULL: -ENOTSUP): power cycle / function reset of the device. */
     int  (*reset)(struct sl_transport *t);
+    /* Optional (NULL: -ENOTSUP): a power cut: as reset, and the NAND loses power too (sim:
+     * in-flight programs and erases torn; returns how many pages and blocks). */
+    int  (*power_cut)(struct sl_transport *t);
     /* Optional: statistics as "key=value ..." text. */
     int  (*stats)(struct sl_transport *t, char *buf, size_t len);
     void (*close)(struct sl_transport *t);
@@ -90,6 +93,12 @@ void sl_transport_close(struct sl_transport *t);
 /* The optional ops, -ENOTSUP where the transport lacks them. */
 int sl_transport_stats(struct sl_transport *t, char *buf, size_t len);
 int sl_transport_reset(struct sl_transport *t);
+/* Sim: SB_RESET with SB_RESET_POWER_CUT (sim/bridge/ssdlab_bridge.h): everything is reset as
+ * for sl_transport_reset, and the NAND dies lose power at this instant: an in-flight program
+ * or erase is torn, registers and features are lost. No shutdown: the host's open controller
+ * is gone (drop it without closing). Returns the pages and blocks whose program or erase the
+ * cut tore (>= 0), or a negative errno (VFIO: -ENOTSUP). */
+int sl_transport_power_cut(struct sl_transport *t);
 const char *sl_transport_name(const struct sl_transport *t);
 /* Let ns of transport time pass with no request to the device: simulated time on sim (the
  * drive runs on, idle), a real sleep on VFIO. 0 or a negative errno. */

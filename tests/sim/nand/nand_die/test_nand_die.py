@@ -584,6 +584,33 @@ def test_reset_aborts_program_and_erase():
     assert program(die, t, 0, 1, 0, b"ok")
 
 
+@pytest.mark.smoke
+def test_power_cut():
+    """A power cut tears what is in flight as RESET does, loses registers and features, and
+    needs the first RESET again; the array keeps its pages."""
+    die, t = make_die()
+    t = program(die, t, 0, 1, 0, pattern(1))
+    t = die.set_features(t, 0x01, bytes([4, 0, 0, 0])) + TIM.t_feat_ns
+    die.program_page(t, row(0, 1, 1), pattern(2))
+    die.erase_block(t, row(1, 2))
+    assert die.power_cut(t + 100) == 2
+    assert [e.reason for e in die.fail_events] == ["torn by a power cut"] * 2
+    assert die.page_data(0, 1, 1) != pattern(2)             # undefined contents
+    assert die.block_info(1, 2)["erased"] is False
+    assert die.timing_mode == 0 and die.stats["power_cuts"] == 1
+    with pytest.raises(NandRuleError, match="reset-after-power-on"):
+        die.read_page(t + 200, row(0, 1, 0))
+    t0 = t + 300
+    t = die.reset(t0)
+    assert t == t0 + TIM.t_rst_first_ns                  # the first RESET after power-on
+    data, t = read(die, t, 0, 1, 0)
+    assert data == pattern(1)
+    with pytest.raises(NandRuleError, match="page-reprogram"):
+        die.program_page(t, row(0, 1, 1), b"again")
+    with pytest.raises(NandRuleError, match="erase-before-program"):
+        die.program_page(t, row(1, 2, 0), b"x")
+
+
 # Multi-plane, cache, multi-LUN -----------------------------------------------------------
 
 @pytest.mark.smoke
