@@ -20,6 +20,15 @@ Groups (test name prefix, NVMe 1.4 sections):
  10 `test_err_*`       error statuses (4.6.1), Abort (5.1), SQ deletion, asynchronous events
                        for invalid doorbell writes (5.2)
  11 `test_random_*`    a seeded constrained-random command stream against a shadow namespace
+    `test_table`       the command-level cases of groups 3-7 and 10 as one table,
+                       tests/lib/nvme_compliance_cases.py (200 cases: Identify, Features,
+                       Log Page, queue create/delete, NVM and PRP forms, error statuses)
+
+The same table runs against the shipped C firmware on the simulated drive
+(tests/system/drive/test_compliance.py, which also repeats groups 1, 2, 8, 10 and 11 there):
+the Python firmware model and the C firmware are held equal by it, and a disagreement fails
+one of the two suites. Expectations that depend on the controller (queue counts, MQES, MDTS,
+namespace size, Format NVM, a write cache) come from what it reports.
 
 Each test prints its seed (cocotb's RANDOM_SEED; the harness's SEED= replays it).
 """
