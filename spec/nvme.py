@@ -813,6 +813,16 @@ def build_active_ns_list(nsids, start=0):
     return struct.pack(f"<{len(ids)}I", *ids) + bytes(IDENTIFY_BYTES - 4 * len(ids))
 
 
+def build_ns_descriptor_list(eui64=None, nguid=None):
+    """Identify CNS 03h (figure 249): Namespace Identification Descriptors, each NIDT (1
+    EUI-64, 2 NGUID), NIDL, two reserved bytes and the NID; zero after the last."""
+    out = b""
+    for nidt, nid in ((1, eui64), (2, nguid)):
+        if nid is not None:
+            out += bytes([nidt, len(nid), 0, 0]) + bytes(nid)
+    return out + bytes(IDENTIFY_BYTES - len(out))
+
+
 def parse_active_ns_list(data):
     ids = struct.unpack("<1024I", bytes(data[:IDENTIFY_BYTES]))
     return [n for n in ids if n]

@@ -20,15 +20,18 @@ for it. Ports (Verilog names of the test top; streams are valid/ready with one p
     fw_abort_arm, fw_abort_sqid, fw_abort_cid  the abort slot; abort_hit, sq_pending outputs
     ctrl_enabled                               output: queues enabled (falls on a reset)
 
-Commands served (NVMe 1.4): Identify (CNS 00h, 01h, 02h), Get / Set Features (01h, 02h, 04h,
+Commands served (NVMe 1.4): Identify (CNS 00h, 01h, 02h, 03h), Get / Set Features (01h, 02h, 04h,
 07h, 08h, 09h, 0Bh; SEL current / default / saved / supported), Create / Delete I/O CQ and SQ
 with the specification's checks (PC=0 queues when the top has the page list ports: the PRP
 list is read with s_fw_xfer, its pages written on s_fw_*_page, the queue created with nc=1),
 Get Log Page (01h, 02h, 03h; offset and NUMDU), Abort,
 Asynchronous Event Request, Keep Alive; I/O Dataset Management and Write Zeroes on the back
-end; every other opcode gets Invalid Command Opcode. Each command costs `fw_latency` cycles
-before it is served (simulated time). Commands run one at a time, in arrival order, but for
-Abort, which a second worker serves with the abort slot while the first goes on.
+end; every other opcode gets Invalid Command Opcode, and a command with FUSE or PSDT set
+Invalid Field in Command. The answers are held equal to the C firmware's (sw/firmware) by the
+compliance table both run (tests/lib/nvme_compliance_cases.py). Each command costs
+`fw_latency` cycles before it is served (simulated time). Commands run one at a time, in
+arrival order, but for Abort, which a second worker serves with the abort slot while the
+first goes on.
 
 When `ctrl_enabled` falls (controller reset), the model drops its state silently: queue
 table, outstanding AERs and Aborts, queued commands and events, features back to defaults.
@@ -93,6 +96,9 @@ class NvmeFirmwareModel:
         mdts = (max_transfer // 4096).bit_length() - 1
         self.id_ctrl_fields = dict(mdts=mdts, acl=acl, aerl=aerl, nn=1)
         self.id_ctrl_fields.update(identify or {})
+        # namespace 1's IEEE EUI-64 (NVMe 1.4 section 7.11: a namespace has a globally unique
+        # identifier; locally administered, like the C firmware's)
+        self.eui64 = (0x02 << 56 | 0x55AA_0001).to_bytes(8, "big")
         self.served = []                        # (sqid, Sqe, status, dw0) in completion order
         self.error_log = []                     # ErrorLogEntry, newest first
         self.error_count = 0
@@ -261,6 +267,11 @@ class NvmeFirmwareModel:
 
     async def serve(self, sqid, sq_head, sqe):
         """Serve one command; returns (status, dw0), or None when it completes later (AER)."""
+        if sqe.fuse or sqe.psdt:
+            # FUSES 0 (no fused operations), PRPs only: an unsupported value in a defined
+            # field (NVMe 1.4 figure 126, Invalid Field in Command); the front end answers
+            # the I/O commands it executes itself the same way
+            return SC.INVALID_FIELD, 0
         if sqid == 0:
             handler = self._admin.get(sqe.opcode)
         else:
@@ -276,9 +287,14 @@ class NvmeFirmwareModel:
         if cns == ns.Cns.NAMESPACE:
             if sqe.nsid != 1:
                 return SC.INVALID_NAMESPACE, 0
-            data = ns.build_identify_namespace(self.ns_size, lbads=self.lbads)
+            data = ns.build_identify_namespace(self.ns_size, lbads=self.lbads,
+                                               eui64=self.eui64)
         elif cns == ns.Cns.CONTROLLER:
             data = ns.build_identify_controller(**self.id_ctrl_fields)
+        elif cns == ns.Cns.NS_DESCRIPTOR_LIST:
+            if sqe.nsid != 1:
+                return SC.INVALID_NAMESPACE, 0
+            data = ns.build_ns_descriptor_list(eui64=self.eui64)
         elif cns == ns.Cns.ACTIVE_NS_LIST:
             if sqe.nsid in (0xFFFFFFFE, NSID_ALL):
                 return SC.INVALID_NAMESPACE, 0

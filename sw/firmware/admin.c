@@ -222,6 +222,13 @@ void admin_dispatch(const struct hal_cmd *c)
     uint8_t opc = (uint8_t)c->dw[0];
     uint16_t st = NVME_SC_INVALID_OPCODE;
     uint32_t dw0 = 0;
+    /* FUSE (9:8) or PSDT (15:14) set: no fused operations (FUSES 0), PRPs only (SGLS 0):
+     * an unsupported value in a defined field (NVMe 1.4 figure 126). The front end answers
+     * the I/O commands it executes itself the same way. */
+    if (c->dw[0] & (3u << 8 | 3u << 14)) {
+        admin_complete(c, NVME_SC_INVALID_FIELD, 0);
+        return;
+    }
     if (c->sqid != 0) {
         switch (opc) {
         case NVME_CMD_WRITE_ZEROES: st = io_write_zeroes(c); break;

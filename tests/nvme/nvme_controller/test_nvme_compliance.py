@@ -20,6 +20,15 @@ Groups (test name prefix, NVMe 1.4 sections):
  10 `test_err_*`       error statuses (4.6.1), Abort (5.1), SQ deletion, asynchronous events
                        for invalid doorbell writes (5.2)
  11 `test_random_*`    a seeded constrained-random command stream against a shadow namespace
+    `test_table`       the command-level cases of groups 3-7 and 10 as one table,
+                       tests/lib/nvme_compliance_cases.py (200 cases: Identify, Features,
+                       Log Page, queue create/delete, NVM and PRP forms, error statuses)
+
+The same table runs against the shipped C firmware on the simulated drive
+(tests/system/drive/test_compliance.py, which also repeats groups 1, 2, 8, 10 and 11 there):
+the Python firmware model and the C firmware are held equal by it, and a disagreement fails
+one of the two suites. Expectations that depend on the controller (queue counts, MQES, MDTS,
+namespace size, Format NVM, a write cache) come from what it reports.
 
 Each test prints its seed (cocotb's RANDOM_SEED; the harness's SEED= replays it).
 """
@@ -32,6 +41,7 @@ import cocotb
 import pytest
 from cocotb.triggers import Combine, First, Timer
 from cocotb.utils import get_sim_time
+from nvme_compliance_cases import PROBES, Facts, Result, cases, groups, plan, verify
 from pcie_tb import PcieSystemTB
 from ssdlab_harness import LiteXCore, core_params, run
 
@@ -997,6 +1007,57 @@ async def test_err_doorbell_aer(dut):
     assert (cqe.dw0 >> 8) & 0xFF == 0x01, cqe
 
 
+# The shared table -------------------------------------------------------------------------------
+
+async def table_execute(host, case):
+    """One case of tests/lib/nvme_compliance_cases.py: its memory (zeroed, contiguous; kept
+    when it holds a queue the command creates), its PRPs, the command, the data read."""
+    n = case.pages()
+    base = host.mem.alloc(n) if n else 0
+    if n:
+        host.mem.fill(base, n * PAGE)
+    sqe, pokes, spans = plan(case, base)
+    for addr, data in pokes:
+        host.mem.write(addr, data)
+    cqe = await host.execute(case.qid, sqe)
+    data = b"".join(host.mem.read(a, k) for a, k in spans)
+    if n and not case.mem:
+        host.mem.free(base, n)
+    return Result(cqe.status, cqe.dw0, cqe.cid, data)
+
+
+async def run_table(tb, host, only=None):
+    """The probes, then the table for what the controller reported; every problem listed."""
+    results = {}
+    for case in PROBES:
+        results[case.name] = await table_execute(host, case)
+        assert results[case.name].status == 0, (case.name, results[case.name])
+    facts = Facts.from_probes(await host.read_cap(), results)
+    table = cases(facts, only)
+    problems, prev = [], None
+    for case in table:
+        res = await table_execute(host, case)
+        results[case.name] = res
+        problems += verify(case, res, facts, {"results": results, "prev": prev, "res": res})
+        prev = res
+    tb.dut._log.info("compliance table: %d cases %s against the Python firmware model",
+                     len(table), groups(table))
+    assert not problems, f"{len(problems)} of {len(table)} cases differ:\n" + \
+        "\n".join(problems)
+    return table
+
+
+@cocotb.test(timeout_time=40, timeout_unit="ms")
+async def test_table(dut):
+    """The compliance table shared with the drive suite (tests/lib/nvme_compliance_cases.py:
+    Identify, Get / Set Features, Get Log Page, Create / Delete queues, NVM commands and PRPs,
+    error statuses) against the Python firmware model; the drive runs the same cases against
+    the C firmware (tests/system/drive/test_compliance.py)."""
+    tb = TB(dut, cmd_timeout_us=2000)
+    host = await tb.start(n_io_queues=2, qdepth=16)
+    await run_table(tb, host)
+
+
 # 11. Constrained-random command stream -----------------------------------------------------------
 
 @cocotb.test(timeout_time=30, timeout_unit="ms")
@@ -1116,7 +1177,7 @@ def only(*names):
     return {"COCOTB_TEST_FILTER": r"\.(" + "|".join(names) + r")\b.*$"}
 
 
-SMOKE = ["test_regs_cap_vs", "test_regs_cc_csts_aq", "test_init_reset_outstanding",
+SMOKE = ["test_table", "test_regs_cap_vs", "test_regs_cc_csts_aq", "test_init_reset_outstanding",
          "test_init_shutdown", "test_queue_errors", "test_identify", "test_identify_errors",
          "test_features", "test_features_queues", "test_log_pages", "test_log_errors",
          "test_nvm_prp_forms", "test_qm_cq_full", "test_irq_coalescing", "test_irq_mask",
