@@ -219,6 +219,7 @@ static bool grp_busy(uint32_t g)
 /* A slot in the group being filled; waits for a free group (programs complete). */
 uint32_t ftl_wb_alloc(uint32_t lpn)
 {
+    uint64_t t0 = F.filling == F.n_grp ? hal_cycles() : 0;
     while (F.filling == F.n_grp) {
         for (uint32_t g = 0; g < F.n_grp; g++) {
             if (F.grp[g].state == GRP_FREE) {
@@ -238,6 +239,8 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
             hal_wait(HAL_NO_DEADLINE);
         }
     }
+    if (t0)
+        stall_note(&F.stall_wb, t0);
     struct grp *gr = &F.grp[F.filling];
     /* plane p's units at p x F.upp (the data movers' plane stride) */
     uint32_t i = gr->fill++;
@@ -715,6 +718,7 @@ void ftl_release_pending(void)
 {
     if (!F.ready)
         return;
+    uint64_t t0 = hal_cycles();
     wb_pad_submit();
     uint32_t seq = F.seq_next;
     while (!durable_upto(seq)) {
@@ -724,4 +728,5 @@ void ftl_release_pending(void)
     jnl_wait(jnl_commit());
     blk_release_pending();
     C.jnl_releases++;
+    stall_note(&F.stall_release, t0);
 }

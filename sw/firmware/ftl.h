@@ -107,6 +107,10 @@ struct ftl {
     bool     in_gc;
     bool     gc_wanted;         /* a die fell below gc_low free blocks: gc_ensure looks */
     bool     gc_pacing;         /* a die fell below gc_low free + pending: gc_pace works */
+    /* the longest the firmware waited since boot (cycles), where metadata or GC can hold a
+     * host write: a journal commit releasing GC's blocks, a whole checkpoint, a write
+     * waiting for a free write-buffer group (vendor log; the item 7 figures) */
+    uint32_t stall_release, stall_ckpt, stall_wb;
     uint32_t gc_credit;         /* units paced GC may still move (x GC_CREDIT_ONE) */
     bool     in_ckpt;
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
@@ -146,6 +150,13 @@ static inline uint32_t ppn_of(uint32_t die, uint32_t blk, uint32_t page, uint32_
 static inline uint32_t slot_addr(uint32_t slot) { return slot * SLOT_BYTES; }
 /* 32-bit words of a multi-plane page (checkpoint streams, journal pages) */
 static inline uint32_t page_words(void) { return F.pu_units * UNIT_BYTES / 4; }
+
+static inline void stall_note(uint32_t *worst, uint64_t since)
+{
+    uint64_t d = hal_cycles() - since;
+    if (d > *worst)
+        *worst = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+}
 static inline uint32_t grp_slot(uint32_t wb) { return F.grp_base + wb; }
 
 /* ftl.c */

@@ -216,6 +216,7 @@ void ckpt_save(bool clean)
     if (!F.ready)
         return;
     bool was = F.in_ckpt;
+    uint64_t t0 = hal_cycles();
     F.in_ckpt = true;
     ftl_flush_sync();
     update_power_on();
@@ -250,6 +251,7 @@ void ckpt_save(bool clean)
     put(&s, check);
     put_end(&s);
     F.in_ckpt = was;
+    stall_note(&F.stall_ckpt, t0);
     if (!s.ok) {
         fw_puts("checkpoint: write failed, previous one kept\n");
         return;

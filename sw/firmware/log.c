@@ -214,6 +214,9 @@ static uint32_t build_vendor(void)
     put_le(p + 256, 8, C.gc_paced_pages);
     put_le(p + 264, 8, C.gc_fg_blocks);
     put_le(p + 272, 8, C.watchdog_resets);
+    put_le(p + 280, 8, F.stall_release);
+    put_le(p + 288, 8, F.stall_ckpt);
+    put_le(p + 296, 8, F.stall_wb);
     return 512;
 }
 

@@ -911,6 +911,17 @@ def test_power_loss_after_flush(env, d, request):
           f"pages replayed")
 
 
+def wait_cfs(raw, steps):
+    """CSTS once CFS is set, or after `steps` x 20 us of simulated time."""
+    csts = 0
+    for _ in range(steps):
+        raw.wait(0, 1, 20_000)
+        csts = raw.bar_read32(0x1C)
+        if csts & 0x2:
+            break
+    return csts
+
+
 @pytest.mark.smoke
 def test_fatal_path(env, d, request):
     """A firmware panic (injected by ssdlab's vendor admin command C1h, armed) is seen by the
@@ -929,12 +940,7 @@ def test_fatal_path(env, d, request):
     img.write(d, img.base, n, rng.randrange(1, 1 << 31))
     d.flush()
     raw.submit(sqe(0xC1, cdw10=1, cdw12=0x55AA1234))
-    csts = 0
-    for _ in range(50):                     # 50 x 20 us of simulated time at most
-        raw.wait(0, 1, 20_000)
-        csts = raw.bar_read32(0x1C)
-        if csts & 0x2:
-            break
+    csts = wait_cfs(raw, 50)
     assert csts & 0x2, f"CSTS {csts:#x}: no controller fatal status after the panic"
     assert not raw.completions, raw.completions
     env.abandon()
@@ -961,12 +967,7 @@ def test_watchdog(env, d, request):
     img.write(d, img.base, n, rng.randrange(1, 1 << 31))
     d.flush()
     raw.submit(sqe(0xC1, cdw10=2, cdw12=0x55AA1234, cdw13=100_000))
-    csts = 0
-    for _ in range(200):                    # 200 x 20 us of simulated time at most
-        raw.wait(0, 1, 20_000)
-        csts = raw.bar_read32(0x1C)
-        if csts & 0x2:
-            break
+    csts = wait_cfs(raw, 200)
     assert csts & 0x2, f"CSTS {csts:#x}: no controller fatal status from the watchdog"
     assert not raw.completions, raw.completions
     env.abandon()
