@@ -692,9 +692,19 @@ def phy_core(**params):
                         toplevel="nand_backend_phy_top", params={**PARAMS, **params})
 
 
+NVDDR2_SMOKE = ["test_dqs_calibration", "test_multi_plane", "test_random_traffic"]
+
+
 @pytest.mark.smoke
 def test_nand_backend_nvddr2():
-    """The back end built with_nvddr2, a PHY per channel, the same tests in NV-DDR2 mode 4."""
+    """The back end built with_nvddr2, a PHY per channel, in NV-DDR2 mode 4: DQS calibration,
+    multi-plane and random traffic (the smoke tier's share; every test in the full tier)."""
+    run(phy_core(), __file__, testcase=NVDDR2_SMOKE, extra_env={"NAND_BACKEND_OPS": "30"})
+
+
+@pytest.mark.full
+def test_nand_backend_nvddr2_all():
+    """The back end built with_nvddr2: every test in NV-DDR2 mode 4."""
     run(phy_core(), __file__, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
