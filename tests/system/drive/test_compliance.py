@@ -375,7 +375,7 @@ def ns_sqe(opc, slba, nlb):
 
 # --- 10. errors: SQ deletion with commands outstanding, invalid doorbells ----------------------
 
-@pytest.mark.full
+@pytest.mark.smoke
 def test_err_sq_deletion_outstanding(env, d):  # noqa: F811
     """Delete I/O SQ (5.6) with 60 writes rung: every one completes before the Delete does,
     successfully or with Command Aborted due to SQ Deletion; the CQ is deleted after."""
