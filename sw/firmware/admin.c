@@ -238,12 +238,10 @@ void admin_dispatch(const struct hal_cmd *c)
         admin_complete(c, st, 0);
         return;
     }
+    if (queues_admin(c))
+        return;
     switch (opc) {
-    case NVME_ADMIN_DELETE_IO_SQ: st = queues_delete_sq(c); break;
-    case NVME_ADMIN_CREATE_IO_SQ: st = queues_create_sq(c); break;
     case NVME_ADMIN_GET_LOG_PAGE: st = log_get_page(c); break;
-    case NVME_ADMIN_DELETE_IO_CQ: st = queues_delete_cq(c); break;
-    case NVME_ADMIN_CREATE_IO_CQ: st = queues_create_cq(c); break;
     case NVME_ADMIN_IDENTIFY: st = identify(c); break;
     case NVME_ADMIN_ABORT: st = NVME_SC_SUCCESS; dw0 = abort_cmd(c); break;
     case NVME_ADMIN_SET_FEATURES: st = features_set(c, &dw0); break;

@@ -69,10 +69,11 @@ void admin_dispatch(const struct hal_cmd *c);   /* admin and firmware I/O comman
 void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0);
 uint16_t queue_cqid_of(uint16_t sqid);
 void queues_reset(void);
-uint16_t queues_create_cq(const struct hal_cmd *c);
-uint16_t queues_create_sq(const struct hal_cmd *c);
-uint16_t queues_delete_sq(const struct hal_cmd *c);
-uint16_t queues_delete_cq(const struct hal_cmd *c);
+/* Create / Delete I/O SQ / CQ: false for any other command. Completes it, or holds it (a
+ * Delete I/O SQ until the front end has drained the SQ; queue commands behind one). */
+bool queues_admin(const struct hal_cmd *c);
+void queues_poll(void);                 /* main loop: held queue commands */
+bool queues_hold_full(void);            /* the main loop takes no command meanwhile */
 bool queues_any_io(void);
 void features_reset(void);
 uint16_t features_get(const struct hal_cmd *c, uint32_t *dw0);

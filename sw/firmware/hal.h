@@ -105,11 +105,15 @@ bool hal_cmd_pop(struct hal_cmd *cmd);          /* false: none waiting */
 void hal_cpl_push(uint16_t cqid, uint16_t sqid, uint16_t sq_head, uint16_t cid,
                   uint16_t status, uint32_t dw0);
 
-/* Create (enable) or delete an I/O queue; returns when the front end has done it (a delete
- * first aborts the SQ's unfetched entries and waits for its commands in flight).
+/* Create (enable) or delete an I/O queue. A create, and a CQ delete, return when the front
+ * end has done it. An SQ delete only starts: the front end aborts the SQ's unfetched entries
+ * and waits for its commands in flight, which need the main loop to go on (block requests,
+ * flash completions); hal_sq_config_busy() is true until the SQ is gone (a change of it wakes
+ * hal_wait). Meanwhile the front end takes no other hal_sq_config or hal_cq_config.
  * nc: non-contiguous (PC=0): write the pages with hal_*q_page before the create. */
 void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bool nc,
                    uint16_t cqid);
+bool hal_sq_config_busy(void);
 void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
                    bool enable, bool nc);
 void hal_sq_page(uint16_t sqid, uint32_t index, uint64_t page_addr);

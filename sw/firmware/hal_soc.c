@@ -156,8 +156,13 @@ void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bo
 {
     struct fw_sqcfg c = {.sqid = sqid, .base = base, .qsize = qsize, .enable = enable,
                          .nc = nc, .cqid = cqid};
-    PUSH_SYNC(sqcfg, &c);           /* a delete handshakes once the SQ is gone */
+    if (enable)
+        PUSH_SYNC(sqcfg, &c);
+    else
+        fw_sqcfg_push(&c);          /* a delete handshakes once the SQ is gone */
 }
+
+bool hal_sq_config_busy(void) { return fw_sqcfg_busy() != 0; }
 
 void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
                    bool enable, bool nc)

@@ -115,7 +115,7 @@ void fw_poll(void)
 
     struct hal_cmd cmd;
     bool busy = false;
-    if (hal_cmd_pop(&cmd)) {
+    if (!queues_hold_full() && hal_cmd_pop(&cmd)) {
         admin_dispatch(&cmd);
         busy = true;
     }
@@ -127,6 +127,7 @@ void fw_poll(void)
     }
 
     ftl_poll();
+    queues_poll();
     gc_idle(busy || !ftl_requests_idle());
     log_spare_poll();
     uint8_t info;

@@ -52,6 +52,10 @@ static bool enabled = true, sh_done, abort_hit;
 static bool reset_pending;      /* as the front end: latched by a disable until acknowledged */
 static uint8_t shn;
 static uint64_t sq_pending;
+/* an SQ delete the front end drains: done once no fast-path command is queued or in flight
+ * (the RTL's DEL_WAIT: the SQ fetched, the decoder empty, io_busy low) */
+static bool del_busy;
+static uint16_t del_sq;
 static uint32_t pending_polls;
 struct mock_wdt mock_wdt;
 static uint8_t aers[64];
@@ -116,6 +120,7 @@ void mock_power_cycle(void)
     sh_done = false;
     shn = 0;
     sq_pending = 0;
+    del_busy = false;
     memset(mock_sq, 0, sizeof(mock_sq));
     memset(mock_cq, 0, sizeof(mock_cq));
     memset(&mock_stats, 0, sizeof(mock_stats));
@@ -285,15 +290,34 @@ bool mock_pop_cpl(struct mock_cpl *c)
     return true;
 }
 
+bool hal_sq_config_busy(void)
+{
+    if (del_busy && !hal_io_busy()) {
+        mock_sq[del_sq].enabled = false;
+        del_busy = false;
+    }
+    return del_busy;
+}
+
 void hal_sq_config(uint16_t sqid, uint64_t base, uint16_t qsize, bool enable, bool nc,
                    uint16_t cqid)
 {
+    if (hal_sq_config_busy())
+        mock_stats.queue_violations++;
+    if (!enable) {
+        /* only starts: the SQ is gone once its commands are (hal_sq_config_busy) */
+        del_busy = true;
+        del_sq = sqid;
+        return;
+    }
     mock_sq[sqid] = (struct mock_q){ enable, nc, base, qsize, cqid, 0, false };
 }
 
 void hal_cq_config(uint16_t cqid, uint64_t base, uint16_t qsize, uint16_t iv, bool ien,
                    bool enable, bool nc)
 {
+    if (hal_sq_config_busy())
+        mock_stats.queue_violations++;
     mock_cq[cqid] = (struct mock_q){ enable, nc, base, qsize, 0, iv, ien };
 }
 
@@ -451,8 +475,10 @@ void hal_ctrl_reset_ack(void)
 
 void mock_set_enabled(bool en)
 {
-    if (enabled && !en)
+    if (enabled && !en) {
         reset_pending = true;
+        del_busy = false;       /* the front end drops its queues */
+    }
     enabled = en;
 }
 

@@ -50,6 +50,8 @@ struct mock_stats {
     uint64_t slc_erases, slc_programs, slc_reads;   /* ops in SLC mode */
     uint64_t slc_violations;    /* an op whose mode is not its block's (the die's slc-mode) */
     bool     fatal;             /* hal_fatal's state (CSTS.CFS) */
+    uint64_t queue_violations;  /* a queue configured while an SQ delete drains (the front
+                                 * end takes none then: the firmware would hang) */
 };
 
 extern struct mock_stats mock_stats;

@@ -23,7 +23,8 @@ BUILD = ROOT / "build" / "firmware"
 BINARY = BUILD / "host" / "test_fw"
 SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not given
 
-TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "queues_mqes",
+TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq_delete",
+         "queues_mqes",
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "luns",
          "luns_drive", "perf", "slc_static", "slc_dynamic",

@@ -558,6 +558,76 @@ static void t_queues(void)
     CHECK(admin(d).status == NVME_SC_INVALID_QID, "delete CQ 0");
 }
 
+/* Delete I/O SQ with its commands in flight (NVMe 1.4 5.6): the front end drains the SQ, which
+ * needs the main loop to serve block requests and flash completions, so the Delete completes
+ * only after every command; queue commands behind it wait for it, in order; others do not. */
+static void t_sq_delete(void)
+{
+    setup(cfg_default());
+    create_io_queue_pair();
+    uint32_t ntags = 1u << cfg.tag_width, nlb = cfg.max_transfer >> cfg.lbads;
+    for (uint32_t i = 0; i < ntags; i++)
+        wr((uint64_t)i * nlb, nlb, 100 + i, ntags, 1u << 14);  /* FUA: in flight longer */
+    uint16_t cid0 = next_cid;
+    uint32_t *d = SQE(NVME_ADMIN_DELETE_IO_SQ | (uint32_t)cid0 << 16);
+    d[10] = 1;
+    mock_push_cmd(0, d);
+    d = SQE(NVME_ADMIN_CREATE_IO_SQ | (uint32_t)(cid0 + 1) << 16);
+    d[6] = 0x300000;
+    d[10] = 2 | 63u << 16;
+    d[11] = 1 | 1u << 16;
+    mock_push_cmd(0, d);                                /* SQ 2 on CQ 1: held */
+    d = SQE(NVME_ADMIN_KEEP_ALIVE | (uint32_t)(cid0 + 2) << 16);
+    mock_push_cmd(0, d);                                /* no queue command: not held */
+    d = SQE(NVME_ADMIN_DELETE_IO_CQ | (uint32_t)(cid0 + 3) << 16);
+    d[10] = 1;
+    mock_push_cmd(0, d);                                /* held; SQ 2 is on CQ 1 by then */
+    next_cid += 4;
+    /* the firmware takes one command a pass: the writes must outlast the first three */
+    static const uint16_t order[4] = { 2, 0, 1, 3 };
+    uint32_t got = 0;
+    for (uint32_t i = 0; got < 4; i++) {
+        CHECK(i < 100000, "%u of 4 admin commands completed (%u writes in flight)", got,
+              inflight);
+        fw_poll();
+        if (i == 1)
+            CHECK(inflight && !mock_sq[2].enabled, "the writes ended too soon for this test");
+        reap();
+        struct mock_cpl c;
+        while (mock_pop_cpl(&c)) {
+            CHECK(got < 4 && c.cid == cid0 + order[got], "completion %u: cid %u, want %u", got,
+                  c.cid, cid0 + order[got]);
+            switch (order[got++]) {
+            case 0:
+                CHECK(c.status == 0, "Delete I/O SQ status %x", c.status);
+                CHECK(!inflight, "Delete I/O SQ completed with %u writes in flight", inflight);
+                CHECK(!mock_sq[1].enabled, "SQ 1 still on at the Delete's completion");
+                break;
+            case 1:
+                CHECK(c.status == 0 && mock_sq[2].enabled, "Create I/O SQ 2 status %x",
+                      c.status);
+                break;
+            case 2:
+                CHECK(c.status == 0, "Keep Alive status %x", c.status);
+                break;
+            default:
+                CHECK(c.status == NVME_SC_INVALID_QUEUE_DELETION, "Delete I/O CQ 1 status %x",
+                      c.status);
+            }
+        }
+    }
+    CHECK(mock_stats.queue_violations == 0, "%llu queue configurations while a delete drained",
+          (unsigned long long)mock_stats.queue_violations);
+    /* no command on the SQ: the delete completes on the same pass */
+    d = SQE(NVME_ADMIN_DELETE_IO_SQ);
+    d[10] = 2;
+    CHECK(admin(d).status == 0 && !mock_sq[2].enabled, "delete SQ 2");
+    d = SQE(NVME_ADMIN_DELETE_IO_CQ);
+    d[10] = 1;
+    CHECK(admin(d).status == 0 && !mock_cq[1].enabled, "delete CQ 1");
+    verify_all(nlb, ntags);     /* the writes the host got completions for are there */
+}
+
 static struct mock_cpl getf(uint32_t fid, uint32_t sel, uint32_t cdw11)
 {
     uint32_t *d = SQE(0x0A);
@@ -2009,6 +2079,7 @@ struct test { const char *name; void (*fn)(void); };
 static const struct test tests[] = {
     { "identify", t_identify }, { "bringup_fail", t_bringup_fail },
     { "bringup_nvddr2", t_bringup_nvddr2 }, { "flash_cb", t_flash_cb }, { "queues", t_queues },
+    { "sq_delete", t_sq_delete },
     { "queues_mqes", t_queues_mqes },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },

@@ -375,11 +375,7 @@ def ns_sqe(opc, slba, nlb):
 
 # --- 10. errors: SQ deletion with commands outstanding, invalid doorbells ----------------------
 
-@pytest.mark.full
-@pytest.mark.skip(reason="C firmware deadlock, found here: Delete I/O SQ with writes in "
-                  "flight spins in hal_sq_config (PUSH_SYNC) until the front end drains the "
-                  "SQ, while the drain waits for back-end requests only the firmware's main "
-                  "loop serves (sw/firmware/queues.c, main.c); the drive hangs")
+@pytest.mark.smoke
 def test_err_sq_deletion_outstanding(env, d):  # noqa: F811
     """Delete I/O SQ (5.6) with 60 writes rung: every one completes before the Delete does,
     successfully or with Command Aborted due to SQ Deletion; the CQ is deleted after."""
