@@ -25,6 +25,7 @@ Testplan: tests/system/drive/README.md.
 """
 
 import ctypes
+import errno
 import math
 import os
 import random
@@ -122,8 +123,17 @@ class Async:
             cmd.reaped_at = self.pass_no
         fn = CB(cb)
         self._cbs.append(fn)
-        rc = self.lib.sl_submit(self.c, qid, ctypes.byref(s), ctypes.byref(buf) if buf else None,
-                                0, length, fn, None)
+        while True:
+            rc = self.lib.sl_submit(self.c, qid, ctypes.byref(s),
+                                    ctypes.byref(buf) if buf else None, 0, length, fn, None)
+            if rc != -errno.EBUSY:
+                break
+            # the queue is full: a host waits for a completion that frees a slot (a reap
+            # pass of its own, so what it completes counts as completed before what follows)
+            self.pass_no += 1
+            w = self.lib.sl_wait(self.c, qid, 1, 10_000_000)
+            if w < 0 and w != -errno.ETIMEDOUT:
+                raise OSError(-w, self.lib.sl_errmsg(self.c).decode())
         if rc < 0:
             raise OSError(-rc, self.lib.sl_errmsg(self.c).decode())
 
