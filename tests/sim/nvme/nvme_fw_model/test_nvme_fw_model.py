@@ -122,10 +122,14 @@ def test_identify(fw):
     assert ns.parse_active_ns_list(fw.xfers[-1]["data"]) == [1]
     assert admin(fw, ns.sqe_identify(ns.Cns.ACTIVE_NS_LIST, nsid=1)) == (0, 0)
     assert ns.parse_active_ns_list(fw.xfers[-1]["data"]) == []
+    # CNS 03h (mandatory since NVMe 1.3): the namespace's EUI-64 descriptor (NIDT 1, 8 bytes)
+    assert admin(fw, ns.sqe_identify(0x03, nsid=1)) == (0, 0)
+    d = fw.xfers[-1]["data"]
+    assert d[0] == 1 and d[1] == 8 and any(d[4:12]), bytes(d[:16]).hex()
     n_xfers = len(fw.xfers)
     assert admin(fw, ns.sqe_identify(ns.Cns.NAMESPACE, nsid=2))[0] == SC.INVALID_NAMESPACE
     assert admin(fw, ns.sqe_identify(ns.Cns.NAMESPACE, nsid=0))[0] == SC.INVALID_NAMESPACE
-    assert admin(fw, ns.sqe_identify(0x03, nsid=1))[0] == SC.INVALID_FIELD
+    assert admin(fw, ns.sqe_identify(0x03, nsid=2))[0] == SC.INVALID_NAMESPACE
     assert admin(fw, ns.sqe_identify(ns.Cns.ACTIVE_NS_LIST, nsid=0xFFFFFFFF))[0] == \
         SC.INVALID_NAMESPACE
     assert len(fw.xfers) == n_xfers, "a failed Identify moved data"
