@@ -31,9 +31,10 @@ received TLPs short:
   whose header beat is its last); lanes taken from the sink on such a beat get be = 0.
 
 All override assignments inside the endpoint, so this module must be added to the design
-*after* the endpoint (Migen keeps the last assignment) and before it is finalized. Cores that depend on the
-fixes call `require(endpoint)`, which fails elaboration naming the missing module. The right
-long-term home is LitePCIe itself; remove this once the pinned release carries these fixes.
+*after* the endpoint (Migen keeps the last assignment), before it is finalized. Cores that
+depend on the fixes call `require(endpoint)`, which fails elaboration naming the missing
+module. The right long-term home is LitePCIe itself; remove this once the pinned release
+carries these fixes.
 """
 
 from litepcie.tlp.packetizer import LitePCIeTLPHeaderInserter3DWs4DWs
