@@ -69,8 +69,8 @@ NOT_EMULATED = {
     "page_types_mlc": "typical per page type times: a build of its own, not made (edges.vec "
                       "covers MLC page types on the emulator)",
     "slc": "the SLC-mode prefix DAh (SLC blocks, SLC tR/tPROG): the emulator does not take it",
-    "power_cut": "a power cut of the die (POWER_CUT): the emulator's dies live in the card's "
-                 "DRAM with no power of their own (a drive built with it is only reset)",
+    "power_cut": "a power cut of the die (POWER_CUT): the emulator's dies are memory on the "
+                 "card with no power of their own (a drive built with it is only reset)",
 }
 # Lines where the emulator differs from the golden on purpose: (file, line) -> (what the
 # emulator gives instead, why). The runner checks the replacement, so it cannot hide a bug.
@@ -402,6 +402,8 @@ def test_not_emulated_is_honest():
         if "typical per page type" in why:
             assert header["TIMING"]["typical"] == "1", name
             assert any(v != "none" for k, v in header["TIMING"].items() if "_typ_" in k), name
+        if "POWER_CUT" in why:
+            assert "\nPOWER_CUT" in body, name
         if "DRAM" in why:
             g = header["GEOMETRY"]
             size = int(g["page_bytes"]) * int(g["pages_per_block"]) * \
