@@ -169,7 +169,7 @@ void ftl_rebuild(void)
         struct die_info *di = &F.die[d];
         di->active = di->slc_active = -1;
         di->next_page = di->slc_next_page = 0;
-        di->n_free = di->n_pending = di->n_slc = 0;
+        di->n_free = di->n_pending = di->n_releasing = di->n_slc = 0;
         di->gc_blk = -1;
         di->gc_page = 0;
         for (uint32_t k = 0; k < F.nblk; k++) {
@@ -194,6 +194,7 @@ void ftl_rebuild(void)
     F.n_requeue = 0;
     F.gc_wanted = F.gc_pacing = true;
     F.gc_credit = 0;
+    F.rel_state = REL_IDLE;
     blk_spare_update();
 }
 
@@ -678,6 +679,8 @@ void ftl_flush_sync(void)
         flash_poll_wait();
 }
 
+static void release_poll(void);
+
 void ftl_poll(void)
 {
     flash_poll();
@@ -706,27 +709,71 @@ void ftl_poll(void)
         active[i] = active[--n_active];
         hal_be_cpl_push(t, q->status);
     }
+    release_poll();
     jnl_poll();
     gc_poll();
 }
 
-/* GC's emptied blocks (pending) may be erased once the durable map (checkpoint + journal)
- * no longer names them: every unit moved out of them, and every unit overwritten meanwhile,
- * programmed and its map entry committed. One page program for the partly filled group and
- * one for the journal page, where a checkpoint rewrote the whole map. */
+/*
+ * GC's emptied blocks (pending) may be erased once the durable map (checkpoint + journal) no
+ * longer names them: every unit moved out of them, and every unit overwritten meanwhile,
+ * programmed and its map entry committed. A release does that beside host I/O, as the FUA
+ * path does: ftl_release_start marks the pending blocks releasing and notes the groups
+ * issued so far (the one being filled too: host writes fill it); release_poll (main loop)
+ * commits the journal once those groups are programmed and no journal page is in flight,
+ * then frees the blocks once that commit is on flash. Blocks emptied meanwhile wait for
+ * the next release. A write waits for it (ftl_release_pending) only when a die with blocks
+ * in it has no free block left (gc_ensure): no allocation ever takes a releasing block.
+ */
+void ftl_release_start(bool pad)
+{
+    if (!F.ready)
+        return;
+    bool pending = false;
+    for (uint32_t d = 0; d < F.n_dies && !pending; d++)
+        pending = F.die[d].n_pending > 0;
+    if (F.rel_state == REL_IDLE && pending) {
+        bool filling = F.filling != F.n_grp && F.grp[F.filling].fill;
+        blk_mark_releasing();
+        F.rel_seq = F.seq_next + filling;
+        F.rel_state = REL_GROUPS;
+    }
+    /* pad (the host is idle, or a write waits): the group filling at the start is
+     * programmed now rather than when host writes fill it */
+    if (pad && F.rel_state == REL_GROUPS && (int32_t)(F.seq_next - F.rel_seq) < 0)
+        wb_pad_submit();
+}
+
+static void release_poll(void)
+{
+    /* every group before rel_seq issued (the one filling at the start too) and programmed */
+    if (F.rel_state == REL_GROUPS && (int32_t)(F.seq_next - F.rel_seq) >= 0 &&
+        durable_upto(F.rel_seq) && !jnl_busy()) {
+        F.rel_state = REL_COMMIT;       /* before: a checkpoint inside ends the release */
+        F.rel_jnl = jnl_commit();
+    }
+    if (F.rel_state == REL_COMMIT) {
+        blk_release_pending(false);
+        C.jnl_releases++;
+    }
+}
+
+/* The release (started if none is under way) finished now: the caller waits. */
 void ftl_release_pending(void)
 {
     if (!F.ready)
         return;
     uint64_t t0 = hal_cycles();
-    wb_pad_submit();
-    uint32_t seq = F.seq_next;
-    while (!durable_upto(seq)) {
-        flash_poll_wait();
+    ftl_release_start(true);
+    if (F.rel_state != REL_IDLE)
+        F.rel_waits++;
+    while (F.rel_state != REL_IDLE) {
+        if (F.rel_state == REL_COMMIT && !jnl_durable(F.rel_jnl))
+            jnl_wait(F.rel_jnl);        /* a failed page: the checkpoint frees them */
+        else if (F.rel_state == REL_GROUPS && (!durable_upto(F.rel_seq) || jnl_busy()))
+            flash_poll_wait();
         ftl_submit_ready();
+        release_poll();
     }
-    jnl_wait(jnl_commit());
-    blk_release_pending();
-    C.jnl_releases++;
     stall_note(&F.stall_release, t0);
 }

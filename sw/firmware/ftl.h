@@ -26,10 +26,14 @@ struct ftl_config {
 extern struct ftl_config ftl_config;
 
 /* PENDING: emptied by GC, but the durable map (checkpoint + journal) may still point into
- * it: it is erased only after ftl_release_pending's journal commit (or a checkpoint), so a
- * Flush stays durable across power loss. */
+ * it: it is erased only after a release's journal commit (ftl_release_start) or a
+ * checkpoint, so a Flush stays durable across power loss. RELEASING: pending, and in the
+ * release under way (counted in n_pending and n_releasing); never taken before its commit. */
 enum blk_state { BLK_FREE, BLK_ACTIVE, BLK_FULL, BLK_RETIRING, BLK_BAD, BLK_SYS,
-                 BLK_PENDING, BLK_VICTIM };
+                 BLK_PENDING, BLK_VICTIM, BLK_RELEASING };
+/* the release of GC's emptied blocks (F.rel_state): none, waiting for the groups issued
+ * before rel_seq to be programmed, waiting for journal commit rel_jnl to be on flash */
+enum { REL_IDLE, REL_GROUPS, REL_COMMIT };
 
 struct blk_info {
     uint32_t erase_count;
@@ -43,7 +47,8 @@ struct die_info {
     int32_t  active;            /* block being filled, -1 none */
     uint32_t next_page;
     uint32_t n_free;
-    uint32_t n_pending;
+    uint32_t n_pending;         /* pending blocks, the releasing ones included */
+    uint32_t n_releasing;
     /* the die's part (mixed parts: a second part type may have a smaller page); the plane
      * stride of every group and of the physical unit numbers is the main part's (F.upp):
      * a smaller page leaves units col >= upp of each plane unused */
@@ -111,6 +116,8 @@ struct ftl {
      * host write: a journal commit releasing GC's blocks, a whole checkpoint, a write
      * waiting for a free write-buffer group (vendor log; the item 7 figures) */
     uint32_t stall_release, stall_ckpt, stall_wb;
+    uint32_t rel_state, rel_seq, rel_jnl;       /* the release under way (REL_*) */
+    uint32_t rel_waits;         /* releases a write waited for: a die had no free block */
     uint32_t gc_credit;         /* units paced GC may still move (x GC_CREDIT_ONE) */
     bool     in_ckpt;
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
@@ -175,7 +182,8 @@ uint32_t ftl_wb_alloc(uint32_t lpn);
 void ftl_wb_commit(uint32_t wb);
 void ftl_write_unit_from(uint32_t lpn, uint32_t src_addr);
 void ftl_submit_ready(void);
-void ftl_release_pending(void);                 /* GC's emptied blocks free (journal commit) */
+void ftl_release_start(bool pad);               /* GC's emptied blocks freed beside host I/O */
+void ftl_release_pending(void);                 /* ... and finished now: the caller waits */
 
 /* ftl_block.c: allocation, erase, bad blocks */
 int32_t blk_alloc(uint32_t die);                /* erased block for writing, -1 none */
@@ -200,7 +208,8 @@ void gc_idle(bool host_busy);
 uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
-void blk_release_pending(void);
+void blk_mark_releasing(void);                  /* the pending blocks join a release */
+void blk_release_pending(bool all);             /* its commit is on flash (all: a checkpoint) */
 
 /* ftl_slc.c: the SLC write cache */
 void slc_init_geometry(void);
@@ -233,6 +242,7 @@ void jnl_append_bad(uint32_t b);                /* a block gone bad for good */
 void jnl_append_erase(uint32_t b, bool slc);    /* a block erased for writing */
 uint32_t jnl_commit(void);                      /* everything appended: its commit number */
 bool jnl_durable(uint32_t id);
+bool jnl_busy(void);                            /* a journal page is being programmed */
 void jnl_wait(uint32_t id);
 void jnl_poll(void);
 uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased);

@@ -25,7 +25,9 @@ static int32_t blk_take(uint32_t die, bool slc)
     }
     if (best < 0) {
         /* last resort: a block emptied but not yet released (a power loss before the next
-         * journal commit may then lose flushed data the durable map points to) */
+         * journal commit may then lose flushed data the durable map points to); never one
+         * of the release under way (gc_ensure keeps a free block on every die that has
+         * them): the caller tries the next die */
         for (uint32_t k = 0; k < F.nblk && best < 0; k++)
             if (F.blk[bidx(die, k)].state == BLK_PENDING && !F.blk[bidx(die, k)].inflight)
                 best = (int32_t)k;
@@ -82,16 +84,32 @@ int32_t blk_alloc_slc(uint32_t die)
     return k;
 }
 
-/* A checkpoint or a release commit is on flash: blocks GC emptied before it are no longer
- * referenced by the durable map. */
-void blk_release_pending(void)
+/* A release starts: the pending blocks are the ones its commit frees. */
+void blk_mark_releasing(void)
 {
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         if (F.blk[b].state == BLK_PENDING) {
-            F.blk[b].state = BLK_FREE;
-            F.die[b / F.nblk].n_free++;
-            F.die[b / F.nblk].n_pending--;
+            F.blk[b].state = BLK_RELEASING;
+            F.die[b / F.nblk].n_releasing++;
         }
+}
+
+/* A release's commit is on flash: its blocks are no longer referenced by the durable map.
+ * A checkpoint (all) covers every map change: the other pending blocks too, and the release
+ * under way is over. */
+void blk_release_pending(bool all)
+{
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        struct die_info *di = &F.die[b / F.nblk];
+        if (F.blk[b].state == BLK_RELEASING)
+            di->n_releasing--;
+        else if (!(all && F.blk[b].state == BLK_PENDING))
+            continue;
+        F.blk[b].state = BLK_FREE;
+        di->n_free++;
+        di->n_pending--;
+    }
+    F.rel_state = REL_IDLE;
 }
 
 void blk_erase_done(uint32_t die, uint32_t blk, bool fail)
@@ -116,8 +134,10 @@ void blk_retire(uint32_t die, uint32_t blk)
         return;
     if (b->state == BLK_FREE)
         F.die[die].n_free--;
-    if (b->state == BLK_PENDING)
+    if (b->state == BLK_PENDING || b->state == BLK_RELEASING)
         F.die[die].n_pending--;
+    if (b->state == BLK_RELEASING)
+        F.die[die].n_releasing--;
     if (b->slc && (b->state == BLK_ACTIVE || b->state == BLK_FULL || b->state == BLK_VICTIM))
         slc_block_left(die, blk);
     b->state = BLK_RETIRING;

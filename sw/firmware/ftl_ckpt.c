@@ -260,7 +260,7 @@ void ckpt_save(bool clean)
     F.dirty = false;
     F.in_use = !clean;          /* a shutdown's checkpoint: the next write marks the drive */
     jnl_reset(area, s.pages);
-    blk_release_pending();
+    blk_release_pending(true);
 }
 
 uint32_t ckpt_pages(void)

@@ -154,10 +154,33 @@ static uint32_t gc_floor(void)
     return ftl_config.gc_low > 2 ? ftl_config.gc_low - 1 : 1;
 }
 
+/* The pages one write can put on a die: its units (the largest transfer) and paced GC's
+ * moves (one victim at most), in groups dealt to the dies in turn, one more for the group
+ * being filled. A die with less room than this and no free block may need a new block in
+ * the write. */
+static uint32_t write_pages_per_die(uint32_t die)
+{
+    uint32_t units = G.id.max_transfer / UNIT_BYTES + F.die[die].upb;
+    return (units / F.pu_units + 1) / F.n_dies + 2;
+}
+
+/* A die that may need a block in the next write and has none free, only pending ones. */
+static bool die_needs_release(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    if (di->n_free || !di->n_pending)
+        return false;
+    uint32_t room = di->active < 0 ? 0 : blk_pages(die, (uint32_t)di->active) - di->next_page;
+    return room < write_pages_per_die(die);
+}
+
 /* Keep every die at or above the floor of free + pending blocks: whole victims moved before
  * a write (a pause the host sees, C.gc_fg_blocks: paced GC normally keeps the dies above
- * it); then, if a die is short of free blocks, a journal commit turns the pending blocks
- * free. Top level only (before a Write, in the main loop), never inside the program path. */
+ * it); then, if a die is short of free blocks, a release (journal commit) turns the pending
+ * blocks free beside host I/O. The write waits for it only when a die without a free block
+ * has less room than a write may take (die_needs_release); should a block still run out
+ * mid-write, blk_take never takes a releasing one and the group goes to the next die. Top
+ * level only (before a Write, in the main loop), never inside the program path. */
 void gc_ensure(void)
 {
     if (F.in_gc || F.in_ckpt || F.quiesced)
@@ -167,16 +190,26 @@ void gc_ensure(void)
     if (!F.gc_wanted)
         return;
     F.gc_wanted = false;
-    bool short_free = false, pending = false;
+    bool short_free = false, pending = false, none_free = false;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];
         while (di->n_free + di->n_pending < gc_floor() && gc_one(d))
             C.gc_fg_blocks++;
         short_free |= di->n_free < ftl_config.gc_low;
-        pending |= di->n_pending > 0;
+        pending |= di->n_pending > di->n_releasing;
+        none_free |= die_needs_release(d);
+    }
+    /* twice at most: the release under way may not hold that die's blocks */
+    for (int i = 0; i < 2 && none_free; i++) {
+        ftl_release_pending();
+        none_free = false;
+        for (uint32_t d = 0; d < F.n_dies; d++)
+            none_free |= die_needs_release(d);
     }
     if (short_free && pending)
-        ftl_release_pending();
+        ftl_release_start(false);
+    /* a release under way: look again before the next write */
+    F.gc_wanted |= F.rel_state != REL_IDLE;
 }
 
 /*
@@ -325,9 +358,6 @@ void gc_idle(bool host_busy)
         C.idle_gc_blocks++;
         return;
     }
-    bool pending = false;
-    for (uint32_t d = 0; d < F.n_dies && !pending; d++)
-        pending = F.die[d].n_pending > 0;
-    if (pending)
-        ftl_release_pending();
+    /* the host is idle: the group being filled is programmed now, not left waiting */
+    ftl_release_start(true);
 }

@@ -8,7 +8,7 @@
  * A commit programs one journal page on die 0 without the CPU waiting on it; FUA writes,
  * writes with the volatile write cache off and Flush complete once the commit holding their
  * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
- * moved units (ftl_release_pending, ftl.c). A whole checkpoint is written only when the area's
+ * moved units (ftl_release_start, ftl.c). A whole checkpoint is written only when the area's
  * journal pages run out (or a journal program fails, or at shutdown and format).
  *
  * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
@@ -147,6 +147,12 @@ uint32_t jnl_commit(void)
 bool jnl_durable(uint32_t id)
 {
     return !J.failed && (int32_t)(J.done - id) >= 0;
+}
+
+/* A commit now would first wait for the page in flight (one stage buffer). */
+bool jnl_busy(void)
+{
+    return J.done != J.issued && !J.failed;
 }
 
 /* Main loop: full pages go out as they fill; a failed page becomes a checkpoint. */

@@ -400,7 +400,8 @@ class Drive:
                     "slc_blocks_max", "slc_block_units", "hw_reads", "hw_punts",
                     "hw_lbas_read", "jnl_pages", "jnl_releases", "jnl_replayed_pages",
                     "boot_cycles", "gc_paced_pages", "gc_fg_blocks", "watchdog_resets",
-                    "stall_release_cycles", "stall_ckpt_cycles", "stall_wb_cycles")
+                    "stall_release_cycles", "stall_ckpt_cycles", "stall_wb_cycles",
+                    "release_waits")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""
