@@ -752,7 +752,7 @@ static void release_poll(void)
         F.rel_state = REL_COMMIT;       /* before: a checkpoint inside ends the release */
         F.rel_jnl = jnl_commit();
     }
-    if (F.rel_state == REL_COMMIT) {
+    if (F.rel_state == REL_COMMIT && jnl_durable(F.rel_jnl)) {
         blk_release_pending(false);
         C.jnl_releases++;
     }

@@ -19,6 +19,8 @@ bool mock_abort_armed;
 static struct mock_cfg cfg;
 static uint64_t events, cut_event;     /* power cuts (mock_cut_at) */
 static jmp_buf *cut_env;
+static bool (*cut_pick)(const struct hal_flash_op *op);     /* mock_cut_after_push */
+static uint32_t cut_pick_k;
 struct mock_cut mock_cut_info;
 static uint8_t *buf;                    /* buffer memory */
 static uint32_t copy_done;
@@ -528,6 +530,16 @@ void mock_cut_at(uint64_t event, jmp_buf *env)
 {
     cut_event = event;
     cut_env = env;
+    cut_pick = NULL;
+}
+
+void mock_cut_after_push(bool (*pick)(const struct hal_flash_op *op), uint32_t k,
+                         jmp_buf *env)
+{
+    cut_event = 0;
+    cut_env = env;
+    cut_pick = pick;
+    cut_pick_k = k;
 }
 
 uint64_t mock_events(void)
@@ -647,6 +659,10 @@ bool hal_flash_push(const struct hal_flash_op *op)
         op->lun >= cfg.luns)
         return false;
     oq[die * QMAX + (oq_head[die] + oq_n[die]++) % QMAX] = *op;
+    if (cut_pick && cut_pick(op)) {
+        cut_event = events + 1 + cut_pick_k;
+        cut_pick = NULL;
+    }
     if (oq_n[die] > mock_stats.max_die_queue)
         mock_stats.max_die_queue = oq_n[die];
     total_q++;

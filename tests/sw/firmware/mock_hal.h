@@ -83,6 +83,10 @@ void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte
 enum { MOCK_CUT_NONE, MOCK_CUT_PROGRAM, MOCK_CUT_ERASE, MOCK_CUT_READ, MOCK_CUT_CPL };
 struct mock_cut { uint32_t kind, die, lun_block; };
 void mock_cut_at(uint64_t event, jmp_buf *env);      /* event 0: disarmed */
+/* ... or armed at the k-th event after the firmware pushes an op `pick` chooses (the window
+ * between an op's issue and its completion); pick NULL: disarmed */
+void mock_cut_after_push(bool (*pick)(const struct hal_flash_op *op), uint32_t k,
+                         jmp_buf *env);
 uint64_t mock_events(void);
 extern struct mock_cut mock_cut_info;
 

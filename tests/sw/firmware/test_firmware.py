@@ -28,7 +28,7 @@ TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "persona_op", "idle_gc", "luns",
          "luns_drive", "perf", "slc_static", "slc_dynamic",
-         "mixed", "powercut", "powercut_full", "spare"]
+         "mixed", "powercut", "powercut_full", "spare", "release"]
 # the long power-cut campaign (1,500 cuts) is the full tier's; smoke runs 40
 FULL = {"powercut_full"}
 

@@ -183,10 +183,15 @@ static void reap(void)
     }
 }
 
+/* Called after every poll of drain and free_tag when set (a test's invariant). */
+static void (*poll_check)(void);
+
 static void drain(void)
 {
     for (uint64_t i = 0; inflight; i++) {
         fw_poll();
+        if (poll_check)
+            poll_check();
         io_polls++;
         reap();
         CHECK(i < 100000, "%u requests never completed", inflight);
@@ -201,6 +206,8 @@ static uint8_t free_tag(uint32_t qd)
                 if (!tag_busy[t])
                     return (uint8_t)t;
         fw_poll();
+        if (poll_check)
+            poll_check();
         io_polls++;
         reap();
     }
@@ -1484,6 +1491,89 @@ static void t_perf(void)
            "included)\n", w, r);
 }
 
+/* The release of GC's emptied blocks runs beside host writes, and frees its blocks only once
+ * its journal commit is on flash: checked after every poll of a random-overwrite run. */
+static uint8_t *rel_in;                 /* blocks of the release being watched */
+static bool rel_watch;
+static uint64_t rel_watched, rel_by_ckpt, rel_open_writes, rel_writes, rel_ckpt0;
+static uint32_t rel_jnl_w;              /* its commit, once seen */
+static bool rel_jnl_seen;
+
+static void release_check(void)
+{
+    if (!rel_watch && F.rel_state == REL_GROUPS) {
+        for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+            rel_in[b] = F.blk[b].state == BLK_RELEASING;
+            CHECK(!rel_in[b] || F.blk[b].valid == 0, "releasing block %u holds %u units", b,
+                  F.blk[b].valid);
+        }
+        rel_watch = true;
+        rel_jnl_seen = false;
+        rel_ckpt0 = C.ckpt_saves;
+        return;
+    }
+    if (!rel_watch)
+        return;
+    bool freed = false;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk && !freed; b++)
+        freed = rel_in[b] && F.blk[b].state != BLK_RELEASING;
+    if (!freed) {
+        if (F.rel_state == REL_COMMIT) {
+            rel_jnl_w = F.rel_jnl;
+            rel_jnl_seen = true;
+        }
+        return;
+    }
+    /* its commit on flash; or a whole checkpoint (the journal's area full) covered them; or
+     * it ended inside one poll and the next release is under way (a write waited for it:
+     * ftl_release_pending returns only once the commit is on flash) */
+    bool ok = rel_jnl_seen ? jnl_durable(rel_jnl_w)
+                           : F.rel_state != REL_IDLE || jnl_durable(F.rel_jnl);
+    CHECK(ok || C.ckpt_saves != rel_ckpt0,
+          "a release freed its blocks before its commit was on flash");
+    rel_by_ckpt += C.ckpt_saves != rel_ckpt0;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
+        CHECK(!rel_in[b] || F.blk[b].state != BLK_RELEASING, "block %u freed alone", b);
+    rel_watched++;
+    rel_watch = false;
+}
+
+static void t_release(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    rel_in = calloc(F.n_dies * F.nblk, 1);
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    poll_check = release_check;
+    uint64_t waits0 = vendor(304), rel0 = vendor(232);
+    for (uint64_t i = 0; i < 2 * n / spu(); i++) {
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+        rel_writes++;
+        rel_open_writes += F.rel_state != REL_IDLE;
+    }
+    drain();
+    poll_check = NULL;
+    uint64_t releases = vendor(232) - rel0, waits = vendor(304) - waits0;
+    printf("release: %llu releases, %llu watched to their end (%llu ended by a checkpoint), "
+           "%llu waited for by a write; %llu of %llu writes submitted while one was under "
+           "way\n", (unsigned long long)releases, (unsigned long long)rel_watched,
+           (unsigned long long)rel_by_ckpt,
+           (unsigned long long)waits, (unsigned long long)rel_open_writes,
+           (unsigned long long)rel_writes);
+    CHECK(rel_watched - rel_by_ckpt > 50, "only %llu releases watched",
+          (unsigned long long)(rel_watched - rel_by_ckpt));
+    /* a good part run beside the writes (the mock's flash moves only when polled, so a
+     * release there takes more writes than on a drive: half of them are still waited for;
+     * the drive's figures are in the README) */
+    CHECK(waits * 4 < releases * 3, "%llu of %llu releases waited for",
+          (unsigned long long)waits, (unsigned long long)releases);
+    CHECK(rel_open_writes > releases, "no write went on during a release");
+    verify_all(64, 8);
+    free(rel_in);
+}
+
 /* Idle-time GC: after random overwrites an idle host gets free blocks back without writing,
  * and every byte stays. */
 static void t_idle_gc(void)
@@ -1855,11 +1945,15 @@ static void pc_shutdown(void)
 }
 
 /* One round of the workload, `ops` commands. */
-static void pc_round(uint32_t ops, uint64_t *seq_lba)
+/* One round of commands. gc: small random overwrites, Flushes and polls only (no trim,
+ * format or shutdown, whose checkpoints free GC's blocks at once): GC and its releases. */
+static void pc_round(uint32_t ops, uint64_t *seq_lba, bool gc)
 {
     uint64_t n = F.ns_lbas;
     for (uint32_t k = 0; k < ops; k++) {
         uint32_t r = (uint32_t)(rnd() % 100);
+        if (gc)
+            r = r < 80 ? r * 60 / 80 : r < 88 ? 80 : 99;
         uint64_t slba;
         uint32_t nlb;
         if (r < 60) {
@@ -1963,6 +2057,14 @@ static uint64_t smart_unsafe(void)
     return le(mock_host + HOST_DATA + 144, 8);
 }
 
+/* The journal page of a release's commit (GC's emptied blocks freed once it is on flash):
+ * pushed while the release waits for it. A cut in the window after it finds the blocks
+ * taken and erased if the firmware freed them early. */
+static bool pc_release_commit(const struct hal_flash_op *op)
+{
+    return op->op == FLASH_PROGRAM && F.rel_state == REL_COMMIT;
+}
+
 static void powercut(uint32_t cuts)
 {
     struct mock_cfg c = cfg_default();
@@ -1987,6 +2089,7 @@ static void powercut(uint32_t cuts)
     pc_check();
     static jmp_buf env;
     static uint64_t kinds[5], in_ckpt, in_gc, sys, boot_cuts, newer, durable_recs, idle;
+    static uint64_t in_release, release_aimed;
     static uint64_t seq_lba;
     uint32_t window = 1200;
     for (uint32_t k = 0; k < cuts; k++) {
@@ -1996,15 +2099,22 @@ static void powercut(uint32_t cuts)
         pc_flash_mark = UINT64_MAX;
         pc_shn = false;
         uint64_t ev0 = mock_events();
+        /* a third of the cuts aimed at the window after a release's commit is issued */
+        bool aim = rnd() % 3 == 0;
         if (!setjmp(env)) {
-            mock_cut_at(ev0 + 1 + rnd() % window, &env);
-            pc_round(300, &seq_lba);
+            if (aim)
+                mock_cut_after_push(pc_release_commit, rnd() % 24, &env);
+            else
+                mock_cut_at(ev0 + 1 + rnd() % window, &env);
+            pc_round(aim ? 2000 : 300, &seq_lba, aim);
             mock_cut_at(0, NULL);
             idle++;
         } else {
             kinds[mock_cut_info.kind]++;
             in_ckpt += F.in_ckpt;
             in_gc += F.in_gc;
+            in_release += F.rel_state != REL_IDLE;
+            release_aimed += aim;
             sys += mock_cut_info.die == 0 &&
                    F.blk[bidx(0, mock_cut_info.lun_block / F.planes)].state == BLK_SYS;
         }
@@ -2056,17 +2166,20 @@ static void powercut(uint32_t cuts)
               (unsigned long long)mock_stats.violations);
     }
     printf("powercut: %u cuts (%llu mid-program, %llu mid-erase, %llu mid-read, %llu before a "
-           "completion, %llu with nothing in flight; %llu in a checkpoint, %llu in GC, %llu on "
-           "the system area, %llu again during the boot), %llu durable writes checked, %llu "
-           "LBAs kept newer data, 0 lost; last boot %u cycles, %u journal pages replayed\n",
+           "completion, %llu with nothing in flight; %llu in a checkpoint, %llu in GC, %llu "
+           "during a release of GC's blocks (%llu aimed after its commit), %llu on the system "
+           "area, %llu again during the boot), %llu durable writes checked, %llu LBAs kept "
+           "newer data, 0 lost; last boot %u cycles, %u journal pages replayed\n",
            cuts, (unsigned long long)kinds[MOCK_CUT_PROGRAM],
            (unsigned long long)kinds[MOCK_CUT_ERASE], (unsigned long long)kinds[MOCK_CUT_READ],
            (unsigned long long)kinds[MOCK_CUT_CPL], (unsigned long long)idle,
-           (unsigned long long)in_ckpt, (unsigned long long)in_gc, (unsigned long long)sys,
+           (unsigned long long)in_ckpt, (unsigned long long)in_gc,
+           (unsigned long long)in_release, (unsigned long long)release_aimed,
+           (unsigned long long)sys,
            (unsigned long long)boot_cuts, (unsigned long long)durable_recs,
            (unsigned long long)newer, F.boot_cycles, F.jnl_replayed);
-    CHECK(kinds[MOCK_CUT_PROGRAM] && kinds[MOCK_CUT_CPL] && durable_recs,
-          "the campaign never cut a program or a completion");
+    CHECK(kinds[MOCK_CUT_PROGRAM] && kinds[MOCK_CUT_CPL] && durable_recs && release_aimed,
+          "the campaign never cut a program, a completion or after a release's commit");
     free(pc_base);
     free(pc_dur);
 }
@@ -2094,7 +2207,7 @@ static const struct test tests[] = {
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },
-    { "spare", t_spare },
+    { "spare", t_spare }, { "release", t_release },
 };
 
 int main(int argc, char **argv)
