@@ -321,15 +321,30 @@ def _resettle(d, model, base):
     d.flush()
 
 
-def campaign(env, n_cuts, n_units, weights, request, label, cover=False):
+def _fill(d, nsze):
+    """The whole namespace written once (libssdlab's sequential 128 KiB writes at QD 8), so
+    the drive has no never-written space left: overwrites in the region then use up the free
+    blocks and GC moves data during the campaign."""
+    step = MAX_UNITS * UNIT
+    r = d.bench(write=True, io_blocks=step, qd=8, n_ios=nsze // step)
+    assert r["errors"] == 0, r
+    d.flush()
+
+
+def campaign(env, n_cuts, n_units, weights, request, label, cover=False, fill=False):
     """n_cuts cuts over a region of n_units units; phases drawn by weight, or (cover) from
-    a shuffled deck of every phase, so a few cuts hit different phases."""
+    a shuffled deck of every phase, so a few cuts hit different phases. fill: the whole
+    drive written first (_fill), so the gc phase finds GC at work."""
     rng = random.Random(f"{SEED}-{request.node.name}")
     replay = f"SEED={SEED} make test T={request.node.nodeid}"
     print(f"\n{label}: {n_cuts} cuts over {n_units} units ({n_units * UNIT_BYTES >> 10} KiB); "
           f"SEED={SEED} (replay: {replay})")
     d = env.drive()
     nsze = d.info()["ns_blocks"]
+    if fill:
+        t = time.monotonic()
+        _fill(d, nsze)
+        print(f"{label}: the drive filled ({nsze} blocks) in {time.monotonic() - t:.0f} s")
     base = rng.randrange(0, (nsze - n_units * UNIT) // UNIT) * UNIT
     model = Model(n_units)
     # start from known contents: the region written once and flushed
@@ -405,6 +420,8 @@ def campaign(env, n_cuts, n_units, weights, request, label, cover=False):
         totals["cuts_tearing"] += torn > 0
         gc_moved = v["gc_units_moved"] - gc0
         gc0 = v["gc_units_moved"]
+        totals["gc_cuts"] += phase == "gc" and gc_moved > 0
+        totals["gc_moved"] += gc_moved
         boots.append(v["boot_cycles"])
         durable_units = sum(1 for e in expect if e[1] is not None)
         hits[phase] += 1
@@ -438,8 +455,8 @@ def campaign(env, n_cuts, n_units, weights, request, label, cover=False):
           f"{totals['foreign']}; cuts that tore a program or erase {totals['cuts_tearing']} "
           f"({totals['torn']} pages/blocks); commands completed {totals['completed']}, in "
           f"flight at the cut {totals['in_flight']}; journal pages replayed "
-          f"{totals['jnl_replayed']}; boot cycles min {min(boots)} max "
-          f"{max(boots)}")
+          f"{totals['jnl_replayed']}; GC moved {totals['gc_moved']} units ({totals['gc_cuts']} "
+          f"gc-phase cuts with GC at work); boot cycles min {min(boots)} max {max(boots)}")
     assert not failures, (f"{len(failures)} of {n_cuts} cuts failed, first: {failures[:3]} "
                           f"(replay: {replay})")
     return totals, hits
@@ -460,4 +477,8 @@ def test_powercut_smoke(env, request):
 @pytest.mark.full
 def test_powercut_full(env, request):
     n = int(os.environ.get("POWERCUT_CUTS") or 300)
-    campaign(env, n, 256, dict(WEIGHTS, format=1), request, "power-cut campaign")
+    # every phase in turn (a shuffled deck), so a short run (POWERCUT_CUTS) hits them all
+    totals, hits = campaign(env, n, 256, dict(WEIGHTS, format=1), request,
+                            "power-cut campaign", cover=True, fill=True)
+    # the gc phase found GC at work (the drive full: overwrites use up its free blocks)
+    assert not hits["gc"] or totals["gc_cuts"], "no gc-phase cut saw GC move data"
