@@ -118,6 +118,10 @@ struct ftl {
     uint32_t stall_release, stall_ckpt, stall_wb;
     uint32_t rel_state, rel_seq, rel_jnl;       /* the release under way (REL_*) */
     uint32_t rel_waits;         /* releases a write waited for: a die had no free block */
+    /* the other checkpoint area erased ahead, beside host I/O (ckpt_prepare): erases in
+     * flight, and the area ready for the next checkpoint (not known after a boot) */
+    uint32_t area_erasing;
+    bool     area_ready[2], area_erase_failed;
     uint32_t gc_credit;         /* units paced GC may still move (x GC_CREDIT_ONE) */
     bool     in_ckpt;
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
@@ -226,6 +230,7 @@ void ckpt_find_area(void);
 enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
 enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);
+void ckpt_prepare(void);                        /* erase the next checkpoint's area ahead */
 void ftl_format(bool erase_all);
 uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */
 void sys_area_op(struct hal_flash_op *op, uint8_t kind, uint32_t area, uint32_t page,

@@ -91,6 +91,41 @@ static void erase_area(struct stream *s)
 }
 
 /* Program the staged pages (once the area's erase is done). */
+/*
+ * The next checkpoint's area erased ahead (the journal calls this once its area is three
+ * quarters full): the erases run beside host I/O, so the checkpoint that follows only
+ * programs its pages, where it used to wait for the area's erases (tBERS per block, one die).
+ * The area then no longer holds the older checkpoint, the fallback if the newest cannot be
+ * read; it is erased late, not right after the newest is written, to keep that fallback as
+ * long as it costs nothing. A power loss during the erases leaves the area torn: the newest
+ * checkpoint is what the boot loads either way.
+ */
+static void area_erase_done(uint32_t area, uint32_t unused, bool fail)
+{
+    (void)unused;
+    F.area_erase_failed |= fail;
+    if (--F.area_erasing == 0 && !F.area_erase_failed)
+        F.area_ready[area] = true;
+}
+
+void ckpt_prepare(void)
+{
+    uint32_t area = (F.ckpt_seq + 1) & 1;
+    if (!F.ready || F.area_erasing || F.area_ready[area])
+        return;
+    F.area_erase_failed = false;
+    F.area_erasing = F.area_blocks;
+    for (uint32_t k = 0; k < F.area_blocks; k++) {
+        struct hal_flash_op op = { .op = FLASH_ERASE,
+                                   .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                                   .block = (uint16_t)(F.sys_blk[area * F.area_blocks + k]
+                                                       << F.plane_bits) };
+        flash_op_addr(&op, 0);
+        op.tag = flash_tag_get(area_erase_done, area, 0);
+        flash_push(&op);
+    }
+}
+
 static void program_staged(struct stream *s)
 {
     static struct hal_flash_op ops[MAX_BATCH];
@@ -229,7 +264,11 @@ void ckpt_save(bool clean)
     uint32_t h[HDR_WORDS];
     struct stream s;
     stream_open(&s, area, HDR_WORDS + body + 3);
-    erase_area(&s);
+    while (F.area_erasing)      /* erased ahead, not yet done */
+        flash_poll_wait();
+    if (!F.area_ready[area])
+        erase_area(&s);
+    F.area_ready[0] = F.area_ready[1] = false;
     header(h, seq, clean, body);
     for (uint32_t i = 0; i < HDR_WORDS; i++) {
         sum(&s, h[i]);

@@ -113,6 +113,9 @@ static uint32_t commit_page(void)
         ckpt_save(false);       /* resets the journal: every entry is in the checkpoint */
         return J.issued;
     }
+    /* three quarters of the area used: the next checkpoint's area is erased ahead */
+    if ((J.next - J.first) * 4 >= (J.pages - J.first) * 3)
+        ckpt_prepare();
     uint32_t n = J.n < page_cap() ? J.n : page_cap();
     volatile uint32_t *w = stage();
     uint32_t words = JNL_HDR + 2 * n;
