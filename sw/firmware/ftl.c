@@ -513,8 +513,10 @@ static void do_write(const struct hal_be_req *r, struct req *q)
     uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
     uint32_t base = r->tag * G.handle_slots * SLOT_BYTES;
     uint64_t lba = r->slba, end = r->slba + r->nlb + 1u;
+    uint64_t t0 = hal_cycles();
     gc_ensure();
     gc_pace((uint32_t)(((end - 1) >> F.spu_shift) - (r->slba >> F.spu_shift) + 1));
+    stall_note(&F.stall_gc, t0);
     while (lba < end) {
         uint32_t lpn = (uint32_t)(lba >> F.spu_shift);
         uint32_t s0 = (uint32_t)(lba & (spu - 1));

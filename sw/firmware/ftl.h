@@ -116,6 +116,7 @@ struct ftl {
      * host write: a journal commit releasing GC's blocks, a whole checkpoint, a write
      * waiting for a free write-buffer group (vendor log; the item 7 figures) */
     uint32_t stall_release, stall_ckpt, stall_wb;
+    uint32_t stall_gc;          /* ... and the GC work (paced moves, releases) before a write */
     uint32_t rel_state, rel_seq, rel_jnl;       /* the release under way (REL_*) */
     uint32_t rel_waits;         /* releases a write waited for: a die had no free block */
     /* the other checkpoint area erased ahead, beside host I/O (ckpt_prepare): erases in

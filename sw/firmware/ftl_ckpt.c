@@ -290,7 +290,8 @@ void ckpt_save(bool clean)
     put(&s, check);
     put_end(&s);
     F.in_ckpt = was;
-    stall_note(&F.stall_ckpt, t0);
+    if (!clean)                 /* a shutdown's checkpoint holds no host write */
+        stall_note(&F.stall_ckpt, t0);
     if (!s.ok) {
         fw_puts("checkpoint: write failed, previous one kept\n");
         return;

@@ -218,6 +218,7 @@ static uint32_t build_vendor(void)
     put_le(p + 288, 8, F.stall_ckpt);
     put_le(p + 296, 8, F.stall_wb);
     put_le(p + 304, 8, F.rel_waits);
+    put_le(p + 312, 8, F.stall_gc);
     return 512;
 }
 

@@ -415,7 +415,7 @@ def test_err_doorbell_aer(env, d):  # noqa: F811
         assert ev, f"{what}: no asynchronous event"
         return ev[0]
 
-    own = OwnPair(raw, OWN, sq_entries=16, cq_entries=16)
+    _own = OwnPair(raw, OWN, sq_entries=16, cq_entries=16)     # the queue pair the pokes name
     for poke, info, what in (
             (lambda: raw.doorbell(nq + 1, False, 1), 0x00, "SQ doorbell of a missing queue"),
             (lambda: raw.doorbell(OWN, False, 17), 0x01, "SQ tail beyond the queue"),
