@@ -415,7 +415,7 @@ def test_not_emulated_is_honest():
         assert line in (VECTOR_DIR / f"{name}.vec").read_text().splitlines(), (name, line)
 
 
-# The smoke tier's share of the small part's files: the two with the most simulated time
+# The smoke tier's share of the small part's files: two of the longest in simulated time
 # (bad_blocks about 23 ms, rules_lenient 10 ms of the 82 ms; rules_strict
 # checks the same sequences strictly) replay in the full tier, which runs every file.
 SMOKE_SKIPS = ("bad_blocks", "rules_lenient")
