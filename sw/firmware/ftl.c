@@ -724,8 +724,9 @@ void ftl_poll(void)
  * issued so far (the one being filled too: host writes fill it); release_poll (main loop)
  * commits the journal once those groups are programmed and no journal page is in flight,
  * then frees the blocks once that commit is on flash. Blocks emptied meanwhile wait for
- * the next release. A write waits for it (ftl_release_pending) only when a die with blocks
- * in it has no free block left (gc_ensure): no allocation ever takes a releasing block.
+ * the next release. A write waits for it (ftl_release_pending) only when a die without a
+ * free block has less room than one write may take (gc_ensure, die_needs_release): no
+ * allocation ever takes a releasing block.
  */
 void ftl_release_start(bool pad)
 {
