@@ -77,15 +77,20 @@ void counters_get(const volatile uint32_t *w)
  * batch; program_staged waits for it. */
 static struct hal_flash_op erase_ops[64];
 
+/* The erase of block k of an area (die 0, every plane). */
+static struct hal_flash_op area_erase_op(uint32_t area, uint32_t k)
+{
+    uint32_t blk = F.sys_blk[area * F.area_blocks + k];
+    struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                               .block = (uint16_t)(blk << F.plane_bits) };
+    flash_op_addr(&op, 0);
+    return op;
+}
+
 static void erase_area(struct stream *s)
 {
-    for (uint32_t k = 0; k < F.area_blocks; k++) {
-        uint32_t blk = F.sys_blk[s->area * F.area_blocks + k];
-        erase_ops[k] = (struct hal_flash_op){ .op = FLASH_ERASE,
-                                              .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                                              .block = (uint16_t)(blk << F.plane_bits) };
-        flash_op_addr(&erase_ops[k], 0);
-    }
+    for (uint32_t k = 0; k < F.area_blocks; k++)
+        erase_ops[k] = area_erase_op(s->area, k);
     flash_batch_push(erase_ops, F.area_blocks);
     s->erase = true;
 }
@@ -116,11 +121,7 @@ void ckpt_prepare(void)
     F.area_erase_failed = false;
     F.area_erasing = F.area_blocks;
     for (uint32_t k = 0; k < F.area_blocks; k++) {
-        struct hal_flash_op op = { .op = FLASH_ERASE,
-                                   .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                                   .block = (uint16_t)(F.sys_blk[area * F.area_blocks + k]
-                                                       << F.plane_bits) };
-        flash_op_addr(&op, 0);
+        struct hal_flash_op op = area_erase_op(area, k);
         op.tag = flash_tag_get(area_erase_done, area, 0);
         flash_push(&op);
     }
