@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers shared by the rtl/nand cores (not a core)."""
 
-__all__ = ["bad_int"]
+__all__ = ["bad_int", "bch_code", "gf2_map", "gf_mul"]
 
 
 def bad_int(name, value, lo, hi):
@@ -9,3 +9,53 @@ def bad_int(name, value, lo, hi):
     if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
         return f"{name} must be an int in {lo}..{hi}, got {value!r}"
     return None
+
+
+def bch_code(name, m, t, data_bytes, parity_bytes, width):
+    """The spec.bch BchCode of an ECC core's parameters, checked: ValueError naming the
+    parameter. width is the bytes per stream beat (1, 2, 4, 8), which must divide the data
+    and the parity room."""
+    from spec.bch import PRIM_POLY, BchCode
+    error = (bad_int("m", m, min(PRIM_POLY), max(PRIM_POLY)) or bad_int("t", t, 1, 64) or
+             bad_int("data_bytes", data_bytes, 1, 4096) or
+             bad_int("parity_bytes", parity_bytes, 0, 512) or
+             (None if width in (1, 2, 4, 8) else f"width must be 1, 2, 4 or 8, got {width!r}"))
+    if not error:
+        try:
+            code = BchCode(m, t, data_bytes, parity_bytes)
+        except ValueError as e:
+            error = str(e).removeprefix("BchCode: ")
+    if not error and (data_bytes % width or code.room % width):
+        error = (f"width={width} must divide data_bytes={data_bytes} and the parity room "
+                 f"{code.room}")
+    if error:
+        raise ValueError(f"{name}: {error}")
+    return code
+
+
+def gf2_map(vec, masks):
+    """The GF(2) linear map of spec.bch.linear_map's masks applied to a Value: output bit i is
+    the XOR of vec's bits selected by masks[i] (an XOR network, no clock)."""
+    from amaranth.hdl import Cat, Const
+    return Cat(*[(vec & Const(mk, len(vec))).xor() if mk else Const(0, 1) for mk in masks])
+
+
+def gf_mul(module, code, a, b, name="gf"):
+    """a * b in GF(2^m) of `code` (two m-bit Values), built in `module`'s comb domain: the XOR
+    of a * alpha^i over b's set bits, a * alpha^i made from a * alpha^(i-1) by one shift and a
+    conditional XOR of the field polynomial (a full multiplier: m * m AND terms). Each
+    a * alpha^i is a Signal, so the expression stays linear in m (nested, it would double
+    with every step). Returns the product's Signal."""
+    from amaranth.hdl import Cat, Const, Signal
+    w = code.m
+    poly = Const(code.alpha(w), w)              # x^m reduced: the field polynomial's low bits
+    ai = a
+    out = a & b[0].replicate(w)
+    for i in range(1, w):
+        nxt = Signal(w, name=f"{name}_a{i}")
+        module.d.comb += nxt.eq(Cat(Const(0, 1), ai[:w - 1]) ^ (ai[w - 1].replicate(w) & poly))
+        ai = nxt
+        out = out ^ (ai & b[i].replicate(w))
+    prod = Signal(w, name=name)
+    module.d.comb += prod.eq(out)
+    return prod

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from spec import pcie_link
+from spec.bch import BchCode
 from spec.nand_geometry import PARTS, NandPart
 from spec.onfi_timing import NVDDR2_MODES, SDR_MODES
 from spec.persona import limits
@@ -553,12 +554,17 @@ def _build(ck, v, path):
         ck.err("ecc.correctable_bits", ecc["correctable_bits"], "must be null for scheme ldpc")
     if None not in (ecc["codeword_bytes"], ecc["parity_bytes"]):
         if ecc["scheme"] == "bch" and ecc["correctable_bits"] is not None:
-            m = (ecc["codeword_bytes"] * 8).bit_length()      # BCH over GF(2^m)
-            need = -(-ecc["correctable_bits"] * m // 8)
-            if ecc["parity_bytes"] < need:
+            # the code the ECC cores build (spec/bch.py), over the smallest field it fits
+            try:
+                code = BchCode.smallest(ecc["correctable_bits"], ecc["codeword_bytes"])
+            except ValueError as e:
                 ck.err("ecc.correctable_bits", ecc["correctable_bits"],
-                       f"BCH over GF(2^{m}) needs {need} parity bytes per codeword, "
-                       f"ecc.parity_bytes = {ecc['parity_bytes']}")
+                       f"no BCH code fits: {str(e).removeprefix('BchCode: ')}")
+            else:
+                if ecc["parity_bytes"] < code.ecc_bytes:
+                    ck.err("ecc.correctable_bits", ecc["correctable_bits"],
+                           f"BCH over GF(2^{code.m}) needs {code.ecc_bytes} parity bytes "
+                           f"per codeword, ecc.parity_bytes = {ecc['parity_bytes']}")
         for g in groups:
             geo = g.part.geometry
             per_page = geo.page_bytes // ecc["codeword_bytes"] * ecc["parity_bytes"]

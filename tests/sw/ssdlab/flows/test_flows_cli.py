@@ -41,7 +41,7 @@ def test_elaborate_one_core_and_hashes():
 
 @pytest.mark.parametrize("args, message", [
     (("elaborate", "no_such_core"),
-     "unknown core no_such_core; known: ftl_read_engine, nand_backend"),
+     "unknown core no_such_core; known: bch_decoder, bch_encoder, ftl_read_engine"),
     (("elaborate", "nvme_regs", "-p", "oops"), "--param 'oops': expected NAME=VALUE"),
     (("elaborate", "nvme_regs", "-p", "n_io_queues=0"), "n_io_queues=0 out of range"),
     (("elaborate", "--all"), "several cores: use --hash"),
