@@ -3,9 +3,10 @@
 out unchanged, followed by exactly bchlib's parity bytes for that data and zero bytes up to
 the parity room, with random idle cycles on the input and backpressure on the output.
 Data patterns: random, all zeros (parity zero), all ones, a single set bit at the first and
-the last data bit. Parameters come from the build (core_params); `test_bch_encoder` uses the
-personas' BCH code. The refused parameters are tested with the decoder's
-(tests/nand/bch_decoder, test_parameters_refused)."""
+the last data bit. Parameters come from the build (core_params): smoke builds a t = 8 code
+on 512 B, the full tier the personas' code at widths 1 and 2 and two more codes. The
+refused parameters are tested with the decoder's (tests/nand/bch_decoder,
+test_parameters_refused)."""
 
 import random
 
@@ -20,6 +21,8 @@ from ssdlab_streams import StreamSink, StreamSource
 from spec.bch import BchCode
 
 PERSONA = {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56, "width": 1}
+# smoke: a t = 8 code on 512 B, the same generator at a quarter of the personas' build time
+SMALL = {"m": 13, "t": 8, "data_bytes": 512, "parity_bytes": 16, "width": 1}
 
 
 @cocotb.test()
@@ -69,15 +72,15 @@ def core(**params):
 
 @pytest.mark.smoke
 def test_bch_encoder():
-    run(core(), __file__)
+    run(core(**SMALL), __file__)
 
 
 @pytest.mark.full
 @pytest.mark.parametrize("params", [
-    {"m": 13, "t": 8, "data_bytes": 512, "parity_bytes": 16, "width": 1},
-    {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56, "width": 2},
+    PERSONA,
+    {**PERSONA, "width": 2},
     {"m": 15, "t": 40, "data_bytes": 2048, "parity_bytes": 80, "width": 4},
     {"m": 13, "t": 3, "data_bytes": 40, "parity_bytes": 8, "width": 8},
-], ids=["t8_512B", "t32_w2", "t40_2KiB_w4", "t3_w8"])
+], ids=["persona", "persona_w2", "t40_2KiB_w4", "t3_w8"])
 def test_bch_encoder_sweep(params):
     run(core(**params), __file__)
