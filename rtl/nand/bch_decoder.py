@@ -103,12 +103,16 @@ class BchDecoder(wiring.Component):
         a_beat = Signal(range(beats + 1))
         a_half = Signal()
         a_done = Signal()                      # a whole codeword in, syndromes ready
+        def covered(beat, pos):
+            """The bits of beat number `beat` that carry the code: bit j is set when its stream
+            bit, beat * bits + pos(j), is below valid_bits (the rest: room past the parity)."""
+            edge = valid_bits // bits          # the beat holding the first ignored bit
+            part = sum(1 << j for j in range(bits) if edge * bits + pos(j) < valid_bits)
+            return Mux(beat < edge, (1 << bits) - 1, Mux(beat == edge, part, 0))
+
         # the beat's payload with the bits past the parity cleared
         keep = Signal(bits)
-        boundary = valid_bits // bits          # the beat holding the first ignored bit
-        part = sum(1 << j for j in range(bits) if boundary * bits + q_of(j) < valid_bits)
-        m.d.comb += keep.eq(Mux(a_beat < boundary, (1 << bits) - 1,
-                                Mux(a_beat == boundary, part, 0)))
+        m.d.comb += keep.eq(covered(a_beat, q_of))
         payload = self.s_data.payload & keep
 
         syn_next = {}
@@ -188,12 +192,9 @@ class BchDecoder(wiring.Component):
             for i in range(1, t + 1):
                 v = v ^ (c[i - 1] if qq == 0 else cmul(c[i - 1], code.alpha(i * qq)))
             m.d.comb += root[qq].eq(v == 0)
-        # the step's bits inside the code (the rest: room past the parity)
+        # the step's stream bits inside the code
         in_code = Signal(bits)
-        last_valid = (valid_bits - 1) // bits
-        part_q = sum(1 << qq for qq in range(bits) if last_valid * bits + qq < valid_bits)
-        m.d.comb += in_code.eq(Mux(step < last_valid, (1 << bits) - 1,
-                                   Mux(step == last_valid, part_q, 0)))
+        m.d.comb += in_code.eq(covered(step, lambda qq: qq))
         flip = Cat(*[root[q_of(j)] for j in range(bits)])       # root as payload bits
         n_here = sum((root & in_code)[qq] for qq in range(bits))
 

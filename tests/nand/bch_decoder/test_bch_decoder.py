@@ -31,6 +31,12 @@ SMOKE = ["error_patterns", "back_to_back"]
 PERSONA = {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56, "width": 1}
 # smoke: a t = 8 code on 512 B, the same generator at a quarter of the personas' build time
 SMALL = {"m": 13, "t": 8, "data_bytes": 512, "parity_bytes": 16, "width": 1}
+# full tier (the encoder's test builds the same): the personas' code at widths 1 and 2, a
+# 2 KiB code at width 4 and a short one at width 8
+SWEEP = [PERSONA, {**PERSONA, "width": 2},
+         {"m": 15, "t": 40, "data_bytes": 2048, "parity_bytes": 80, "width": 4},
+         {"m": 13, "t": 3, "data_bytes": 40, "parity_bytes": 8, "width": 8}]
+SWEEP_IDS = ["persona", "persona_w2", "t40_2KiB_w4", "t3_w8"]
 
 
 class TB:
@@ -212,12 +218,7 @@ def test_bch_decoder_limit(params):
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("params", [
-    PERSONA,
-    {**PERSONA, "width": 2},
-    {"m": 15, "t": 40, "data_bytes": 2048, "parity_bytes": 80, "width": 4},
-    {"m": 13, "t": 3, "data_bytes": 40, "parity_bytes": 8, "width": 8},
-], ids=["persona", "persona_w2", "t40_2KiB_w4", "t3_w8"])
+@pytest.mark.parametrize("params", SWEEP, ids=SWEEP_IDS)
 def test_bch_decoder_sweep(params):
     run(core(**params), __file__, testcase=SMOKE)
 

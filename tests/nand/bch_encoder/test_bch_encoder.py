@@ -19,10 +19,7 @@ from ssdlab_harness import AmaranthCore, core_params, run
 from ssdlab_streams import StreamSink, StreamSource
 
 from spec.bch import BchCode
-
-PERSONA = {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56, "width": 1}
-# smoke: a t = 8 code on 512 B, the same generator at a quarter of the personas' build time
-SMALL = {"m": 13, "t": 8, "data_bytes": 512, "parity_bytes": 16, "width": 1}
+from tests.nand.bch_decoder.test_bch_decoder import PERSONA, SMALL, SWEEP, SWEEP_IDS
 
 
 @cocotb.test()
@@ -76,11 +73,6 @@ def test_bch_encoder():
 
 
 @pytest.mark.full
-@pytest.mark.parametrize("params", [
-    PERSONA,
-    {**PERSONA, "width": 2},
-    {"m": 15, "t": 40, "data_bytes": 2048, "parity_bytes": 80, "width": 4},
-    {"m": 13, "t": 3, "data_bytes": 40, "parity_bytes": 8, "width": 8},
-], ids=["persona", "persona_w2", "t40_2KiB_w4", "t3_w8"])
+@pytest.mark.parametrize("params", SWEEP, ids=SWEEP_IDS)
 def test_bch_encoder_sweep(params):
     run(core(**params), __file__)
