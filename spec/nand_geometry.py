@@ -49,6 +49,8 @@ legal range, e.g. "NandGeometry.planes = 3: must be one of 1, 2, 4, 8".
 
 from dataclasses import dataclass, field
 
+from spec.nand_errors import NO_BIT_ERRORS, BitErrorModel
+
 __all__ = ["NandGeometry", "NandArrayTiming", "NandPart", "PARTS", "part", "PAGE_TYPES",
            "PAGE_TYPES_OF", "SLC", "TIMING_TYPES"]
 
@@ -421,6 +423,9 @@ class NandPart:
     - max_bad_blocks: bad blocks per LUN allowed over life (bytes 103-104), 0..65535.
     - timing_sources: {NandArrayTiming field: where its value comes from}; a field not
       named is assumed (`timing_source`).
+    - bit_errors: the part's raw bit errors (spec/nand_errors.BitErrorModel; assumed values
+      for every part here). A die model sees them only when asked (NandDie(bit_errors="part"),
+      the drive's `nand_bit_errors`).
     """
 
     name: str
@@ -436,9 +441,12 @@ class NandPart:
     max_bad_blocks: int | None = None
     notes: str = field(default="", compare=False)
     timing_sources: dict = field(default_factory=dict, compare=False, hash=False)
+    bit_errors: BitErrorModel = NO_BIT_ERRORS
 
     def __post_init__(self):
         c = "NandPart"
+        if not isinstance(self.bit_errors, BitErrorModel):
+            raise ValueError(f"{c}.bit_errors = {self.bit_errors!r}: must be a BitErrorModel")
         if not isinstance(self.id_bytes, bytes) or not 2 <= len(self.id_bytes) <= 8:
             raise ValueError(f"{c}.id_bytes = {self.id_bytes!r}: must be 2..8 bytes")
         for name, limit in (("manufacturer", 12), ("model", 20)):
@@ -570,46 +578,60 @@ _PERSONAS_MD = "personas.md class value (no datasheet named): assumed"
 
 
 def _imft(name, die_gbit, page_bytes, pages_per_block, t_r_us, t_prog_us, id_bytes, model,
-          note, source=_PERSONAS_MD):
+          note, bit_errors, source=_PERSONAS_MD):
     geometry = NandGeometry.from_capacity(die_gbit, page_bytes, pages_per_block)
     timing, sources = _typed_timing(2, t_r_us, t_prog_us, 3000, False,
                                     {"t_r_ns": source, "t_prog_ns": source,
                                      "t_bers_ns": source})
     return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
                     manufacturer="MICRON", model=model, jedec_id=0x2C, pe_cycles=3000,
-                    ecc_bits=40, notes=note, timing_sources=sources)
+                    ecc_bits=40, notes=note, timing_sources=sources, bit_errors=bit_errors)
 
 
 _ASSUMED = ("planes 2 and spare = page/16 assumed (personas.md); ID bytes, model string, "
-            "ECC requirement and the short busy times are assumed, Micron-class")
+            "ECC requirement, the raw bit error model and the short busy times are assumed, "
+            "Micron-class")
+
+# Raw bit errors (spec/nand_errors.py), assumed: 2x nm MLC raw error rates of about 1e-4 at
+# the rated 3000 P/E cycles, a year's retention at the rated wear moving the read reference
+# about 3 of the part's 8 read-retry steps (an RBER of a few 1e-3 read at level 0), read
+# disturb adding 1e-4 per 100 K reads of a block. The 25 nm part wears and leaks less.
+_MLC_20NM_ERRORS = BitErrorModel(rber_base=5e-7, rber_per_kcycle=2e-5, exponent=1.5,
+                                 retention_shift=0.19, rber_shift=3e-4, rber_per_kread=1e-6,
+                                 retry_levels=8)
+_MLC_25NM_ERRORS = BitErrorModel(rber_base=3e-7, rber_per_kcycle=1.2e-5, exponent=1.5,
+                                 retention_shift=0.15, rber_shift=3e-4, rber_per_kread=7e-7,
+                                 retry_levels=8)
 
 # The IMFT dies of personas.md (one LUN per target; make more with dataclasses.replace).
 # Headline tR / tPROG: the imft-20nm-mlc-64gbit figures are the L85A datasheet's; the others
 # are personas.md's (L95B 128 Gbit 20 nm, L74A 64 Gbit 25 nm), no datasheet at hand.
 PARTS = {p.name: p for p in (
     _imft("imft-20nm-mlc-64gbit", 64, 8192, 256, 100, 1300, b"\x2c\x64\x44\x4b\xa9",
-          "SSDLAB-IMFT20-64G", _ASSUMED, source=_L85A),
+          "SSDLAB-IMFT20-64G", _ASSUMED, _MLC_20NM_ERRORS, source=_L85A),
     _imft("imft-20nm-mlc-128gbit", 128, 16384, 512, 115, 1600, b"\x2c\x84\x64\x3c\xa5",
-          "SSDLAB-IMFT20-128G", _ASSUMED),
+          "SSDLAB-IMFT20-128G", _ASSUMED, _MLC_20NM_ERRORS),
     _imft("imft-25nm-mlc-64gbit", 64, 8192, 256, 75, 1300, b"\x2c\x88\x04\x4b\xa9",
-          "SSDLAB-IMFT25-64G", _ASSUMED),
+          "SSDLAB-IMFT25-64G", _ASSUMED, _MLC_25NM_ERRORS),
 )}
 
 
 def _other(name, geometry, t_r_us, t_prog_us, t_bers_us, pe_cycles, id_bytes, manufacturer,
-           jedec_id, model, note, one_pass_program):
+           jedec_id, model, note, one_pass_program, bit_errors):
     assumed = "assumed: class value (personas.md gives none)"
     timing, sources = _typed_timing(geometry.bits_per_cell, t_r_us, t_prog_us, t_bers_us,
                                     one_pass_program, {"t_r_ns": assumed, "t_prog_ns": assumed,
                                                        "t_bers_ns": assumed})
     return NandPart(name=name, geometry=geometry, timing=timing, id_bytes=id_bytes,
                     manufacturer=manufacturer, model=model, jedec_id=jedec_id,
-                    pe_cycles=pe_cycles, ecc_bits=40, notes=note, timing_sources=sources)
+                    pe_cycles=pe_cycles, ecc_bits=40, notes=note, timing_sources=sources,
+                    bit_errors=bit_errors)
 
 
 _ASSUMED_OTHER = ("everything but the cell type, node and die size is assumed (personas.md "
                   "gives none): geometry, array times (class values), P/E cycles, planes 2, "
-                  "spare = page/16; the real part speaks Toggle DDR, modelled as ONFI")
+                  "spare = page/16, the raw bit error model; the real part speaks Toggle "
+                  "DDR, modelled as ONFI")
 
 # The other dies of personas.md (Samsung and Kioxia drives). TLC dies hold a whole number of
 # blocks of 3-bit word lines, so they are built from blocks per plane, not from die_gbit:
@@ -620,16 +642,28 @@ PARTS.update({p.name: p for p in (
            NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=384,
                         blocks_per_plane=1366, planes=2, bits_per_cell=3),
            100, 2000, 5000, 1000, b"\xec\xde\x94\xc3\x00", "SAMSUNG", 0xEC,
-           "SSDLAB-SEC16-TLC128G", _ASSUMED_OTHER, False),
+           "SSDLAB-SEC16-TLC128G", _ASSUMED_OTHER, False,
+           # planar 16 nm TLC: the weakest cells of the set (1000 P/E rated)
+           BitErrorModel(rber_base=2e-6, rber_per_kcycle=2e-4, exponent=1.5,
+                         retention_shift=0.35, rber_shift=5e-4, rber_per_kread=3e-6,
+                         retry_levels=8)),
     _other("samsung-vnand-32l-mlc-128gbit",
            NandGeometry.from_capacity(128, 16384, 256),
            60, 700, 4000, 6000, b"\xec\xd7\x14\x7e\x00", "SAMSUNG", 0xEC,
-           "SSDLAB-SECV2-MLC128G", _ASSUMED_OTHER, True),
+           "SSDLAB-SECV2-MLC128G", _ASSUMED_OTHER, True,
+           # 3D MLC: large cells, 6000 P/E rated
+           BitErrorModel(rber_base=1e-7, rber_per_kcycle=5e-6, exponent=1.5,
+                         retention_shift=0.12, rber_shift=2e-4, rber_per_kread=3e-7,
+                         retry_levels=8)),
     _other("kioxia-bics4-tlc-512gbit",
            NandGeometry(page_bytes=16384, spare_bytes=1024, pages_per_block=1152,
                         blocks_per_plane=1821, planes=2, bits_per_cell=3),
            70, 600, 5000, 3000, b"\x98\x3c\x99\xb3\x76", "TOSHIBA", 0x98,
-           "SSDLAB-BICS4-TLC512G", _ASSUMED_OTHER, True),
+           "SSDLAB-BICS4-TLC512G", _ASSUMED_OTHER, True,
+           # 3D TLC, 3000 P/E rated
+           BitErrorModel(rber_base=1e-6, rber_per_kcycle=3e-5, exponent=1.5,
+                         retention_shift=0.25, rber_shift=4e-4, rber_per_kread=1e-6,
+                         retry_levels=8)),
 )})
 
 

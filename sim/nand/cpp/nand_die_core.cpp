@@ -203,8 +203,17 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     auto pit = it->second.pages.find(page);
     if (pit == it->second.pages.end()) return Bytes(g.register_bytes, 0xFF);
     const Bytes &data = pit->second;
-    double pe = (double)it->second.erase_count;
-    double rber = cfg.rber_base + cfg.rber_per_kcycle * std::pow(pe / 1000, cfg.rber_exponent);
+    Block &b = it->second;
+    auto wit = b.written.find(page);
+    std::pair<double, double> born = wit == b.written.end()
+        ? std::make_pair(now, baked_h) : wit->second;
+    // spec/nand_errors.age_hours: bake hours plus whole seconds of simulated time
+    double seconds = std::floor((now - born.first) / 1e9);
+    double age_h = (baked_h - born.second) + seconds / 3600;
+    auto fit = features.find(0x89);     // read retry level (RETRY_FEATURE)
+    int level = fit == features.end() ? 0 : fit->second[0];
+    double rber = cfg.rber((double)b.erase_count, age_h, (double)b.reads, level);
+    b.reads += 1;
     auto flips = flip_positions(8 * data.size(), rber);
     if (flips.empty()) return data;
     Bytes img = data;
@@ -223,7 +232,9 @@ int NandDieCore::tear(Lun &lun) {
         if (op.program) {
             kinds |= 1;
             for (auto &bp : op.items) {
-                lun.block(bp.first).pages[bp.second] = rng.randbytes(g.register_bytes);
+                Block &b = lun.block(bp.first);
+                b.pages[bp.second] = rng.randbytes(g.register_bytes);
+                b.written[bp.second] = {now, baked_h};
                 fail_event("program");
             }
         } else {
@@ -354,6 +365,11 @@ bool NandDieCore::set_features(double n, int address, const Bytes &params) {
                         "modes 0..7 supported", params[0], cfg.sdr_modes));
             return false;
         }
+    } else if (address == 0x89 && params[0] >= cfg.retry_levels) {
+        violate("feature-value", -1,
+                fmt("read retry feature P1=%d: levels 0..%d supported", params[0],
+                    cfg.retry_levels - 1));
+        return false;
     }
     features[address] = params;
     double rdy = n + (double)t.t_feat_ns;
@@ -737,6 +753,7 @@ OpResult NandDieCore::program_page(double n, uint64_t row,
         }
         Block &b = lun.block(pl.block);
         b.pages[pl.page] = *pl.image;
+        b.written[pl.page] = {n, baked_h};
         b.next_page = pl.page + 1;
         inf.items.push_back({pl.block, pl.page});
         stats["programs"] += 1;
@@ -810,6 +827,8 @@ OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm, bool slc)
             continue;
         }
         b.pages.clear();
+        b.written.clear();
+        b.reads = 0;
         b.next_page = 0;
         b.erased = true;
         b.slc = e.slc;

@@ -38,6 +38,9 @@ struct Block {
     std::string bad;                        // "" or why the block went bad
     bool slc = false;                       // erased in SLC mode (DAh): an SLC block
     std::unordered_map<int, Bytes> pages;   // page -> register image (data + spare)
+    // page -> (time ns, the die's bake hours) when it was programmed (retention age)
+    std::unordered_map<int, std::pair<double, double>> written;
+    int64_t reads = 0;                      // page reads since the last erase (read disturb)
 };
 
 struct Event {
@@ -113,6 +116,7 @@ class NandDieCore {
     bool reset_seen = false;
     PyRandom rng;
     uint64_t seq = 0, bad_key = 0;
+    double baked_h = 0;             // retention bake hours so far (bake)
     Bytes param_page;
 
     void advance(double now);
@@ -122,6 +126,8 @@ class NandDieCore {
     int data_interface() const;     // 0 SDR, 2 NV-DDR2 (SET FEATURES 01h P1 bits 5:4)
     bool is_factory_bad(int lun, int block) const;
     void inject_bad_block(int lun, int block, const std::string &reason = "injected");
+    // Not an ONFI command: a retention bake, every programmed page ages `hours` (NandDie.bake)
+    void bake(double hours) { baked_h += hours; }
     int status(double now, int lun);
 
     double reset(double now);

@@ -69,6 +69,11 @@ module nand_die_fast #(
     parameter real   RBER_BASE = 0.0,                   // raw bit error rate: base +
     parameter real   RBER_PER_KCYCLE = 0.0,             //   per_kcycle * (pe/1000)**exponent
     parameter real   RBER_EXPONENT = 1.0,
+    // retention, read disturb, read retry (spec/nand_errors.BitErrorModel)
+    parameter real   RETENTION_SHIFT = 0.0,             // retry steps per decade of hours
+    parameter real   RBER_SHIFT = 0.0,                  // rate per (shift - level)**2
+    parameter real   RBER_PER_KREAD = 0.0,              // rate per 1000 reads of the block
+    parameter int    RETRY_LEVELS = 1,                  // SET FEATURES 89h levels, 1..16
     parameter bit    FACTORY_ERASED = 1,
     parameter bit    REQUIRE_RESET = 1,
     parameter int    PARAM_PAGE_COPIES = 3,
@@ -115,7 +120,9 @@ module nand_die_fast #(
         input int t_r_middle_typ_ns, input int t_r_upper_typ_ns, input int t_prog_typ_ns,
         input int t_prog_lower_typ_ns, input int t_prog_middle_typ_ns,
         input int t_prog_upper_typ_ns, input int typical, input int t_r_slc_ns,
-        input int t_prog_slc_ns, input int t_r_slc_typ_ns, input int t_prog_slc_typ_ns);
+        input int t_prog_slc_ns, input int t_r_slc_typ_ns, input int t_prog_slc_typ_ns,
+        input real retention_shift, input real rber_shift, input real rber_per_kread,
+        input int retry_levels);
     import "DPI-C" function int nand_die_fast_eval(
         input int handle, input longint now_ps, input int pins, output int rules,
         output int timing, output longint next_ps);
@@ -135,7 +142,7 @@ module nand_die_fast #(
             T_R_MIDDLE_NS, T_PROG_MIDDLE_NS, T_R_TYP_NS, T_R_LOWER_TYP_NS, T_R_MIDDLE_TYP_NS,
             T_R_UPPER_TYP_NS, T_PROG_TYP_NS, T_PROG_LOWER_TYP_NS, T_PROG_MIDDLE_TYP_NS,
             T_PROG_UPPER_TYP_NS, int'(TYPICAL), T_R_SLC_NS, T_PROG_SLC_NS, T_R_SLC_TYP_NS,
-            T_PROG_SLC_TYP_NS);
+            T_PROG_SLC_TYP_NS, RETENTION_SHIFT, RBER_SHIFT, RBER_PER_KREAD, RETRY_LEVELS);
         if (handle < 0)
             $fatal(1, "nand_die_fast %m (DIE_ID %0d): illegal parameters (see above)", DIE_ID);
         last_pins = -1;

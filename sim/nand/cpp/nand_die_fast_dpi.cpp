@@ -59,7 +59,9 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
                       int t_r_lower_typ_ns, int t_r_middle_typ_ns, int t_r_upper_typ_ns,
                       int t_prog_typ_ns, int t_prog_lower_typ_ns, int t_prog_middle_typ_ns,
                       int t_prog_upper_typ_ns, int typical, int t_r_slc_ns,
-                      int t_prog_slc_ns, int t_r_slc_typ_ns, int t_prog_slc_typ_ns) {
+                      int t_prog_slc_ns, int t_r_slc_typ_ns, int t_prog_slc_typ_ns,
+                      double retention_shift, double rber_shift, double rber_per_kread,
+                      int retry_levels) {
     DieConfig c;
     const Ident *ident = nullptr;
     for (const Ident &p : PARTS)
@@ -120,6 +122,10 @@ int nand_die_fast_new(const char *part, int die_id, long long clk_ps, long long 
     c.rber_base = rber_base;
     c.rber_per_kcycle = rber_per_kcycle;
     c.rber_exponent = rber_exponent;
+    c.retention_shift = retention_shift;
+    c.rber_shift = rber_shift;
+    c.rber_per_kread = rber_per_kread;
+    c.retry_levels = retry_levels;
     c.factory_erased = factory_erased != 0;
     c.require_reset = require_reset != 0;
     c.param_page_copies = param_page_copies;
@@ -166,6 +172,13 @@ unsigned long long nand_die_fast_evals(void) { return n_evals; }
 int nand_die_fast_power_cut(long long now_ps, long long *torn) {
     *torn = 0;
     for (auto &m : models) *torn += m->power_cut(now_ps);
+    return (int)models.size();
+}
+
+// For the harness's retention bake (SB_BAKE): every die's programmed pages age `hours`
+// (NandDie.bake; spec/nand_errors.py). Returns the number of dies.
+int nand_die_fast_bake(double hours) {
+    for (auto &m : models) m->die.bake(hours);
     return (int)models.size();
 }
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstring>
 
 #include "nand_hash.h"
@@ -174,9 +175,22 @@ std::string DieConfig::validate() {
     if (!(rber_per_kcycle >= 0 && rber_per_kcycle <= 0.01))
         return "BitErrorModel.rber_per_kcycle: 0..0.01";
     if (!(rber_exponent >= 0.5 && rber_exponent <= 4)) return "BitErrorModel.exponent: 0.5..4";
+    if (!(retention_shift >= 0 && retention_shift <= 4))
+        return "BitErrorModel.retention_shift: 0..4";
+    if (!(rber_shift >= 0 && rber_shift <= 0.01)) return "BitErrorModel.rber_shift: 0..0.01";
+    if (!(rber_per_kread >= 0 && rber_per_kread <= 0.01))
+        return "BitErrorModel.rber_per_kread: 0..0.01";
+    if (retry_levels < 1 || retry_levels > 16) return "BitErrorModel.retry_levels: 1..16";
     if (param_page_copies < 3 || param_page_copies > 16)
         return "NandDie.param_page_copies: must be 3..16";
     return "";
+}
+
+double DieConfig::rber(double pe, double age_h, double reads, int level) const {
+    double wear = rber_base + rber_per_kcycle * std::pow(pe / 1000, rber_exponent);
+    double shift = retention_shift * std::log10(1.0 + age_h) * (1.0 + pe / 1000);
+    double miss = shift - level;
+    return wear + rber_shift * (miss * miss) + rber_per_kread * (reads / 1000);
 }
 
 int DieConfig::bad_blocks_limit() const {

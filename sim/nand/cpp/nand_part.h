@@ -73,7 +73,12 @@ struct DieConfig {
     bool strict = true;
     double factory_bad_block_rate = 0.0;
     int64_t pe_limit = 0;                   // 0: no wear-out (None)
+    // BitErrorModel (spec/nand_errors.py): wear, retention, read disturb, read retry
     double rber_base = 0.0, rber_per_kcycle = 0.0, rber_exponent = 1.0;
+    double retention_shift = 0.0, rber_shift = 0.0, rber_per_kread = 0.0;
+    int retry_levels = 1;
+    // the formula of BitErrorModel.rber, operation for operation
+    double rber(double pe, double age_h, double reads, int level) const;
     bool factory_erased = true, require_reset = true;
     int param_page_copies = 3;
     std::string validate();                 // "" or the error naming the field

@@ -151,6 +151,10 @@ int run_file(const std::string &path) {
             cfg.rber_base = std::strtod(m["rber_base"].c_str(), 0);
             cfg.rber_per_kcycle = std::strtod(m["rber_per_kcycle"].c_str(), 0);
             cfg.rber_exponent = std::strtod(m["rber_exponent"].c_str(), 0);
+            cfg.retention_shift = std::strtod(m["retention_shift"].c_str(), 0);
+            cfg.rber_shift = std::strtod(m["rber_shift"].c_str(), 0);
+            cfg.rber_per_kread = std::strtod(m["rber_per_kread"].c_str(), 0);
+            cfg.retry_levels = (int)num(m["retry_levels"]);
             cfg.factory_erased = num(m["factory_erased"]) != 0;
             cfg.require_reset = num(m["require_reset"]) != 0;
             cfg.param_page_copies = (int)num(m["param_page_copies"]);
@@ -279,6 +283,10 @@ int run_file(const std::string &path) {
             }
         } else if (key == "WEAR") {
             m.die.luns[std::stoi(w[1])].block(std::stoi(w[2])).erase_count = std::stoll(w[3]);
+        } else if (key == "DISTURB") {
+            m.die.luns[std::stoi(w[1])].block(std::stoi(w[2])).reads = std::stoll(w[3]);
+        } else if (key == "BAKE") {
+            m.die.bake(std::strtod(w[1].c_str(), 0));
         } else if (key == "BAD") {
             m.die.inject_bad_block(std::stoi(w[1]), std::stoi(w[2]));
         } else if (key == "WP") {

@@ -34,6 +34,10 @@ violation when not strict) sets the FAIL status bit and is recorded in `fail_eve
 Storage is sparse: a block exists in memory only once touched, a page only once programmed;
 an erased page reads 0xFF. Factory bad blocks come from a seeded hash (no table is built), so a
 1 TB target costs nothing at construction.
+
+Raw bit errors (spec/nand_errors.py): each array read of a programmed page flips bits at the
+rate of the die's BitErrorModel for the block's P/E count, the page's retention age (`bake`
+adds hours), the block's reads since erase and the read-retry level (SET FEATURES 89h).
 """
 
 import heapq
@@ -51,6 +55,7 @@ from spec.nand_geometry import (
     is_factory_bad,
     mix64,
 )
+from spec.nand_errors import RETRY_FEATURE, BitErrorModel, age_hours
 from spec.onfi_param_page import ONFI_SIGNATURE, onfi_crc16, onfi_parameter_page
 
 __all__ = ["NandDie", "NandLun", "NandRuleError", "Violation", "FailEvent", "OpResult",
@@ -130,35 +135,13 @@ class OpResult:
     flips: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class BitErrorModel:
-    """Raw bit error rate per bit read: rber_base + rber_per_kcycle * (pe / 1000) ** exponent.
-
-    pe is the block's erase count. Ranges: rber_base and rber_per_kcycle 0..0.01, exponent
-    0.5..4. Errors are injected only into programmed pages (an erased page reads clean 0xFF).
-    """
-    rber_base: float = 0.0
-    rber_per_kcycle: float = 0.0
-    exponent: float = 1.0
-
-    def __post_init__(self):
-        for name, lo, hi in (("rber_base", 0.0, 0.01), ("rber_per_kcycle", 0.0, 0.01),
-                             ("exponent", 0.5, 4.0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not lo <= v <= hi:
-                raise ValueError(f"BitErrorModel.{name} = {v!r}: must be a number in "
-                                 f"{lo}..{hi}")
-
-    def rber(self, pe_cycles):
-        return self.rber_base + self.rber_per_kcycle * (pe_cycles / 1000) ** self.exponent
-
-
 _MASK64 = MASK64
 _mix64 = mix64
 
 
 class _Block:
-    __slots__ = ("erase_count", "next_page", "erased", "bad", "pages", "slc")
+    __slots__ = ("erase_count", "next_page", "erased", "bad", "pages", "slc", "written",
+                 "reads")
 
     def __init__(self, erased):
         self.slc = False        # erased in SLC mode (DAh): an SLC block until the next erase
@@ -167,6 +150,8 @@ class _Block:
         self.erased = erased    # False: factory state unknown or an erase was aborted
         self.bad = None         # None, or why the block went bad (grown bad block)
         self.pages = {}         # page -> bytes (page register image: data + spare)
+        self.written = {}       # page -> (time ns, die bake hours) when it was programmed
+        self.reads = 0          # page reads since the last erase (read disturb)
 
 
 class NandLun:
@@ -230,7 +215,8 @@ class NandDie:
       LUN 0 is always good, as ONFI guarantees).
     - pe_limit: None (no wear-out) or 1..10**7: the erase that takes a block past this many
       P/E cycles fails and the block becomes grown bad (program and erase FAIL from then on).
-    - bit_errors: a BitErrorModel (default: no raw bit errors).
+    - bit_errors: a BitErrorModel, or "part" for the part's (NandPart.bit_errors); default
+      no raw bit errors.
     - factory_erased: True (blocks ship erased) or False (every block must be erased first).
     - require_reset: True enforces RESET as the first command after power-on.
     - param_page_copies: redundant parameter page copies, 3..16.
@@ -263,6 +249,8 @@ class NandDie:
             raise ValueError(f"NandDie.pe_limit = {pe_limit!r}: must be None or 1..10**7")
         if bit_errors is None:
             bit_errors = BitErrorModel()
+        elif bit_errors == "part":
+            bit_errors = part.bit_errors
         if not isinstance(bit_errors, BitErrorModel):
             raise ValueError("NandDie.bit_errors: must be a BitErrorModel")
         if (isinstance(param_page_copies, bool) or not isinstance(param_page_copies, int)
@@ -285,6 +273,7 @@ class NandDie:
         self.violations = []
         self.fail_events = []
         self.stats = Counter()      # reads, programs, erases, bit_errors, *_fail
+        self.baked_h = 0.0          # retention bake hours so far (bake)
         self.features = {}          # feature address -> 4 bytes
         self.selected_lun = 0       # the LUN 70h reports and data output reads
         self.output_mode = "data"   # "data" | "status": what RE# would return
@@ -406,6 +395,15 @@ class NandDie:
         """Make (lun, block) a grown bad block: its programs and erases FAIL from now on."""
         self.luns[lun].block(block).bad = f"grown bad block ({reason})"
 
+    def bake(self, hours):
+        """Backdoor: a retention bake of `hours` (0..1e6): every programmed page of the
+        target ages that many hours (spec/nand_errors.py), as a lab bakes a powered-off
+        drive to stand for months on a shelf. Simulated time does not move."""
+        if isinstance(hours, bool) or not isinstance(hours, int | float) \
+                or not 0 <= hours <= 1e6:
+            raise ValueError(f"NandDie.bake hours = {hours!r}: must be a number in 0..1e6")
+        self.baked_h += float(hours)
+
     def block_info(self, lun, block):
         """Backdoor: {erase_count, next_page, erased, bad, programmed_pages, slc} of a block
         (slc: erased in SLC mode)."""
@@ -436,7 +434,8 @@ class NandDie:
             out.append(pos)
 
     def _array_read(self, lun_i, block, page):
-        """Array read of one page: (page register image, flipped bit positions)."""
+        """Array read of one page: (page register image, flipped bit positions). A read of a
+        programmed page counts towards its block's read disturb after its own errors."""
         g = self.geometry
         self.stats["reads"] += 1
         if self.is_factory_bad(lun_i, block):
@@ -448,7 +447,12 @@ class NandDie:
         data = None if b is None else b.pages.get(page)
         if data is None:
             return b"\xff" * g.register_bytes, ()
-        flips = self._flip_positions(8 * len(data), self.bit_errors.rber(b.erase_count))
+        born_ns, born_baked = b.written.get(page, (self.now, self.baked_h))
+        age_h = age_hours(self.now, born_ns, self.baked_h, born_baked)
+        level = self.features.get(RETRY_FEATURE, bytes(4))[0]
+        p = self.bit_errors.rber(b.erase_count, age_h, b.reads, level)
+        b.reads += 1
+        flips = self._flip_positions(8 * len(data), p)
         if not flips:
             return data, ()
         img = bytearray(data)
@@ -501,8 +505,9 @@ class NandDie:
             kinds.add(kind)
             if kind == "program":
                 for block, page in items:
-                    lun.block(block).pages[page] = self._rng.randbytes(
-                        self.geometry.register_bytes)
+                    b = lun.block(block)
+                    b.pages[page] = self._rng.randbytes(self.geometry.register_bytes)
+                    b.written[page] = (self.now, self.baked_h)
                     self._fail_event("program", lun.index, block, page, reason)
             elif kind == "erase":
                 for block in items:
@@ -587,6 +592,9 @@ class NandDie:
         Feature 01h (timing mode): P1 bits 3:0 mode, bits 5:4 interface: 00b SDR (a mode the
         part does not list in sdr_modes is a feature-value violation) or 10b NV-DDR2 (modes
         0..7); 01b (NV-DDR) and 11b are feature-value violations.
+        Feature 89h (read retry, Micron's): P1 the level of the reads that follow, below
+        bit_errors.retry_levels (a feature-value violation otherwise); kept over RESET,
+        lost at a power cut.
         Returns when R/B# rises, or None if refused."""
         self.advance(now)
         if not self._powered("SET FEATURES") or not self._target_ready("SET FEATURES"):
@@ -605,6 +613,11 @@ class NandDie:
                               f"timing mode feature P1=0x{params[0]:02x}: SDR modes mask "
                               f"0x{self.part.sdr_modes:02x} or NV-DDR2 modes 0..7 supported")
                 return None
+        elif address == RETRY_FEATURE and params[0] >= self.bit_errors.retry_levels:
+            self._violate("feature-value", None,
+                          f"read retry feature P1={params[0]}: levels 0.."
+                          f"{self.bit_errors.retry_levels - 1} supported")
+            return None
         self.features[address] = params
         ready = now + self.timing.t_feat_ns
         for lun in self.luns:
@@ -972,6 +985,7 @@ class NandDie:
                 continue
             b = lun.block(block)
             b.pages[page] = image      # visible only to the array; the LUN is busy
+            b.written[page] = (now, self.baked_h)
             b.next_page = page + 1
             written.append((block, page))
             self.stats["programs"] += 1
@@ -1037,7 +1051,8 @@ class NandDie:
                 self._fail_event("erase", lun.index, block, None, reason)
                 continue
             b.pages.clear()
-            b.next_page, b.erased, b.slc = 0, True, mode
+            b.written.clear()
+            b.next_page, b.erased, b.slc, b.reads = 0, True, mode, 0
             erased.append(block)
         end = now + self.timing.t_bers_ns
         lun._inflight.append((end, "erase", erased))

@@ -16,8 +16,9 @@ File format (text, one item per line, `#` starts a comment):
     IDENT id_bytes=<hex> manufacturer=.. model=.. jedec_id=.. pe_cycles=.. ecc_bits=..
           sdr_modes=.. max_bad_blocks=<n|none>
     DIE seed=.. strict=0|1 factory_bad_block_rate=.. pe_limit=<n|none> rber_base=..
-        rber_per_kcycle=.. rber_exponent=.. factory_erased=0|1 require_reset=0|1
-        param_page_copies=..
+        rber_per_kcycle=.. rber_exponent=.. retention_shift=.. rber_shift=..
+        rber_per_kread=.. retry_levels=.. factory_erased=0|1 require_reset=0|1
+        param_page_copies=..                   (BitErrorModel: spec/nand_errors.py)
     CYCLE_NS <n>                                   time of one bus cycle
     BEGIN
     ... body ...
@@ -42,6 +43,8 @@ FEATURES bytes appear twice each):
     STATS k=v ...           die statistics (reads, programs, erases, bit_errors,
                             program_fail, erase_fail, resets)
     WEAR <lun> <block> <n>  backdoor: the block's P/E count becomes n
+    DISTURB <lun> <block> <n>  backdoor: the block's reads since erase become n
+    BAKE <hours>            backdoor: a retention bake, every programmed page ages <hours>
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
     POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
@@ -147,7 +150,9 @@ def make_die(header):
                    ecc_bits=int(ident["ecc_bits"]), sdr_modes=int(ident["sdr_modes"]),
                    max_bad_blocks=_num(ident["max_bad_blocks"]))
     bit_errors = BitErrorModel(float(d["rber_base"]), float(d["rber_per_kcycle"]),
-                               float(d["rber_exponent"]))
+                               float(d["rber_exponent"]), float(d["retention_shift"]),
+                               float(d["rber_shift"]), float(d["rber_per_kread"]),
+                               int(d["retry_levels"]))
     return NandDie(part, seed=int(d["seed"]), strict=bool(int(d["strict"])),
                    factory_bad_block_rate=float(d["factory_bad_block_rate"]),
                    pe_limit=_num(d["pe_limit"]), bit_errors=bit_errors,
@@ -177,6 +182,9 @@ def header_lines(die, cycle_ns, part_name):
         f"pe_limit={none(die.pe_limit)} rber_base={float(bem.rber_base)!r} "
         f"rber_per_kcycle={float(bem.rber_per_kcycle)!r} "
         f"rber_exponent={float(bem.exponent)!r} "
+        f"retention_shift={float(bem.retention_shift)!r} "
+        f"rber_shift={float(bem.rber_shift)!r} rber_per_kread={float(bem.rber_per_kread)!r} "
+        f"retry_levels={bem.retry_levels} "
         f"factory_erased={int(die.luns[0]._factory_erased)} "
         f"require_reset={int(die.require_reset)} param_page_copies={die.param_page_copies}",
         f"CYCLE_NS {cycle_ns}",
@@ -418,6 +426,11 @@ def run_file(path):
         elif key == "WEAR":
             lun, block, n = map(int, args)
             r.die.luns[lun].block(block).erase_count = n
+        elif key == "DISTURB":
+            lun, block, n = map(int, args)
+            r.die.luns[lun].block(block).reads = n
+        elif key == "BAKE":
+            r.die.bake(float(args[0]))
         elif key == "BAD":
             r.die.inject_bad_block(int(args[0]), int(args[1]))
         elif key == "WP":
@@ -540,6 +553,14 @@ class Scenario:
     def wear(self, lun, block, n):
         self.die.luns[lun].block(block).erase_count = n
         self._emit(f"WEAR {lun} {block} {n}")
+
+    def disturb(self, lun, block, n):
+        self.die.luns[lun].block(block).reads = n
+        self._emit(f"DISTURB {lun} {block} {n}")
+
+    def bake(self, hours):
+        self.die.bake(hours)
+        self._emit(f"BAKE {hours!r}")
 
     def bad(self, lun, block):
         self.die.inject_bad_block(lun, block)
@@ -1039,6 +1060,57 @@ def _sc_bit_errors():
     s.comment("a short read of a worn page: the flipped bytes in clear")
     s.read(s.row(0, 5, 0), 0, 64)
     s.read(s.row(0, 9, 0), 0, 8)       # erased: no flips
+    s.stats()
+    return s
+
+
+def _sc_retention_retry():
+    model = BitErrorModel(1e-6, 2e-5, 1.5, retention_shift=0.2, rber_shift=1e-3,
+                          rber_per_kread=2e-3, retry_levels=8)
+    s = Scenario("retention_retry", seed=11, strict=False, bit_errors=model)
+    n = s.g.register_bytes
+    s.reset()
+    s.comment("a worn block (3000 P/E), a page read fresh, then after a year's bake")
+    s.wear(0, 2, 3000)
+    s.erase(s.row(0, 2, 0))
+    s.program(s.row(0, 2, 0), pat=(60, n))
+    s.read(s.row(0, 2, 0), 0, n, pat=(60, n))
+    s.bake(8760.0)
+    s.read(s.row(0, 2, 0), 0, n, pat=(60, n))
+    s.stats()
+    s.comment("read retry (SET FEATURES 89h): the level near the shift, one past it, back")
+    for level in (3, 7, 0, 3):
+        s.set_features(0x89, [level, 0, 0, 0])
+        s.read(s.row(0, 2, 0), 0, n, pat=(60, n))
+        s.stats()
+    s.get_features(0x89)
+    s.comment("a page written after the bake is young: its errors at level 3 are the shift's")
+    s.program(s.row(0, 2, 1), pat=(61, n))
+    s.read(s.row(0, 2, 1), 0, n, pat=(61, n))
+    s.comment("the level stays over RESET; a level the part lacks is refused")
+    s.reset()
+    s.get_features(0x89)
+    s.set_features(0x89, [8, 0, 0, 0])
+    s.get_features(0x89)
+    s.comment("read disturb: 20 K reads of the block since its erase")
+    s.set_features(0x89, [0, 0, 0, 0])
+    s.wear(0, 3, 0)
+    s.erase(s.row(0, 3, 0))
+    s.program(s.row(0, 3, 0), pat=(62, n))
+    s.read(s.row(0, 3, 0), 0, n, pat=(62, n))
+    s.disturb(0, 3, 20000)
+    s.read(s.row(0, 3, 0), 0, n, pat=(62, n))
+    s.stats()
+    s.comment("an erase resets retention and disturb: the page reads clean again")
+    s.erase(s.row(0, 3, 0))
+    s.program(s.row(0, 3, 0), pat=(63, n))
+    s.read(s.row(0, 3, 0), 0, n, pat=(63, n))
+    s.comment("a power cut loses the read-retry level")
+    s.set_features(0x89, [5, 0, 0, 0])
+    s.power_cut()
+    s.reset()
+    s.get_features(0x89)
+    s.read(s.row(0, 2, 0), 0, 64)
     s.stats()
     return s
 
@@ -1768,6 +1840,7 @@ SCENARIOS = {
     "bad_blocks": _sc_bad_blocks,
     "power_cut": _sc_power_cut,
     "bit_errors": _sc_bit_errors,
+    "retention_retry": _sc_retention_retry,
     "timing": _sc_timing,
     "nvddr2": _sc_nvddr2,
     "nvddr2_timing": _sc_nvddr2_timing,

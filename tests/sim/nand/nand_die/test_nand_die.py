@@ -793,6 +793,89 @@ def test_bit_errors_grow_with_pe_and_replay_from_seed():
     assert read(die, t, 0, 1, 0)[0] == b"\xff" * REG           # erased pages read clean
 
 
+def _mean_flips(die, t, lun, block, page, reads):
+    """Flips per read of one page over `reads` reads, and the time after them."""
+    total = 0
+    for _ in range(reads):
+        res = die.read_page(t, row(lun, block, page))
+        t = res.ready_ns
+        total += len(res.flips[row(lun, block, page)])
+    return total / reads, t
+
+
+def _expected(model, pe, age_h, reads_before, reads, level):
+    """Mean flips per read the model's formula predicts over reads_before.. of a block."""
+    bits = 8 * REG
+    return sum(model.rber(pe, age_h, reads_before + i, level) * bits
+               for i in range(reads)) / reads
+
+
+@pytest.mark.smoke
+def test_retention_read_retry_and_disturb_follow_the_model():
+    """Each term of spec/nand_errors.BitErrorModel shows in the flips the die returns: a
+    bake raises them, the read-retry level nearest the shift takes them back to the wear
+    level, a level past it raises them, reads of the block add disturb errors. Counts are
+    within 5 sigma (Poisson) of the formula."""
+    model = BitErrorModel(rber_base=1e-5, rber_per_kcycle=2e-4, exponent=1.5,
+                          retention_shift=0.2, rber_shift=2e-3, rber_per_kread=1e-3,
+                          retry_levels=8)
+    die, t = make_die(seed=3, bit_errors=model)
+    die.luns[0].block(1).erase_count = 2999
+    t = erase(die, t, 0, 1)                         # the 3000th P/E cycle
+    t = program(die, t, 0, 1, 0, pattern(7))
+    n, reads_done = 200, 0
+
+    def check(age_h, level):
+        nonlocal t, reads_done
+        got, t = _mean_flips(die, t, 0, 1, 0, n)
+        want = _expected(model, 3000, age_h, reads_done, n, level)
+        reads_done += n
+        assert abs(got - want) <= 5 * (want / n) ** 0.5 + 0.05, (age_h, level, got, want)
+        return got
+
+    fresh = check(0.0, 0)
+    die.bake(8760)                  # a year on the shelf: shift 0.2 * 3.94 * 4 = 3.2 steps
+    assert model.best_level(3000, 8760) == 3
+    aged = check(8760.0, 0)
+    t = die.set_features(t, 0x89, bytes([3, 0, 0, 0]))
+    retried = check(8760.0, 3)
+    t = die.set_features(t, 0x89, bytes([7, 0, 0, 0]))
+    over = check(8760.0, 7)
+    assert aged > 5 * fresh and retried < aged / 5 and over > 5 * retried
+    # read disturb: 10 K more reads of the block (counted by the backdoor) add 1e-3 * 10
+    t = die.set_features(t, 0x89, bytes([3, 0, 0, 0]))
+    die.luns[0].block(1).reads += 10000
+    reads_done += 10000
+    disturbed = check(8760.0, 3)
+    assert disturbed > 5 * retried
+    # an erase ends both: the page written after it is young and undisturbed
+    t = erase(die, t, 0, 1)
+    t = program(die, t, 0, 1, 0, pattern(8))
+    assert die.block_info(0, 1)["erase_count"] == 3001
+    reads_done = 0
+    t = die.set_features(t, 0x89, bytes([0, 0, 0, 0]))
+    got, t = _mean_flips(die, t, 0, 1, 0, n)
+    assert got <= 3 * _expected(model, 3001, 0.0, 0, n, 0) + 1
+
+
+@pytest.mark.smoke
+def test_read_retry_feature_and_bake_are_checked():
+    model = BitErrorModel(retry_levels=4)
+    die, t = make_die(bit_errors=model)
+    t = die.set_features(t, 0x89, bytes([3, 0, 0, 0]))
+    assert die.get_features(t, 0x89) == bytes([3, 0, 0, 0])
+    with pytest.raises(NandRuleError, match="feature-value"):
+        die.set_features(t + 1000, 0x89, bytes([4, 0, 0, 0]))
+    die, t = make_die()                             # no read retry: only level 0
+    with pytest.raises(NandRuleError, match="feature-value"):
+        die.set_features(t, 0x89, bytes([1, 0, 0, 0]))
+    with pytest.raises(ValueError, match=r"NandDie\.bake hours = -1"):
+        die.bake(-1)
+    die, t = make_die(part="kioxia-bics4-tlc-512gbit", bit_errors="part")
+    assert die.bit_errors == PARTS["kioxia-bics4-tlc-512gbit"].bit_errors
+    assert die.bit_errors.retry_levels == 8
+
+
 # Scale and validation ---------------------------------------------------------------
 
 @pytest.mark.smoke
