@@ -99,7 +99,9 @@ class NandFlash(LiteXModule):
             i_s_op__valid=s_op.valid, o_s_op__ready=s_op.ready,
             i_s_op__payload=Cat(*[getattr(s_op, n) for n, _ in self.op_fields]),
             o_m_cpl__valid=m_cpl.valid, i_m_cpl__ready=m_cpl.ready,
-            o_m_cpl__payload=Cat(*[getattr(m_cpl, n) for n, _ in self.cpl_fields]),
+            # without ECC the core's completion ends before the ecc_* fields (zero here)
+            o_m_cpl__payload=Cat(*[getattr(m_cpl, n) for n, _ in self.cpl_fields
+                                   if params.get("ecc") or not n.startswith("ecc_")]),
             i_geometry=self.geometry,
             i_timing=Cat(*[self.timing[n] for n, _ in self.timing_fields]),
             i_write_protect=self.write_protect, i_plane_slots=self.plane_slots,

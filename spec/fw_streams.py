@@ -221,6 +221,9 @@ def flash_op_layout(max_len=18432, channel_bits=0):
         ("buffer",     FLASH_BUFFER_BITS),
         ("slc",        1),      # pseudo-SLC: a DAh prefix before each plane's array command
         #                         (ERASE, PROGRAM, READ); ignored by the other ops
+        ("raw",        1),      # READ / PROGRAM without ECC: column and length are bytes of
+        #                         the page register (with ECC: data bytes, whole codewords;
+        #                         rtl/nand/nand_ecc.py); ignored by the other ops
     ]
     if channel_bits:
         fields.append(("channel", channel_bits))
@@ -234,7 +237,10 @@ def flash_cpl_layout():
         ("status", 8),      # the 70h status byte of a program or erase (last plane's group)
         ("fail",   1),      # status bit 0
         ("error",  1),      # refused: unknown op, way >= n_ways, length > max_len, empty or
-        #                     out-of-range plane mask (no pin was touched, no data moved)
+        #                     out-of-range plane mask, an ECC op not in whole codewords (no
+        #                     pin was touched, no data moved)
+        ("ecc_bits", 7),    # an ECC read: the most bits corrected in one of its codewords
+        ("ecc_fail", 1),    # an ECC read: a codeword had more errors than the code corrects
     ]
 
 

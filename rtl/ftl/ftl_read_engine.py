@@ -381,7 +381,7 @@ class FtlReadEngine(wiring.Component):
         ]
         failed_next = Signal.like(failed)
         m.d.comb += failed_next.eq(failed & ~set_active)     # a new request starts clean
-        with m.If(cpl_fire & (cpl.fail | cpl.error)):
+        with m.If(cpl_fire & (cpl.fail | cpl.error | cpl.ecc_fail)):    # ECC gave up: URE
             m.d.comb += failed_next.bit_select(cpl_tag, 1).eq(1)
         m.d.sync += failed.eq(failed_next)
 

@@ -10,7 +10,7 @@ per register bit, from the serial LFSR unrolled over a beat's 8 * width bits) up
 every data beat. See rtl/nand/README.md ("bch_encoder").
 """
 
-from amaranth.hdl import Cat, Module, Signal
+from amaranth.hdl import Cat, Const, Module, Signal
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
@@ -75,8 +75,11 @@ class BchEncoder(wiring.Component):
         in_parity = Signal()
 
         # One data beat through the serial LFSR, bit by bit in stream order (byte 0 first,
-        # each byte's most significant bit first): inputs are rem (bits 0..e-1) and the
-        # beat's payload (bits e..e+bits-1).
+        # each byte's most significant bit first). Feeding the message at the top makes the
+        # step linear in rem and the data together: rem' = (rem << bits) ^ G(x), where x's
+        # stream bit p is the data's XOR rem[e-1-p] (the bits the shift pushes out) and G is
+        # the step of an empty register on x. So the XOR network sees only the beat's bits,
+        # not the whole remainder (a tenth of the logic the plain map of rem and data takes).
         g_low = code.generator & ((1 << e) - 1)
 
         def step(v):
@@ -88,7 +91,17 @@ class BchEncoder(wiring.Component):
                     if fb:
                         r ^= g_low
             return r
-        rem_next = gf2_map(Cat(rem, self.s_data.payload), linear_map(e + bits, e, step))
+
+        def q_of(p):                    # stream bit p -> payload bit (byte p // 8, MSB first)
+            return 8 * (p // 8) + 7 - p % 8
+
+        def g_of(x):                    # G: x in stream order, through the empty register
+            d = sum(1 << q_of(p) for p in range(bits) if x >> p & 1)
+            return step(d << e)
+        x = Cat(*[self.s_data.payload[q_of(p)] ^ (rem[e - 1 - p] if p < e else 0)
+                  for p in range(bits)])
+        shifted = Cat(Const(0, bits), rem[:e - bits]) if bits < e else Const(0, e)
+        rem_next = shifted ^ gf2_map(x, linear_map(bits, e, g_of))
 
         # The parity's beat: byte i of the beat is the (i+1)-th byte from the top.
         out_parity = Cat(*[sr[room - 8 * (i + 1):room - 8 * i] for i in range(w)])

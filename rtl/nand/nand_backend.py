@@ -15,6 +15,7 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_die_scheduler import (
     TAG_BITS,
+    ChannelCompletion,
     FlashCompletion,
     NandDieScheduler,
     dqs_cal_members,
@@ -23,6 +24,7 @@ from .nand_die_scheduler import (
     rdata_layout,
     wreq_layout,
 )
+from .nand_ecc import NandEcc
 from .onfi_nvddr2_engine import nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature
 from .onfi_sdr_engine import timing_layout
@@ -69,12 +71,17 @@ class NandBackend(wiring.Component):
         `nvddr2_timing` / `nvddr2` (all channels: one NAND part) are inputs; so are the DQS
         calibration's start / way / fallback (every channel at once), and each channel has
         its results and PHY delay (dqs_tap_bits wide: the board PHY's).
+    ecc : None (default) or dict(m, t, data_bytes, parity_bytes)
+        The BCH code of every channel's `nand_ecc` (between its scheduler and its data ports):
+        READ and PROGRAM ops without `raw` are then ECC ops (NandDieScheduler ecc_data_bytes)
+        and their completions carry ecc_bits / ecc_fail.
 
     Ports
     -----
     s_op : stream of flash_op_layout(max_len, channel_bits), in; `channel` >= n_channels is
         refused with an error completion
-    m_cpl : stream of FlashCompletion, out; all channels, round robin
+    m_cpl : stream of FlashCompletion (with `ecc`; else ChannelCompletion, no ecc_* fields),
+        out; all channels, round robin
     ch[i] : channel_signature(n_ways, max_len) for channel i: m_wreq, s_wdata, m_rdata, pins
     geometry, timing, write_protect (with_nvddr2: nvddr2_timing, nvddr2) : run-time
         configuration, shared
@@ -83,7 +90,7 @@ class NandBackend(wiring.Component):
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
                  row_cycles=3, col_cycles=2, timer_width=8, with_nvddr2=False,
-                 dqs_tap_bits=5, n_luns=1):
+                 dqs_tap_bits=5, n_luns=1, ecc=None):
         if (isinstance(n_channels, bool) or not isinstance(n_channels, int)
                 or not 1 <= n_channels <= 32):
             self._MustUse__silence = True
@@ -92,10 +99,21 @@ class NandBackend(wiring.Component):
         self.n_channels = n_channels
         self.channel_bits = max(1, (n_channels - 1).bit_length())
         # the schedulers check the rest (and name the parameter)
+        self.ecc = None
+        ecc_sched = {}
+        if ecc is not None:
+            try:
+                code = NandEcc(**ecc, max_len=max_len)
+                code._MustUse__silence = True
+            except (TypeError, ValueError) as e:
+                self._MustUse__silence = True
+                raise ValueError(f"NandBackend: ecc {ecc!r}: {e}") from None
+            self.ecc = dict(ecc)
+            ecc_sched = dict(ecc_data_bytes=code.code.data_bytes, ecc_room=code.code.room)
         self.sched_params = dict(n_ways=n_ways, queue_depth=queue_depth, max_planes=max_planes,
                                  max_len=max_len, row_cycles=row_cycles, col_cycles=col_cycles,
                                  timer_width=timer_width, with_nvddr2=with_nvddr2,
-                                 dqs_tap_bits=dqs_tap_bits, n_luns=n_luns)
+                                 dqs_tap_bits=dqs_tap_bits, n_luns=n_luns, **ecc_sched)
         try:
             NandDieScheduler(**self.sched_params)._MustUse__silence = True
         except ValueError as e:
@@ -113,7 +131,8 @@ class NandBackend(wiring.Component):
                    **cal_in} if with_nvddr2 else {})
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, self.channel_bits))),
-            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "m_cpl": Out(stream.Signature(FlashCompletion if ecc is not None
+                                          else ChannelCompletion)),
             "ch": Out(channel_signature(n_ways, max_len, with_nvddr2,
                                         dqs_tap_bits)).array(n_channels),
             "geometry": In(geometry_layout),
@@ -126,7 +145,7 @@ class NandBackend(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         n = self.n_channels
-        scheds = []
+        scheds, cpls = [], []
         for i in range(n):
             s = NandDieScheduler(**self.sched_params)
             m.submodules[f"sched{i}"] = s
@@ -134,9 +153,21 @@ class NandBackend(wiring.Component):
             port = self.ch[i]
             m.d.comb += [s.geometry.eq(self.geometry), s.timing.eq(self.timing),
                          s.write_protect.eq(self.write_protect)]
-            wiring.connect(m, wiring.flipped(port.m_wreq), s.m_wreq)
-            wiring.connect(m, wiring.flipped(port.s_wdata), s.s_wdata)
-            wiring.connect(m, wiring.flipped(port.m_rdata), s.m_rdata)
+            if self.ecc is None:
+                wiring.connect(m, wiring.flipped(port.m_wreq), s.m_wreq)
+                wiring.connect(m, wiring.flipped(port.s_wdata), s.s_wdata)
+                wiring.connect(m, wiring.flipped(port.m_rdata), s.m_rdata)
+                cpls.append(s.m_cpl)
+            else:
+                e = m.submodules[f"ecc{i}"] = NandEcc(**self.ecc, max_len=self.max_len)
+                wiring.connect(m, s.m_wreq, e.s_wreq)
+                wiring.connect(m, wiring.flipped(port.m_wreq), e.m_wreq)
+                wiring.connect(m, wiring.flipped(port.s_wdata), e.s_wdata)
+                wiring.connect(m, e.m_wdata, s.s_wdata)
+                wiring.connect(m, s.m_rdata, e.s_rdata)
+                wiring.connect(m, wiring.flipped(port.m_rdata), e.m_rdata)
+                wiring.connect(m, s.m_cpl, e.s_cpl)
+                cpls.append(e.m_cpl)
             if self.with_nvddr2:
                 m.d.comb += [s.nvddr2_timing.eq(self.nvddr2_timing), s.nvddr2.eq(self.nvddr2)]
                 wiring.connect(m, wiring.flipped(port.phy), s.phy)
@@ -171,7 +202,7 @@ class NandBackend(wiring.Component):
                 m.d.sync += [err_valid.eq(1), err_tag.eq(p.tag)]
 
         # Completions: round robin over the channels, then the refused-op register.
-        valid = Cat(s.m_cpl.valid for s in scheds)
+        valid = Cat(c.valid for c in cpls)
         rr = Signal(range(max(n, 2)))
         pick = Signal(range(max(n, 2)))
         doubled = Cat(valid, valid)
@@ -179,10 +210,10 @@ class NandBackend(wiring.Component):
             with m.If(doubled.bit_select(rr + k, 1)):
                 m.d.comb += pick.eq(Mux(rr + k >= n, rr + k - n, rr + k))
         with m.If(valid.any()):
-            for i, s in enumerate(scheds):
+            for i, c in enumerate(cpls):
                 with m.If(pick == i):
-                    m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.eq(s.m_cpl.payload),
-                                 s.m_cpl.ready.eq(self.m_cpl.ready)]
+                    m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.eq(c.payload),
+                                 c.ready.eq(self.m_cpl.ready)]
             with m.If(self.m_cpl.ready):
                 m.d.sync += rr.eq(Mux(pick == n - 1, 0, pick + 1))
         with m.Elif(err_valid):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers shared by the rtl/nand cores (not a core)."""
 
-__all__ = ["bad_int", "bch_code", "gf2_map", "gf_mul"]
+__all__ = ["bad_int", "bch_code", "enabled_domain", "gf2_map", "gf_mul"]
 
 
 def bad_int(name, value, lo, hi):
@@ -59,3 +59,27 @@ def gf_mul(module, code, a, b, name="gf"):
     prod = Signal(w, name=name)
     module.d.comb += prod.eq(out)
     return prod
+
+
+def enabled_domain(module, name, enable, gate):
+    """The clock domain for logic that changes only in cycles where `enable` is high; returns
+    its name. The caller writes the logic's statements under `with module.If(enable)`, so both
+    forms below behave the same.
+
+    gate=False: "sync" itself (a clock enable; what synthesis wants). gate=True: a domain
+    `name` whose clock is the sync clock gated by `enable` (an enable flop on the falling
+    edge, ANDed with the clock: the usual glitch-free clock gate; reset ticks it), so a
+    simulator can skip the domain's logic in cycles where it does not tick: Verilator
+    evaluates combinational logic only when a clock of the registers feeding it ticks."""
+    if not gate:
+        return "sync"
+    from amaranth.hdl import ClockDomain, ClockSignal, ResetSignal, Signal
+    module.domains += ClockDomain(name, local=True)
+    module.d.comb += ResetSignal(name).eq(ResetSignal("sync"))
+    latch = f"{name}_gate"
+    module.domains += ClockDomain(latch, clk_edge="neg", reset_less=True, local=True)
+    on = Signal(init=1, name=f"{name}_on")
+    module.d.comb += ClockSignal(latch).eq(ClockSignal("sync"))
+    module.d[latch] += on.eq(enable | ResetSignal("sync"))
+    module.d.comb += ClockSignal(name).eq(ClockSignal("sync") & on)
+    return name

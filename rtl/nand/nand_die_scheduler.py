@@ -34,6 +34,7 @@ from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel, bus_m
 from .onfi_dqs_calibration import OnfiDqsCalibration
 
 __all__ = ["NandDieScheduler", "FlashOp", "flash_op_layout", "FlashCompletion",
+           "ChannelCompletion",
            "geometry_layout", "wreq_layout", "rdata_layout", "TAG_BITS", "BUFFER_BITS",
            "BLOCK_BITS", "PAGE_BITS", "MAX_PLANES"]
 
@@ -69,6 +70,11 @@ def flash_op_layout(max_len=18432, channel_bits=0):
 # of a program or erase), fail (status bit 0), error (refused op); spec/fw_streams.py.
 FlashCompletion = data.StructLayout({name: unsigned(width)
                                      for name, width in flash_cpl_layout()})
+# A channel's completion, before nand_ecc adds the ECC outcome (the ecc_* fields, last):
+# the scheduler's, and the back end's when it is built without ECC.
+ChannelCompletion = data.StructLayout({name: unsigned(width)
+                                       for name, width in flash_cpl_layout()
+                                       if not name.startswith("ecc_")})
 
 
 class geometry_layout(data.Struct):
@@ -80,10 +86,11 @@ class geometry_layout(data.Struct):
 
 
 def wreq_layout(max_len=18432):
-    """`m_wreq`: the scheduler wants `length` bytes for (tag, buffer, plane) on s_wdata next."""
+    """`m_wreq`: the scheduler wants `length` bytes for (tag, buffer, plane) on s_wdata next;
+    `ecc`: they are an ECC program's data (nand_ecc adds the parity)."""
     return data.StructLayout({
         "tag": unsigned(TAG_BITS), "buffer": unsigned(BUFFER_BITS),
-        "plane": unsigned(2), "length": unsigned(max_len.bit_length()),
+        "plane": unsigned(2), "length": unsigned(max_len.bit_length()), "ecc": unsigned(1),
     })
 
 
@@ -94,6 +101,7 @@ class rdata_layout(data.Struct):
     tag: unsigned(TAG_BITS)
     buffer: unsigned(BUFFER_BITS)
     plane: unsigned(2)
+    ecc: unsigned(1)            # an ECC read's bus byte (nand_ecc decodes it)
 
 
 class _Class(enum.Enum, shape=2):
@@ -142,11 +150,18 @@ class NandDieScheduler(wiring.Component):
         the scheduler and the channel (pass-through until `dqs_cal_start`).
     dqs_tap_bits : int, 1..9 (default 5)
         With NV-DDR2: the board PHY's DQS delay width (5: onfi_phy_xilinx7, 9: xilinxus).
+    ecc_data_bytes, ecc_room : int (default 0, 0: no ECC)
+        The ECC codeword (nand_ecc): data bytes (a power of two, 1..4096) and parity room
+        bytes (1..512). A READ or PROGRAM without `raw` is then an ECC op: its column and
+        length count data bytes, whole codewords (anything else is refused); on the bus it
+        covers column / ecc_data_bytes codewords of (ecc_data_bytes + ecc_room) bytes, and
+        its bus length must fit max_len. Its `m_wreq` asks for the data bytes (`ecc` set) and
+        its read bytes carry `ecc`.
 
     Ports
     -----
     s_op : stream of flash_op_layout(max_len), in
-    m_cpl : stream of FlashCompletion, out; one per op, per die in op order
+    m_cpl : stream of ChannelCompletion, out; one per op, per die in op order
     m_wreq : stream of wreq_layout(max_len), out; announces the s_wdata bytes wanted next
     s_wdata : stream of unsigned(8), in; program data and feature bytes, as announced
     m_rdata : stream of rdata_layout, out
@@ -159,7 +174,8 @@ class NandDieScheduler(wiring.Component):
     """
 
     def __init__(self, n_ways=4, queue_depth=4, max_planes=2, max_len=18432, row_cycles=3,
-                 col_cycles=2, timer_width=8, with_nvddr2=False, dqs_tap_bits=5, n_luns=1):
+                 col_cycles=2, timer_width=8, with_nvddr2=False, dqs_tap_bits=5, n_luns=1,
+                 ecc_data_bytes=0, ecc_room=0):
         error = (bad_int("n_ways", n_ways, 1, 8) or bad_int("queue_depth", queue_depth, 1, 16) or
                  bad_int("n_luns", n_luns, 1, 4) or
                  bad_int("max_planes", max_planes, 1, MAX_PLANES) or
@@ -167,7 +183,14 @@ class NandDieScheduler(wiring.Component):
                  bad_int("row_cycles", row_cycles, 2, 4) or
                  bad_int("col_cycles", col_cycles, 1, 2) or
                  bad_int("timer_width", timer_width, 6, 16) or
-                 bad_int("dqs_tap_bits", dqs_tap_bits, 1, 9))
+                 bad_int("dqs_tap_bits", dqs_tap_bits, 1, 9) or
+                 bad_int("ecc_data_bytes", ecc_data_bytes, 0, 4096) or
+                 bad_int("ecc_room", ecc_room, 0, 512))
+        if not error and ecc_data_bytes & (ecc_data_bytes - 1):
+            error = f"ecc_data_bytes must be 0 or a power of two, got {ecc_data_bytes}"
+        if not error and bool(ecc_data_bytes) != bool(ecc_room):
+            error = (f"ecc_data_bytes ({ecc_data_bytes}) and ecc_room ({ecc_room}) must both "
+                     f"be 0 (no ECC) or both set")
         if error:
             self._MustUse__silence = True
             raise ValueError(f"NandDieScheduler: {error}")
@@ -185,10 +208,11 @@ class NandDieScheduler(wiring.Component):
         self.row_cycles = row_cycles
         self.col_cycles = col_cycles
         self.timer_width = timer_width
+        self.ecc_data_bytes, self.ecc_room = ecc_data_bytes, ecc_room
         super().__init__({
             # ops, completions, data
             "s_op": In(stream.Signature(flash_op_layout(max_len))),
-            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "m_cpl": Out(stream.Signature(ChannelCompletion)),
             "m_wreq": Out(stream.Signature(wreq_layout(max_len))),
             "s_wdata": In(stream.Signature(unsigned(8))),
             "m_rdata": Out(stream.Signature(rdata_layout)),
@@ -200,6 +224,13 @@ class NandDieScheduler(wiring.Component):
             # NV-DDR2: the read-capture delay calibration in front of the channel
             **(dqs_cal_members(dqs_tap_bits) if with_nvddr2 else {}),
         })
+
+    def _ecc_bus(self, value):
+        """Bus bytes of `value` data bytes of an ECC op: whole codewords with their room."""
+        if not self.ecc_data_bytes:
+            return value
+        shift = self.ecc_data_bytes.bit_length() - 1
+        return value + (value >> shift) * self.ecc_room
 
     def elaborate(self, platform):
         m = Module()
@@ -256,6 +287,12 @@ class NandDieScheduler(wiring.Component):
             refuse |= p.lun >= n_luns
         if self.max_len < (1 << len(p.length)) - 1:
             refuse |= p.length > self.max_len
+        if self.ecc_data_bytes:
+            # an ECC op is whole codewords, and its bus bytes fit the channel's max_len
+            cw_mask = self.ecc_data_bytes - 1
+            ecc_in = ((p.op == FlashOp.READ) | (p.op == FlashOp.PROGRAM)) & ~p.raw
+            refuse |= ecc_in & (((p.column & cw_mask) != 0) | ((p.length & cw_mask) != 0) |
+                                (p.length == 0) | (self._ecc_bus(p.length) > self.max_len))
         err_valid = Signal()
         err_tag = Signal(TAG_BITS)
         # the op's queue (valid when not refused); one LUN: the way's low bits themselves (a
@@ -348,8 +385,16 @@ class NandDieScheduler(wiring.Component):
                            (cur.lun << (g.page_bits + g.block_bits)))
 
         cop = link.s_op.payload
+        # an ECC op's column and length count data bytes; the bus carries their codewords
+        ecc_op = Const(0)                       # no ECC: every op as the page register has it
+        if self.ecc_data_bytes:
+            ecc_op = Signal()
+            m.d.comb += ecc_op.eq(((cur.op == FlashOp.READ) | (cur.op == FlashOp.PROGRAM)) &
+                                  ~cur.raw)
         m.d.comb += [cop.tag.eq(cur.tag), cop.way.eq(cur.way), cop.row.eq(row),
-                     cop.column.eq(cur.column), cop.length.eq(cur.length), cop.multi.eq(more),
+                     cop.column.eq(Mux(ecc_op, self._ecc_bus(cur.column), cur.column)),
+                     cop.length.eq(Mux(ecc_op, self._ecc_bus(cur.length), cur.length)),
+                     cop.multi.eq(more),
                      cop.slc.eq(cur.slc)]      # every plane's start phase gets its DAh
         # channel op of the current phase
         phase_op = Signal(ChannelOp)
@@ -396,6 +441,7 @@ class NandDieScheduler(wiring.Component):
             self.m_rdata.payload.tag.eq(cur.tag),
             self.m_rdata.payload.buffer.eq(cur.buffer),
             self.m_rdata.payload.plane.eq(Mux(split, plane, 0)),
+            self.m_rdata.payload.ecc.eq(ecc_op),
             link.m_rdata.ready.eq(self.m_rdata.ready | polling),
         ]
         m.d.comb += [
@@ -404,6 +450,7 @@ class NandDieScheduler(wiring.Component):
             self.m_wreq.payload.plane.eq(Mux(split, plane, 0)),
             self.m_wreq.payload.length.eq(Mux(cop.op == ChannelOp.SET_FEATURES, FEATURE_BYTES,
                                               cur.length)),
+            self.m_wreq.payload.ecc.eq(ecc_op & (cop.op == ChannelOp.PROGRAM_LOAD)),
         ]
 
         # Completions: the bus op's, else a refused op's.

@@ -11,7 +11,13 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_backend import NandBackend
 from .nand_buffer_dma import NandBufferDma, mem_wr_layout
-from .nand_die_scheduler import FlashCompletion, dqs_cal_members, flash_op_layout, geometry_layout
+from .nand_die_scheduler import (
+    ChannelCompletion,
+    FlashCompletion,
+    dqs_cal_members,
+    flash_op_layout,
+    geometry_layout,
+)
 from .onfi_nvddr2_engine import nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature
 from .onfi_sdr_engine import timing_layout
@@ -39,17 +45,19 @@ class NandSubsystem(wiring.Component):
     row_cycles, col_cycles, timer_width, with_nvddr2) and NandBufferDma's addr_width and
     words; each checked there, with the parameter named. with_nvddr2: `ch[i]` is the engine
     side of channel i's PHY (OnfiPhySignature, for a board's ONFI PHY) instead of its pins,
-    and `nvddr2_timing` / `nvddr2` are inputs.
+    and `nvddr2_timing` / `nvddr2` are inputs. ecc: None or NandBackend's `ecc` (a BCH code
+    per channel on the data path, rtl/nand/nand_ecc.py).
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
                  row_cycles=3, col_cycles=2, timer_width=8, addr_width=21, words=4,
-                 with_nvddr2=False, dqs_tap_bits=5, n_luns=1):
+                 with_nvddr2=False, dqs_tap_bits=5, n_luns=1, ecc=None):
         self.backend_params = dict(n_channels=n_channels, n_ways=n_ways, n_luns=n_luns,
                                    queue_depth=queue_depth, max_planes=max_planes,
                                    max_len=max_len, row_cycles=row_cycles,
                                    col_cycles=col_cycles, timer_width=timer_width,
-                                   with_nvddr2=with_nvddr2, dqs_tap_bits=dqs_tap_bits)
+                                   with_nvddr2=with_nvddr2, dqs_tap_bits=dqs_tap_bits,
+                                   ecc=ecc)
         self.dma_params = dict(n_channels=n_channels, max_len=max_len, addr_width=addr_width,
                                words=words)
         be = NandBackend(**self.backend_params)
@@ -67,7 +75,8 @@ class NandSubsystem(wiring.Component):
         self.dqs_tap_bits = dqs_tap_bits
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, be.channel_bits))),
-            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "m_cpl": Out(stream.Signature(FlashCompletion if ecc is not None
+                                          else ChannelCompletion)),
             "geometry": In(geometry_layout),
             "timing": In(timing_layout(timer_width)),
             **nvddr2,

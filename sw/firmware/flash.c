@@ -78,20 +78,29 @@ static uint32_t log2u(uint32_t v)
 }
 
 /* Completion functions never push ops, so dispatch cannot recurse into the push paths. */
+/* A read whose ECC gave up fails like a program or erase that failed: its callers count a
+ * media error and report an Unrecovered Read Error. */
 static void dispatch(const struct hal_flash_cpl *c)
 {
     struct fop_ctx *x = &ctx[c->tag];
+    bool fail = c->fail || c->ecc_fail;
+    if (c->ecc_fail)
+        C.ecc_failed_reads++;
+    else if (c->ecc_bits)
+        C.ecc_corrected_reads++;
+    if (c->ecc_bits > C.ecc_max_bits)
+        C.ecc_max_bits = c->ecc_bits;
     if (die_out[x->die])
         die_out[x->die]--;
     if (!x->busy)
         fw_panic("flash completion for a free tag");
     if (!x->done_fn) {
         x->done = 1;
-        x->fail = c->fail;
+        x->fail = fail;
         x->error = c->error;
         return;             /* flash_sync / flash_batch_wait frees the tag */
     }
-    x->done_fn(x->a, x->b, c->fail || c->error);
+    x->done_fn(x->a, x->b, fail || c->error);
     x->busy = 0;
     n_inflight--;
 }

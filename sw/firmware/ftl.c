@@ -18,7 +18,7 @@ static uint32_t n_durable, durable_seq;
 #define MAX_GROUPS   JNL_GROUPS_MAX  /* the journal's list is sized for them */
 #define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
 #define N_SCRATCH    8
-#define CKPT_HDR_WORDS 64
+#define CKPT_HDR_WORDS 80         /* ftl_ckpt.c HDR_WORDS */
 #define CKPT_TRAILER_WORDS 3
 #define JNL_MIN_PAGES 8          /* journal pages an area holds after its checkpoint, at least */
 

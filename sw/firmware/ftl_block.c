@@ -158,7 +158,7 @@ static bool blk_marked_bad(uint32_t die, uint32_t blk)
             .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
             .block = (uint16_t)(blk << F.plane_bits | p), .page = 0,
             .column = (uint16_t)F.die[die].page_bytes, .length = (uint16_t)len,
-            .buffer = (uint16_t)(F.scratch - p * F.upp),
+            .buffer = (uint16_t)(F.scratch - p * F.upp), .raw = 1,    /* a spare byte */
         };
         flash_op_addr(&op, die);
         struct hal_flash_cpl c = flash_sync(&op);
@@ -192,7 +192,7 @@ void blk_scan_factory_bad(void)
                 .op = FLASH_READ, .plane_mask = (uint8_t)(1u << p),
                 .block = (uint16_t)(k << F.plane_bits | p), .page = 0,
                 .column = (uint16_t)F.die[d].page_bytes, .length = (uint16_t)len,
-                .buffer = (uint16_t)(grp_slot(n) - p * F.upp),
+                .buffer = (uint16_t)(grp_slot(n) - p * F.upp), .raw = 1,
             };
             flash_op_addr(&ops[n], d);
             which[n++] = bidx(d, k);

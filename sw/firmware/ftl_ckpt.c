@@ -5,8 +5,8 @@
 
 #define CKPT_MAGIC   0x43445353u        /* "SSDC" */
 #define CKPT_END     0x45445353u        /* "SSDE": the trailer, the last words written */
-#define CKPT_VERSION 2u
-#define HDR_WORDS    64u
+#define CKPT_VERSION 3u
+#define HDR_WORDS    80u          /* ftl.c CKPT_HDR_WORDS */
 #define FLAG_BAD     1u
 #define FLAG_SLC     2u      /* erased in SLC mode (its data is read as SLC) */
 #define MAX_BATCH    32u                /* pages staged, then programmed / read in one batch */

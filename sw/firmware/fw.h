@@ -118,6 +118,9 @@ struct fw_counters {
     uint64_t gc_paced_pages;                    /* victim pages moved paced by host writes */
     uint64_t gc_fg_blocks;                      /* victims moved whole before a write */
     uint64_t watchdog_resets;                   /* boots the watchdog caused */
+    uint64_t ecc_corrected_reads;               /* flash reads whose ECC corrected bits */
+    uint64_t ecc_failed_reads;                  /* flash reads beyond the ECC's correction */
+    uint64_t ecc_max_bits;                      /* most bits corrected in one codeword */
 };
 extern struct fw_counters C;
 

@@ -235,6 +235,8 @@ struct hal_flash_op {
     uint16_t buffer;            /* slot */
     uint8_t  slc;               /* pseudo-SLC (ERASE, PROGRAM, READ of an SLC block): the
                                  * channel sends the DAh prefix before each plane's command */
+    uint8_t  raw;               /* READ / PROGRAM without ECC: column and length in bytes of
+                                 * the page register (else data bytes, whole codewords) */
 };
 bool hal_flash_push(const struct hal_flash_op *op);             /* false: queue full */
 
@@ -243,6 +245,8 @@ struct hal_flash_cpl {
     uint8_t status;             /* 70h status byte of a program or erase */
     bool    fail;               /* status bit 0: program / erase failed */
     bool    error;              /* refused op (bad channel, way, length, plane mask) */
+    uint8_t ecc_bits;           /* an ECC read: most bits corrected in one codeword */
+    bool    ecc_fail;           /* an ECC read: a codeword beyond the code's correction */
 };
 bool hal_flash_pop(struct hal_flash_cpl *cpl);
 

@@ -299,7 +299,7 @@ bool hal_flash_push(const struct hal_flash_op *op)
     struct fw_fop f = {.tag = op->tag, .op = op->op, .way = op->way, .lun = op->lun,
                        .plane_mask = op->plane_mask, .block = op->block, .page = op->page,
                        .column = op->column, .length = op->length, .buffer = op->buffer,
-                       .slc = op->slc, .channel = op->channel};
+                       .slc = op->slc, .raw = op->raw, .channel = op->channel};
     if (fw_fop_busy())
         return false;
     fw_fop_push(&f);
@@ -315,6 +315,8 @@ bool hal_flash_pop(struct hal_flash_cpl *cpl)
     cpl->status = c.status;
     cpl->fail = c.fail != 0;
     cpl->error = c.error != 0;
+    cpl->ecc_bits = c.ecc_bits;
+    cpl->ecc_fail = c.ecc_fail != 0;
     return true;
 }
 

@@ -219,6 +219,9 @@ static uint32_t build_vendor(void)
     put_le(p + 296, 8, F.stall_wb);
     put_le(p + 304, 8, F.rel_waits);
     put_le(p + 312, 8, F.stall_gc);
+    put_le(p + 320, 8, C.ecc_corrected_reads);
+    put_le(p + 328, 8, C.ecc_failed_reads);
+    put_le(p + 336, 8, C.ecc_max_bits);
     return 512;
 }
 

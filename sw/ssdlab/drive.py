@@ -401,7 +401,8 @@ class Drive:
                     "hw_lbas_read", "jnl_pages", "jnl_releases", "jnl_replayed_pages",
                     "boot_cycles", "gc_paced_pages", "gc_fg_blocks", "watchdog_resets",
                     "stall_release_cycles", "stall_ckpt_cycles", "stall_wb_cycles",
-                    "release_waits", "stall_gc_cycles")
+                    "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
+                    "ecc_failed_reads", "ecc_max_bits")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

@@ -46,6 +46,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
+from spec.nand_errors import RETRY_FEATURE, BitErrorModel, age_hours
 from spec.nand_geometry import (
     MASK64,
     PARTS,
@@ -55,7 +56,6 @@ from spec.nand_geometry import (
     is_factory_bad,
     mix64,
 )
-from spec.nand_errors import RETRY_FEATURE, BitErrorModel, age_hours
 from spec.onfi_param_page import ONFI_SIGNATURE, onfi_crc16, onfi_parameter_page
 
 __all__ = ["NandDie", "NandLun", "NandRuleError", "Violation", "FailEvent", "OpResult",

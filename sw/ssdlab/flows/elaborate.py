@@ -95,6 +95,7 @@ CATALOGUE = {core.toplevel: core for core in [
     AmaranthCore("rtl.nand.onfi_dqs_calibration:OnfiDqsCalibration", "onfi_dqs_calibration"),
     AmaranthCore("rtl.nand.bch_encoder:BchEncoder", "bch_encoder"),
     AmaranthCore("rtl.nand.bch_decoder:BchDecoder", "bch_decoder"),
+    AmaranthCore("rtl.nand.nand_ecc:NandEcc", "nand_ecc"),
     AmaranthCore("rtl.nand.onfi_phy_xilinx7:OnfiPhyXilinx7", "onfi_phy_xilinx7"),
     AmaranthCore("rtl.nand.onfi_phy_xilinxus:OnfiPhyXilinxUS", "onfi_phy_xilinxus"),
     AmaranthCore("rtl.ftl.ftl_read_engine:FtlReadEngine", "ftl_read_engine"),

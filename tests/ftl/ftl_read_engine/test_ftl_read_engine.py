@@ -69,7 +69,7 @@ def expected_reads(p, tag, words, slc):
                         block=(b % nblk) << plane_bits | plane,
                         page=v // pu % ppb, column=col * 4096, length=k * 4096,
                         buffer=(tag * p["handle_slots"] + i - plane * upp) % (1 << 16),
-                        slc=slc.get(b, 0)))
+                        slc=slc.get(b, 0), raw=0))     # data bytes: ECC ops
 
     while i < len(words):
         v = words[i]

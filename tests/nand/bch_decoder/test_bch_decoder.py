@@ -150,12 +150,12 @@ async def error_patterns(dut):
 
 @cocotb.test()
 async def back_to_back(dut):
-    """Clean streams: codewords leave at one per (data + room) / width + 2t + 3 cycles."""
+    """Streams without idle or backpressure: codewords with errors leave at one per
+    (data + room) / width + 2t + 3 cycles; error-free ones (all syndromes zero: no
+    Berlekamp-Massey, no search) at one per (data + room) / width + 3."""
     tb = TB(dut)
     await tb.reset()
     n = 6
-    for i in range(n):
-        tb.codeword(i % 3 * tb.code.t // 2)
     starts = []
 
     async def watch():
@@ -164,14 +164,23 @@ async def back_to_back(dut):
             if int(dut.m_status__valid.value) and int(dut.m_status__ready.value):
                 starts.append(get_sim_time(unit="ns"))
     cocotb.start_soon(watch())
-    await tb.check(2 * cycles_for(tb.code, tb.w, n))
-    # whole cycles between the second status and the last (the first includes the latency)
-    cycles = round((starts[-1] - starts[1]) / 8)
-    period = cycles / (len(starts) - 2)
-    want = tb.code.frame_bits // 8 // tb.w + 2 * tb.code.t + 3
-    dut._log.info("codeword period %.1f cycles (%d data bytes: %.3f bytes per cycle)",
-                  period, tb.code.data_bytes, tb.code.data_bytes / period)
-    assert cycles == want * (len(starts) - 2), f"period {period} cycles, expected {want}"
+    beats = tb.code.frame_bits // 8 // tb.w
+    for errors, want in ((lambda i: 1 + i % 3 * (tb.code.t - 1) // 2, beats + 2 * tb.code.t + 3),
+                         (lambda i: 0, beats + 3)):
+        starts.clear()
+        tb.expected.clear()
+        tb.data.clear()
+        tb.status.clear()
+        for i in range(n):
+            tb.codeword(errors(i))
+        await tb.check(2 * cycles_for(tb.code, tb.w, n))
+        # whole cycles between the second status and the last (the first has the latency)
+        cycles = round((starts[-1] - starts[1]) / 8)
+        period = cycles / (len(starts) - 2)
+        dut._log.info("codeword period %.1f cycles with %s (%d data bytes: %.3f bytes per "
+                      "cycle)", period, "errors" if want > beats + 3 else "no errors",
+                      tb.code.data_bytes, tb.code.data_bytes / period)
+        assert cycles == want * (len(starts) - 2), f"period {period} cycles, expected {want}"
 
 
 @cocotb.test()
@@ -206,7 +215,14 @@ def core(**params):
 
 @pytest.mark.smoke
 def test_bch_decoder():
-    run(core(**SMALL), __file__, testcase=SMOKE)
+    """The small code with gated clocks, as the simulated drive builds it."""
+    run(core(**SMALL, gate_clocks=True), __file__, testcase=SMOKE)
+
+
+@pytest.mark.full
+def test_bch_decoder_gated_persona():
+    """The personas' code with gated clocks (the sweep below: clock enables)."""
+    run(core(**PERSONA, gate_clocks=True), __file__, testcase=SMOKE)
 
 
 @pytest.mark.full
@@ -234,6 +250,8 @@ def test_parameters_refused():
              ({"m": 13}, "data_bytes"),                      # 1024 + 56 bytes > 2^13 - 1 bits
              ({"data_bytes": 1023, "width": 2}, "width"),
              ({"parity_bytes": 57, "width": 2}, "width")]     # the room, 57 bytes
+    with pytest.raises(ValueError, match=r"^BchDecoder: gate_clocks"):
+        BchDecoder(**PERSONA, gate_clocks=1)
     for cls in (BchDecoder, BchEncoder):
         for kwargs, name in cases:
             with pytest.raises(ValueError, match=rf"^{cls.__name__}: {name}") as e:

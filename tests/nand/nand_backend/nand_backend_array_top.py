@@ -3,7 +3,10 @@
 streams (program data generated, read data checked in the simulation, at simulator speed),
 so the cocotb side only moves ops and completions. The ONFI pins of every channel are ports;
 `nand_backend_array_tb.sv` (written by test_nand_backend_array.write_tb) puts nand_die_fast
-models on them.
+models on them. ecc_t > 0 builds the back end with nand_ecc on every channel (the BCH code
+ecc_m, ecc_t, ecc_data_bytes, ecc_parity_bytes), so the BIST programs and checks data bytes
+while the dies hold codewords; rber_base only names the dies' raw bit error rate in the
+build (write_tb uses it).
 """
 
 from amaranth.hdl import Module
@@ -12,21 +15,30 @@ from amaranth.lib.wiring import In, Out
 
 from rtl.nand.nand_backend import NandBackend
 from rtl.nand.nand_bist import NandBist
-from rtl.nand.nand_die_scheduler import FlashCompletion, flash_op_layout, geometry_layout
+from rtl.nand.nand_die_scheduler import (
+    ChannelCompletion,
+    FlashCompletion,
+    flash_op_layout,
+    geometry_layout,
+)
 from rtl.nand.nand_subsystem import PINS, pins_signature
 from rtl.nand.onfi_sdr_engine import timing_layout
 
 
 class NandBackendArrayTop(wiring.Component):
     def __init__(self, n_channels=18, n_ways=4, max_len=17408, row_cycles=3, queue_depth=4,
-                 max_planes=2):
+                 max_planes=2, ecc_m=0, ecc_t=0, ecc_data_bytes=0, ecc_parity_bytes=0,
+                 rber_base=0.0, ecc_gate_clocks=False):
         self.params = dict(n_channels=n_channels, n_ways=n_ways, max_len=max_len,
                            row_cycles=row_cycles, queue_depth=queue_depth,
                            max_planes=max_planes)
+        self.ecc = (dict(m=ecc_m, t=ecc_t, data_bytes=ecc_data_bytes,
+                         parity_bytes=ecc_parity_bytes, gate_clocks=ecc_gate_clocks)
+                    if ecc_t else None)
         ch_bits = max(1, (n_channels - 1).bit_length())
         super().__init__({
             "s_op": In(stream.Signature(flash_op_layout(max_len, ch_bits))),
-            "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "m_cpl": Out(stream.Signature(FlashCompletion if self.ecc else ChannelCompletion)),
             "geometry": In(geometry_layout),
             "timing": In(timing_layout(8)),
             "write_protect": In(1),
@@ -42,7 +54,7 @@ class NandBackendArrayTop(wiring.Component):
     def elaborate(self, platform):
         m = Module()
         p = self.params
-        be = m.submodules.backend = NandBackend(**p)
+        be = m.submodules.backend = NandBackend(**p, ecc=self.ecc)
         wiring.connect(m, wiring.flipped(self.s_op), be.s_op)
         wiring.connect(m, wiring.flipped(self.m_cpl), be.m_cpl)
         m.d.comb += [be.geometry.eq(self.geometry), be.timing.eq(self.timing),

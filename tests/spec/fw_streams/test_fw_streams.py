@@ -24,12 +24,12 @@ from spec import fw_streams as fs
      [("cqid", 16, 0, 0), ("sqid", 16, 0, 16), ("sq_head", 16, 1, 0), ("cid", 16, 1, 16),
       ("status", 15, 2, 0), ("dw0", 32, 3, 0)], 4),
     # 4 + 3 + 2 + 4 bits after the tag fill word 0 to 21; block would straddle: word 1.
-    # slc shares word 3 with buffer and channel (the op stays 4 words).
+    # slc and raw share word 3 with buffer and channel (the op stays 4 words).
     (fs.flash_op_layout(18432, 5),
      [("tag", 8, 0, 0), ("op", 4, 0, 8), ("way", 3, 0, 12), ("lun", 2, 0, 15),
       ("plane_mask", 4, 0, 17), ("block", 16, 1, 0), ("page", 12, 1, 16),
       ("column", 16, 2, 0), ("length", 15, 2, 16), ("buffer", 16, 3, 0),
-      ("slc", 1, 3, 16), ("channel", 5, 3, 17)], 4),
+      ("slc", 1, 3, 16), ("raw", 1, 3, 17), ("channel", 5, 3, 18)], 4),
     (fs.sqe_layout(), [("sqid", 16, 0, 0), ("sq_head", 16, 0, 16), ("sqe", 512, 1, 0)], 17),
 ])
 def test_pack_known(layout, placed, n_words):
