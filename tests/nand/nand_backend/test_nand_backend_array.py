@@ -433,14 +433,14 @@ def test_nand_backend_array_smoke():
                          "NAND_ARRAY_OPS": "60"})
 
 
-@pytest.mark.smoke
-def test_nand_backend_array_ecc_smoke():
+@pytest.mark.full
+def test_nand_backend_array_ecc_small():
     """ECC on the back end's data path: one channel of 2 ways with nand_ecc (t = 8 on 512 B)
     and dies at a raw bit error rate of 2e-4 (about one error per codeword), 2 pages per die
     programmed and read back through it: the BIST reads exactly what it wrote, every read
-    corrected. The throughput test only: nand_ecc's XOR networks are evaluated every cycle,
-    so this build simulates about 6 times slower than the one without (24 K against 153 K
-    cycles/s measured on 2 x 2)."""
+    corrected. The throughput test only, about 67 s (full tier: the smoke tier reached 25 min
+    with it; nand_ecc's own test stays in smoke). In this cocotb bench the ECC logic is
+    evaluated at every eval (rtl/nand/README.md, nand_ecc, "Simulation cost")."""
     run_array({"n_channels": 1, "n_ways": 2, **SMALL_ECC, "rber_base": 2e-4},
               testcase="test_array_throughput",
               extra_env={"NAND_ARRAY_PAGES": "2", "NAND_ARRAY_FLOOR": "0"})
