@@ -33,6 +33,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from sw.ssdlab.flows.elaborate import AmaranthCore, Core, LiteXCore  # noqa: E402
+from sw.ssdlab.flows.sim_build import drop_precompiled_headers  # noqa: E402
 
 __all__ = ["AmaranthCore", "LiteXCore", "run", "core_params", "struct_bits", "struct_fields",
            "verilator", "BUILD_ROOT"]
@@ -170,6 +171,7 @@ def _build(core: Core, waves: bool, sources=(), toplevel=None):
             runner.build(sources=[source, *hdl], hdl_toplevel=top, build_dir=build_dir,
                          build_args=build_args, waves=waves, always=True,
                          timescale=("1ns", "1ps"), log_file=root / "build.log")
+            drop_precompiled_headers(build_dir)
             stamp.write_text(key)
     return runner, build_dir, root
 

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parents[3]
 HARNESS = ROOT / "sim" / "harness"
 NAND_CPP = ROOT / "sim" / "nand" / "cpp"
 
-__all__ = ["build_model", "pgo_rebuild", "write_rom_init", "build_firmware", "verilator"]
+__all__ = ["build_model", "pgo_rebuild", "write_rom_init", "build_firmware", "verilator",
+           "drop_precompiled_headers"]
 
 # gcc profile-guided optimisation of the model (`ssdlab sim build --pgo`): build_model(pgo=True)
 # builds it instrumented, a training run writes its .gcda files next to the objects, and
@@ -78,6 +79,15 @@ def absolute_memory_inits(out):
         v.write_text(new)
 
 
+def drop_precompiled_headers(obj_dir):
+    """Delete the precompiled headers a finished Verilator build leaves in obj_dir: Verilator
+    5.0xx's make rules precompile its runtime headers twice per build (fast and slow flags,
+    about 70 MB each), used only while compiling. Kept, a test suite's few hundred builds
+    fill a CI machine's disk; a later build of the same directory compiles them again."""
+    for path in Path(obj_dir).glob("*.gch"):
+        path.unlink(missing_ok=True)
+
+
 def _cflags(profile=False):
     return f"-O2 -I{ROOT / 'sim' / 'bridge'} -I{NAND_CPP}" + (" -g" if profile else "")
 
@@ -112,6 +122,8 @@ def build_model(out, trace=False, jobs=2, profile=False, pgo=False):
     cmd += [str(s) for s in sources]
     print("sw.ssdlab.flows.sim_build:", " ".join(cmd[:12]), "...", file=sys.stderr)
     subprocess.run(cmd, check=True)
+    if not pgo:             # pgo_rebuild compiles again (and drops them itself)
+        drop_precompiled_headers(obj)
     return obj / "ssdlab_sim"
 
 
@@ -130,4 +142,5 @@ def pgo_rebuild(out, jobs=2):
     subprocess.run(["make", "-C", str(obj), "-j", str(jobs), "-f", "Vssdlab_sim_top.mk",
                     f"VM_USER_CFLAGS={_cflags()} {PGO_USE}", "VM_USER_LDLIBS=", "ssdlab_sim"],
                    check=True, stdout=subprocess.DEVNULL)
+    drop_precompiled_headers(obj)
     return obj / "ssdlab_sim"
