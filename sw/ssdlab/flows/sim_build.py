@@ -122,8 +122,7 @@ def build_model(out, trace=False, jobs=2, profile=False, pgo=False):
     cmd += [str(s) for s in sources]
     print("sw.ssdlab.flows.sim_build:", " ".join(cmd[:12]), "...", file=sys.stderr)
     subprocess.run(cmd, check=True)
-    if not pgo:             # pgo_rebuild compiles again (and drops them itself)
-        drop_precompiled_headers(obj)
+    drop_precompiled_headers(obj)
     return obj / "ssdlab_sim"
 
 
