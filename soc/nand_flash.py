@@ -91,6 +91,7 @@ class NandFlash(LiteXModule):
             self.dqs_cal_fallback = Signal(tap_bits)
         self.plane_slots = Signal(8)
         self.busy = Signal()
+        self.ecc_busy = Signal()        # the ECC decodes, no pin moves (fast-forward)
 
         wr = memory.add_writer("nand", width=64)        # the data movers' 64-bit words
         rd, rdata = memory.add_reader("nand", width=64)
@@ -105,7 +106,7 @@ class NandFlash(LiteXModule):
             i_geometry=self.geometry,
             i_timing=Cat(*[self.timing[n] for n, _ in self.timing_fields]),
             i_write_protect=self.write_protect, i_plane_slots=self.plane_slots,
-            o_busy=self.busy,
+            o_busy=self.busy, o_ecc_busy=self.ecc_busy,
             o_m_rd__valid=rd.valid, i_m_rd__ready=rd.ready, o_m_rd__payload=rd.addr,
             i_s_rdd__valid=rdata.valid, o_s_rdd__ready=rdata.ready,
             i_s_rdd__payload=rdata.data,

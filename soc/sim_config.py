@@ -65,12 +65,36 @@ def _part2(part):
             "page_timing": _page_timing(part)}
 
 
+def _ecc(p, wanted, notes):
+    """SocConfig ecc of persona p when `wanted` ("persona": its BCH code,
+    spec/bch.BchCode.of_persona), else None; None too for a scheme the RTL has no core of.
+    The build's notes say which."""
+    from spec.bch import BchCode
+    if p.ecc.scheme != "bch":
+        notes.append(f"ecc.scheme {p.ecc.scheme}: no {p.ecc.scheme} core in the RTL, built "
+                     f"without ECC (rtl/nand/README.md, limits)")
+        return None
+    code = BchCode.of_persona(p.ecc)
+    what = (f"BCH over GF(2^{code.m}), t = {code.t} in {code.data_bytes} + {code.room} byte "
+            f"codewords")
+    if wanted != "persona":
+        notes.append(f"ECC: the persona's {what} not built (param ecc=persona builds it: "
+                     f"every read then waits for its decode; about half the simulation's "
+                     f"speed at 2 channels)")
+        return None
+    notes.append(f"ECC: the persona's {what} (nand_ecc per channel)")
+    return {"m": code.m, "t": code.t, "data_bytes": code.data_bytes,
+            "parity_bytes": code.parity_bytes}
+
+
 def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block=None,
                sys_clk_freq=None, nvddr2=False):
     """SocConfig for persona (name or path; None: "default"), with `params` (a dict of
     SocConfig fields) applied last. sys_clk_freq: Hz, None = the clock the host link's
     front end needs (125 or 250 MHz; a board gives its own). nvddr2: the build can run
     NV-DDR2 (a board's ONFI PHY), so an NV-DDR2 persona gets its mode as `nvddr2_mode`.
+    params["ecc"] = "persona" builds the persona's BCH code on every channel (not by default
+    yet: it halves the simulation's speed, rtl/nand/README.md nand_ecc).
     Returns the config; its `notes` say what differs from the persona."""
     from spec.persona import load_persona
     p = load_persona(persona or "default")
@@ -152,7 +176,13 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
                      f"mode {mode}; the engine at {clk:.0f} MHz moves one byte per clock: "
                      f"{rate:.0f} MT/s" + ("" if rate >= onfi.mt_s else
                                           f" (persona: engine at {onfi.clock_mhz:g} MHz)"))
-    fields.update(params or {})
+    fields["ecc"] = _ecc(p, (params or {}).get("ecc"), notes)
+    fields.update({k: v for k, v in (params or {}).items() if k != "ecc" or v != "persona"})
+    if fields["ecc"] is not None and fields.get("nand_model", "die") != "die" \
+            and (params or {}).get("ecc") in (None, "persona"):
+        notes.append(f"nand_model={fields['nand_model']}: the NAND emulator's data path has "
+                     f"no ECC (persona: {p.ecc.scheme}, t = {p.ecc.correctable_bits})")
+        fields["ecc"] = None
     for op in ("r", "prog"):     # a tR / tPROG given as a parameter: one value for every type
         if f"t_{op}_ns" in (params or {}) and "page_timing" not in params:
             fields["page_timing"] = {k: v for k, v in fields["page_timing"].items()

@@ -140,6 +140,14 @@ class SocConfig:
     hw_read_multi_plane (bool, default True): the hardware path reads whole plane pages of a
     multi-plane page as one multi-plane READ (one tR); False: a READ per plane page, as the
     firmware does.
+    ecc: None (no ECC: the firmware reads what the dies return) or the BCH code of every
+    channel's nand_ecc, {"m", "t", "data_bytes", "parity_bytes"} (spec/bch.BchCode; the
+    persona's `ecc` where its scheme is bch): a page holds page_bytes / data_bytes codewords
+    back to back, which must fit the page and its spare (every part's); "die" model only.
+    nand_bit_errors (default False): whether the dies flip bits: False (never), True (at their
+    part's raw bit error rate, spec/nand_errors.BitErrorModel: wear, retention, read
+    disturb, read retry) or a dict of BitErrorModel fields replacing the part's (an
+    experiment's error rates, {"rber_base": 1e-4}).
     """
 
     def __init__(self, **kw):
@@ -201,6 +209,10 @@ class SocConfig:
         self.hw_read = kw.pop("hw_read", True)
         self.hw_read_credits = kw.pop("hw_read_credits", DIE_CREDITS)
         self.hw_read_multi_plane = kw.pop("hw_read_multi_plane", True)
+        # The BCH code of every channel's nand_ecc (rtl/nand/nand_ecc.py), None: no ECC; and
+        # whether the dies flip bits by their part's BitErrorModel (spec/nand_errors.py).
+        self.ecc = kw.pop("ecc", None)
+        self.nand_bit_errors = kw.pop("nand_bit_errors", False)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
         for name in ("hw_read", "hw_read_multi_plane"):
@@ -245,6 +257,7 @@ class SocConfig:
             raise ValueError("SocConfig: nvddr2_mode needs nand_model='die' (the emulator "
                              "speaks SDR)")
         self._check_part2()
+        self._check_ecc()
         handles = 2 * (1 << self.tag_width) * self.max_transfer
         if handles >= self.buf_size:
             raise ValueError(f"SocConfig: buf_size={self.buf_size} leaves no firmware slots "
@@ -300,6 +313,61 @@ class SocConfig:
                              "firmware's checkpoint die)")
         self.part2_targets = tuple(sorted(t))
 
+    ECC_FIELDS = ("m", "t", "data_bytes", "parity_bytes")
+
+    def _check_ecc(self):
+        if isinstance(self.nand_bit_errors, dict):
+            from dataclasses import fields, replace
+
+            from spec.nand_errors import BitErrorModel
+            names = [f.name for f in fields(BitErrorModel)]
+            bad = sorted(set(self.nand_bit_errors) - set(names))
+            if bad:
+                raise ValueError(f"SocConfig: nand_bit_errors: unknown field(s) "
+                                 f"{', '.join(bad)}; one of {', '.join(names)}")
+            try:
+                replace(BitErrorModel(), **self.nand_bit_errors)
+            except ValueError as e:
+                raise ValueError(f"SocConfig: nand_bit_errors: {e}") from None
+        elif not isinstance(self.nand_bit_errors, bool):
+            raise ValueError(f"SocConfig: nand_bit_errors={self.nand_bit_errors!r}: True, "
+                             f"False or a dict of BitErrorModel fields")
+        if self.ecc is None:
+            return
+        if not isinstance(self.ecc, dict) or sorted(self.ecc) != sorted(self.ECC_FIELDS):
+            raise ValueError(f"SocConfig: ecc={self.ecc!r}: None or a dict of "
+                             f"{', '.join(self.ECC_FIELDS)} (a BCH code, spec/bch.py)")
+        from spec.bch import BchCode
+        try:
+            code = BchCode(**self.ecc)
+        except ValueError as e:
+            raise ValueError(f"SocConfig: ecc: {e}") from None
+        d = code.data_bytes
+        if d & (d - 1):
+            raise ValueError(f"SocConfig: ecc data_bytes={d}: a power of two (whole codewords "
+                             f"per page)")
+        if self.nand_model != "die":
+            raise ValueError("SocConfig: ecc needs nand_model='die' (the NAND emulator's "
+                             "data path has no ECC)")
+        pages = [(self.part, self.page_bytes, self.spare_bytes)]
+        if self.part2 is not None:
+            pages.append((self.part2["part"], self.part2["page_bytes"],
+                          self.part2["spare_bytes"]))
+        for part, page, spare in pages:
+            if page % d or page // d * (d + code.room) > page + spare:
+                raise ValueError(
+                    f"SocConfig: ecc: {page // d if page % d == 0 else page / d} codewords "
+                    f"of {d} + {code.room} bytes do not fill the {page} + {spare} byte page "
+                    f"of {part} (data bytes a multiple of codewords, parity in the spare)")
+
+    def ecc_page_bytes(self):
+        """The bytes of a page an ECC program writes (codewords back to back), 0: no ECC."""
+        if self.ecc is None:
+            return 0
+        from spec.bch import BchCode
+        code = BchCode(**self.ecc)
+        return self.page_bytes // code.data_bytes * (code.data_bytes + code.room)
+
     def part2_mask(self):
         """The targets carrying part2 as a bitmap: bit way x n_channels + channel (the
         firmware's target index; die d is channel d % n_channels, way (d / n_channels) %
@@ -351,6 +419,16 @@ class SsdlabIdent(LiteXModule):
         consts += [("part2_page_bytes", p2["page_bytes"]),
                    ("part2_spare_bytes", p2["spare_bytes"]),
                    ("part2_mask_lo", mask & 0xFFFFFFFF), ("part2_mask_hi", mask >> 32)]
+        # The ECC (SocConfig ecc): data bytes per codeword (0: none), the parity's room after
+        # each on flash and the bits it corrects; the read-retry levels of SET FEATURES 89h
+        # (1: the part has none).
+        from spec.bch import BchCode
+        from spec.nand_geometry import PARTS
+        code = BchCode(**cfg.ecc) if cfg.ecc else None
+        part = PARTS.get(cfg.part)
+        consts += [("ecc_data_bytes", code.data_bytes if code else 0),
+                   ("ecc_room", code.room if code else 0), ("ecc_t", code.t if code else 0),
+                   ("retry_levels", part.bit_errors.retry_levels if part else 1)]
         for n, v in consts:
             csr = CSRStatus(32, name=n, reset=v)
             setattr(self, f"_{n}", csr)
@@ -564,10 +642,14 @@ class SsdlabSoC(SoCCore):
     and `sys_rst` pads); uart_name, LiteX's UART choice (default "sim"); onfi_phy_latency,
     the cycles a board's ONFI PHY adds between the engine's pins and DQ sampling
     (PHY_OUT_LATENCY + PHY_IN_LATENCY, rtl/nand/onfi_phy_if.connect_sdr_engine; 0: pins
-    straight to the dies, as in simulation), added to tREA's sampling margin."""
+    straight to the dies, as in simulation), added to tREA's sampling margin.
+    ecc_gate_clocks: the ECC decoders' stages on gated clocks (rtl/nand/bch_decoder.py
+    gate_clocks): for the simulated drive, where an idle stage then costs nothing; a card's
+    fabric keeps them on the system clock (False)."""
 
     def __init__(self, platform, cfg, build_dir, rom_init=(), pcie_phy=None, crg=None,
-                 uart_name="sim", onfi_phy_latency=0, onfi_dqs_tap_bits=5):
+                 uart_name="sim", onfi_phy_latency=0, onfi_dqs_tap_bits=5,
+                 ecc_gate_clocks=False):
         SoCCore.__init__(self, platform, cfg.sys_clk_freq,
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=128 * 1024, integrated_rom_init=list(rom_init),
@@ -633,7 +715,9 @@ class SsdlabSoC(SoCCore):
                                        max_len=cfg.page_bytes + cfg.spare_bytes,
                                        row_cycles=cfg.row_cycles,
                                        with_nvddr2=cfg.nvddr2_mode is not None,
-                                       dqs_tap_bits=onfi_dqs_tap_bits)
+                                       dqs_tap_bits=onfi_dqs_tap_bits,
+                                       ecc=None if cfg.ecc is None else
+                                       {**cfg.ecc, "gate_clocks": ecc_gate_clocks})
 
         if cfg.nand_model == "emulator":
             from soc.nand_emulation import NandEmulation
@@ -681,8 +765,9 @@ class SsdlabSoC(SoCCore):
             # BufferCopy works inside the SoC with no output of the top changing: a fill of
             # a deallocated 128 KiB read outlasts the harness's settle, and a jump would
             # freeze it with the CPU waiting for its `done` (a read that never completes).
+            # The same for the flash ECC: it decodes a codeword after its last bus byte.
             self.ff_quiet.eq(fw_wait.waiting & ~self.timer0._en.storage & ~nvme.irq.pending
-                             & ~self.bufcopy.busy & (0 if emulated else 1)
+                             & ~self.bufcopy.busy & ~self.flash.ecc_busy & (0 if emulated else 1)
                              & (self.ftl_read.quiet if self.ftl_read else 1)),
             self.ff_wake_at.eq(fw_wait.wake_at),
         ]

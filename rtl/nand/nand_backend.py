@@ -85,7 +85,9 @@ class NandBackend(wiring.Component):
     ch[i] : channel_signature(n_ways, max_len) for channel i: m_wreq, s_wdata, m_rdata, pins
     geometry, timing, write_protect (with_nvddr2: nvddr2_timing, nvddr2) : run-time
         configuration, shared
-    busy : out; some op is queued or running
+    busy : out; some op is queued or running, or a channel's ECC still holds its data
+    ecc_busy : out; a channel's ECC holds data or a completion: work inside the back end with
+        no pin moving (the simulation's fast-forward must not skip it); 0 without `ecc`
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
@@ -140,6 +142,7 @@ class NandBackend(wiring.Component):
             **nvddr2,
             "write_protect": In(1),
             "busy": Out(1),
+            "ecc_busy": Out(1),
         })
 
     def elaborate(self, platform):
@@ -183,7 +186,10 @@ class NandBackend(wiring.Component):
                     m.d.comb += getattr(s, name).eq(getattr(port, name))
                 else:
                     m.d.comb += getattr(port, name).eq(getattr(s, name))
-        m.d.comb += self.busy.eq(Cat(s.busy for s in scheds).any())
+        # an ECC still decoding (or holding a completion) is busy too
+        eccs = [m.submodules[f"ecc{i}"] for i in range(n)] if self.ecc is not None else []
+        m.d.comb += [self.ecc_busy.eq(Cat(0, *(e.busy for e in eccs)).any()),
+                     self.busy.eq(Cat(*(s.busy for s in scheds)).any() | self.ecc_busy)]
 
         # Ops: routed by channel; a channel that does not exist gets an error completion.
         p = self.s_op.payload

@@ -70,6 +70,8 @@ class NandEcc(wiring.Component):
     s_cpl : ChannelCompletion, scheduler -> here; m_cpl : FlashCompletion, here -> the back
         end's merge, with
         `ecc_bits` and `ecc_fail` set (an `error` completion passes at once, fields 0)
+    busy : out; codewords in the decoder, program data moving or a completion held: the back
+        end's `busy` (the simulation's fast-forward skips no cycle while it is set)
     """
 
     def __init__(self, m=14, t=32, data_bytes=1024, parity_bytes=0, max_len=18432,
@@ -96,6 +98,7 @@ class NandEcc(wiring.Component):
             "m_rdata": Out(stream.Signature(rdata_layout)),
             "s_cpl": In(stream.Signature(ChannelCompletion)),
             "m_cpl": Out(stream.Signature(FlashCompletion)),
+            "busy": Out(1),
         })
 
     def elaborate(self, platform):
@@ -186,6 +189,7 @@ class NandEcc(wiring.Component):
                          acc_fail.eq(acc_fail | st.failed)]
 
         # -- completions: after the op's codewords --------------------------------------------
+        m.d.comb += self.busy.eq(~empty | moving | self.s_cpl.valid)
         cpl = self.s_cpl.payload
         go = cpl.error | empty
         m.d.comb += [self.m_cpl.payload.tag.eq(cpl.tag), self.m_cpl.payload.status.eq(cpl.status),

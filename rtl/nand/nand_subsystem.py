@@ -46,7 +46,8 @@ class NandSubsystem(wiring.Component):
     words; each checked there, with the parameter named. with_nvddr2: `ch[i]` is the engine
     side of channel i's PHY (OnfiPhySignature, for a board's ONFI PHY) instead of its pins,
     and `nvddr2_timing` / `nvddr2` are inputs. ecc: None or NandBackend's `ecc` (a BCH code
-    per channel on the data path, rtl/nand/nand_ecc.py).
+    per channel on the data path, rtl/nand/nand_ecc.py). Ports: the back end's (its `busy` and
+    `ecc_busy` among them) and the DMA's buffer-memory ports.
     """
 
     def __init__(self, n_channels=18, n_ways=4, queue_depth=4, max_planes=2, max_len=18432,
@@ -83,6 +84,7 @@ class NandSubsystem(wiring.Component):
             "write_protect": In(1),
             "plane_slots": In(8),
             "busy": Out(1),
+            "ecc_busy": Out(1),
             "m_rd": Out(stream.Signature(addr_width)),
             "s_rdd": In(stream.Signature(64)),
             "m_wr": Out(stream.Signature(mem_wr_layout(addr_width))),
@@ -100,6 +102,7 @@ class NandSubsystem(wiring.Component):
         wiring.connect(m, wiring.flipped(self.m_wr), dma.m_wr)
         m.d.comb += [be.geometry.eq(self.geometry), be.timing.eq(self.timing),
                      be.write_protect.eq(self.write_protect), self.busy.eq(be.busy),
+                     self.ecc_busy.eq(be.ecc_busy),
                      dma.plane_slots.eq(self.plane_slots)]
         if self.with_nvddr2:
             m.d.comb += [be.nvddr2_timing.eq(self.nvddr2_timing), be.nvddr2.eq(self.nvddr2)]

@@ -13,10 +13,11 @@ struct fop_ctx {
     flash_done_fn done_fn;
     uint32_t a, b;              /* the client's context, handed back to done_fn */
     uint16_t die;               /* for the per-die count of ops in the back end */
-    uint8_t  busy, done, fail, error;
+    uint8_t  busy, done, fail, error, ecc_fail;
 };
 static struct fop_ctx ctx[N_FTAGS];
 static uint32_t next_tag, n_inflight;
+static bool probing;            /* flash_probe: reads may find erased pages */
 
 /* The back end's op stream blocks head-of-line while the named die's queue is full
  * (rtl/nand/README.md, nand_die_scheduler), which would stall every die and the main loop.
@@ -84,7 +85,7 @@ static void dispatch(const struct hal_flash_cpl *c)
 {
     struct fop_ctx *x = &ctx[c->tag];
     bool fail = c->fail || c->ecc_fail;
-    if (c->ecc_fail)
+    if (c->ecc_fail && !probing)
         C.ecc_failed_reads++;
     else if (c->ecc_bits)
         C.ecc_corrected_reads++;
@@ -98,6 +99,7 @@ static void dispatch(const struct hal_flash_cpl *c)
         x->done = 1;
         x->fail = fail;
         x->error = c->error;
+        x->ecc_fail = c->ecc_fail;
         return;             /* flash_sync / flash_batch_wait frees the tag */
     }
     x->done_fn(x->a, x->b, fail || c->error);
@@ -170,7 +172,8 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
     flash_push(op);
     while (!ctx[t].done)
         flash_poll_wait();
-    struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error };
+    struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error,
+                               .ecc_fail = ctx[t].ecc_fail };
     ctx[t].busy = 0;
     n_inflight--;
     return c;
@@ -195,7 +198,7 @@ void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl,
         while (!x->done)
             flash_poll_wait();
         cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
-                                         .error = x->error };
+                                         .error = x->error, .ecc_fail = x->ecc_fail };
         x->busy = 0;
         n_inflight--;
     }
@@ -209,6 +212,65 @@ void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint3
         flash_batch_wait(ops + done, cpl + done, k);
         done += k;
     }
+}
+
+/* Is the page `read` (a READ of whole planes' pages, completed as c) erased? Without an
+ * ECC: every byte it read is FFh. With one, an erased page is no codeword (the code is
+ * shortened, so all-ones is not one of its words) and its read fails the ECC: the page is
+ * read again raw, plane by plane into the slots at `scratch` (room for a page and its
+ * spare), and it is erased when no codeword holds more zero bits than the code corrects,
+ * as controllers tell an erased page from a damaged one. */
+bool flash_page_erased(const struct hal_flash_op *read, const struct hal_flash_cpl *c,
+                       uint32_t scratch)
+{
+    const struct hal_ident *id = &G.id;
+    volatile uint32_t *w;
+    if (c->error)
+        return false;
+    if (!c->ecc_fail) {
+        if (c->fail)
+            return false;
+        for (uint32_t p = 0; p < F.planes; p++) {
+            if (!(read->plane_mask >> p & 1))
+                continue;
+            w = (volatile uint32_t *)(hal_buf() + slot_addr((read->buffer + p * F.upp) & 0xFFFF));
+            for (uint32_t i = 0; i < read->length / 4u; i++)
+                if (w[i] != 0xFFFFFFFFu)
+                    return false;
+        }
+        return true;
+    }
+    uint32_t cw_bytes = id->ecc_data_bytes + id->ecc_room;
+    uint32_t n_cw = read->length / id->ecc_data_bytes;
+    for (uint32_t p = 0; p < F.planes; p++) {
+        if (!(read->plane_mask >> p & 1))
+            continue;
+        struct hal_flash_op op = *read;
+        op.plane_mask = (uint8_t)(1u << p);
+        op.column = (uint16_t)(read->column / id->ecc_data_bytes * cw_bytes);
+        op.length = (uint16_t)(n_cw * cw_bytes);
+        op.buffer = (uint16_t)(scratch - p * F.upp);
+        op.raw = 1;
+        struct hal_flash_cpl rc = flash_sync(&op);
+        if (rc.fail || rc.error)
+            return false;
+        volatile uint8_t *b = hal_buf() + slot_addr(scratch);
+        for (uint32_t k = 0; k < n_cw; k++) {
+            uint32_t zeros = 0;
+            for (uint32_t i = 0; i < cw_bytes && zeros <= id->ecc_t; i++)
+                zeros += (uint32_t)__builtin_popcount((uint8_t)~b[k * cw_bytes + i]);
+            if (zeros > id->ecc_t) {
+                C.ecc_failed_reads++;   /* programmed and beyond the code: a real failure */
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+void flash_probe(bool on)
+{
+    probing = on;
 }
 
 /* Die d: channel first, then way, then LUN, so successive dies are on successive channels

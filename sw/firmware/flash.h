@@ -30,6 +30,14 @@ void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint3
 void flash_batch_push(struct hal_flash_op *ops, uint32_t n);     /* n <= 128 */
 void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint32_t n);
 void flash_op_addr(struct hal_flash_op *op, uint32_t die);
+/* The page a READ read (completed as *c) is erased: flash.c; scratch: slots with room for a
+ * page and its spare */
+bool flash_page_erased(const struct hal_flash_op *read, const struct hal_flash_cpl *c,
+                       uint32_t scratch);
+/* While on (the boot's search for the directory, checkpoints and the journal's end), a read
+ * the ECC fails is not counted (vendor log ecc_failed_reads): it may be an erased page;
+ * flash_page_erased counts the ones it finds programmed. */
+void flash_probe(bool on);
 bool flash_bringup(void);
 uint32_t flash_inflight(void);                  /* tags in use */
 

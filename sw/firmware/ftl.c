@@ -100,12 +100,12 @@ void ftl_init_geometry(void)
     uint64_t blk_bytes = (uint64_t)F.upb * UNIT_BYTES;
     F.area_blocks = (uint32_t)(((uint64_t)words * 4 + blk_bytes - 1) / blk_bytes);
     F.n_sys = 2 * F.area_blocks;
-    if (F.n_sys > 64 || F.n_sys + 4 > F.nblk)
+    if (F.n_sys > 64 || F.n_sys + 1 + 4 > F.nblk)       /* + the system directory */
         fw_panic("checkpoint area does not fit in die 0");
 
     /* user capacity: raw minus system blocks, minus over-provisioning, but always leaving
      * each die gc_low + 1 blocks (the GC reserve and the open block) */
-    uint64_t avail = F.data_units - (uint64_t)F.n_sys * F.upb;
+    uint64_t avail = F.data_units - (uint64_t)(F.n_sys + 1) * F.upb;
     uint64_t user = avail * (1000 - ftl_config.op_permille) / 1000;
     /* a static SLC cache's blocks are reserved too (the persona's user capacity leaves
      * their native capacity out) */

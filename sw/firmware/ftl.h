@@ -106,6 +106,8 @@ struct ftl {
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;
+    bool     sysdir;            /* the system directory (ftl_sysdir.c) is on flash */
+    bool     sysdir_lost;       /* ... but unreadable: the checkpoint areas are unknown */
     uint32_t ckpt_seq;
     uint32_t ckpt_loaded;       /* the checkpoint the last boot loaded (0: none, formatted) */
     bool     dirty;             /* map changed since the last checkpoint */
@@ -228,6 +230,13 @@ static inline uint32_t blk_pages(uint32_t die, uint32_t blk)
 
 /* ftl_ckpt.c */
 void ckpt_find_area(void);
+/* ftl_sysdir.c: block SYSDIR_BLOCK of die sysdir_die() names the checkpoint areas and keeps
+ * the factory bad-block table (written at the first format) */
+#define SYSDIR_BLOCK 0u
+uint32_t sysdir_die(void);
+void sysdir_save(void);
+bool sysdir_load(bool apply_bad);
+bool sysdir_erased(void);
 enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
 enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);

@@ -169,9 +169,13 @@ static bool blk_marked_bad(uint32_t die, uint32_t blk)
 }
 
 /* All dies at once: a batch of marker reads spread over the dies (die-major order inside the
- * batch, so every die has work), each into its own write-buffer slot (free at format time). */
+ * batch, so every die has work), each into its own write-buffer slot (free at format time).
+ * Once the system directory is written (the first format), its table instead: the marks of
+ * programmed blocks are codeword bytes under an ECC (ftl_sysdir.c). */
 void blk_scan_factory_bad(void)
 {
+    if (F.sysdir && sysdir_load(true))
+        return;
     enum { BATCH = 64 };
     static struct hal_flash_op ops[BATCH];
     static struct hal_flash_cpl cpl[BATCH];
@@ -207,12 +211,22 @@ void blk_scan_factory_bad(void)
     }
 }
 
-/* System area: the first 2 x area_blocks good blocks of die 0, found the same way at every
- * boot (their markers stay FFh: checkpoints never program the spare area). */
+/* System area: as the system directory names it; on new flash (no directory yet), the
+ * first 2 x area_blocks good blocks of die 0 (but the directory's block), by their marks
+ * (then written into the directory by the first format). */
 void ckpt_find_area(void)
 {
+    if (sysdir_load(false))
+        return;
+    F.sysdir = false;
+    /* not new flash: the areas below are a guess (marks of programmed blocks are data
+     * under an ECC), and no checkpoint found there may be taken for new flash */
+    F.sysdir_lost = !sysdir_erased();
     F.n_sys = 0;
+    F.blk[bidx(sysdir_die(), SYSDIR_BLOCK)].state = BLK_SYS;
     for (uint32_t k = 0; k < F.nblk && F.n_sys < 2 * F.area_blocks; k++) {
+        if (sysdir_die() == 0 && k == SYSDIR_BLOCK)
+            continue;
         struct blk_info *b = &F.blk[bidx(0, k)];
         if (blk_marked_bad(0, k)) {
             b->state = BLK_BAD;
@@ -252,7 +266,7 @@ uint32_t blk_avg_erase(void)
  * at boot and after format, not per command. */
 void blk_spare_update(void)
 {
-    uint32_t good = 0, total = F.n_dies * F.nblk - F.n_sys;
+    uint32_t good = 0, total = F.n_dies * F.nblk - F.n_sys - 1;   /* - the directory */
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
                 F.blk[b].state != BLK_SYS;

@@ -321,8 +321,15 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
     stream_open(&s, area, apply ? HDR_WORDS + body + 3 : HDR_WORDS);
     fetch(&s);
     *ours = true;
-    if (!s.ok)
+    if (!s.ok) {
+        /* a read failed: an unreadable checkpoint, unless the area is erased (the ECC read
+         * of an erased page fails too) */
+        struct hal_flash_op op;
+        sys_area_op(&op, FLASH_READ, area, 0, F.grp_base);
+        struct hal_flash_cpl c = flash_sync(&op);
+        *ours = !flash_page_erased(&op, &c, F.grp_base);
         return false;
+    }
     uint32_t h[HDR_WORDS];
     for (uint32_t i = 0; i < HDR_WORDS; i++) {
         h[i] = get(&s);
@@ -413,8 +420,14 @@ void ftl_format(bool erase_all)
     F.quiesced = false;
     ftl_flush_sync();
     if (F.failed) {
-        /* the block table went with the map: the factory marks are what is known */
+        /* the block table went with the map: the directory's factory bad blocks, or, with
+         * the directory lost too, the marks (under an ECC, programmed blocks' marks are
+         * data, so those are lost to the drive) and a new directory */
         blk_scan_factory_bad();
+        if (!F.sysdir) {
+            sysdir_save();
+            F.sysdir_lost = false;
+        }
         F.failed = false;
     }
     ftl_reset_map();

@@ -205,9 +205,9 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
         uint32_t n = w[3];
         if (c.fail || c.error || w[0] != JNL_MAGIC || w[1] != F.ckpt_seq || w[2] != k ||
             n > page_cap() || w[JNL_HDR + 2 * n] != checksum(w, JNL_HDR + 2 * n)) {
-            /* a page cut short reads as neither: it must not be programmed again */
-            for (uint32_t i = 0; i < page_words() && *erased; i++)
-                *erased = !(c.fail || c.error) && w[i] == 0xFFFFFFFFu;
+            /* a page cut short reads as neither: it must not be programmed again (the
+             * write-buffer groups are free at boot: room for a raw page) */
+            *erased = flash_page_erased(&op, &c, F.grp_base);
             break;
         }
         J.next = page + 1;

@@ -56,6 +56,12 @@ struct hal_ident {
      * its page and spare bytes (0: one part type) and the targets carrying it, bit
      * t = way x n_channels + channel (the firmware's die mod n_channels x n_ways) */
     uint32_t part2_page_bytes, part2_spare_bytes, part2_mask_lo, part2_mask_hi;
+    /* the back end's ECC (rtl/nand/nand_ecc.py): data bytes per codeword (0: no ECC: READ
+     * and PROGRAM move bytes as they are), the parity's room after each (a page holds
+     * page_bytes / ecc_data_bytes codewords back to back) and the bits it corrects per
+     * codeword; the dies' read-retry levels (SET FEATURES 89h P1 = 0 .. retry_levels - 1;
+     * 1: no read retry) */
+    uint32_t ecc_data_bytes, ecc_room, ecc_t, retry_levels;
 };
 #define SLC_NONE    0u
 #define SLC_STATIC  1u

@@ -77,6 +77,10 @@ void hal_ident(struct hal_ident *id)
     id->part2_spare_bytes = ssdlab_ident_part2_spare_bytes_read();
     id->part2_mask_lo = ssdlab_ident_part2_mask_lo_read();
     id->part2_mask_hi = ssdlab_ident_part2_mask_hi_read();
+    id->ecc_data_bytes = ssdlab_ident_ecc_data_bytes_read();
+    id->ecc_room = ssdlab_ident_ecc_room_read();
+    id->ecc_t = ssdlab_ident_ecc_t_read();
+    id->retry_levels = ssdlab_ident_retry_levels_read();
     for (unsigned i = 0; i < 8; i++) {
         uint32_t w = rd(CSR_SSDLAB_IDENT_PERSONA0_ADDR + 4 * i);
         for (unsigned b = 0; b < 4; b++)

@@ -49,9 +49,13 @@ bool fw_init(void)
         hal_ns_size(0);
         return false;
     }
+    flash_probe(true);          /* pages that may be erased: not media errors */
     ckpt_find_area();
     F.ready = true;
     enum ckpt_result ck = ckpt_load();
+    flash_probe(false);
+    if (ck == CKPT_BLANK && F.sysdir_lost)
+        ck = CKPT_LOST;         /* the directory is unreadable: not new flash */
     C.watchdog_resets += watchdog;      /* after the load: the counters come from flash */
     if (ck == CKPT_LOST) {
         /* a checkpoint was there and none loads: the map is gone. Never a silent format:
@@ -68,6 +72,8 @@ bool fw_init(void)
     } else if (ck == CKPT_BLANK) {
         fw_puts("no checkpoint: formatting new flash\n");
         blk_scan_factory_bad();
+        if (!F.sysdir)
+            sysdir_save();      /* the marks as read on new flash, and the areas */
         ftl_reset_map();
         C.power_cycles = 1;
         ckpt_save(false);

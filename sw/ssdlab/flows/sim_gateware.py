@@ -162,7 +162,8 @@ def sim_top(soc, cfg):
                 f".T_BERS_NS({part['t_bers_ns']}), "
                 + "".join(f".{k.upper()}({v}), " for k, v in sorted(part["page_timing"].items()))
                 + f".TYPICAL({int(cfg.nand_timing == 'typical')}), "
-                f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), .VERBOSE(1), "
+                f".FACTORY_BAD_BLOCK_RATE({cfg.factory_bad_block_rate}), "
+                + _bit_error_params(part["part"], cfg.nand_bit_errors) + ".VERBOSE(1), "
                 f".DDR_PINS({int(nvddr2)})) die_{c}_{w} (",
                 f"        .clk(clk), .rst(rst), .ce_n(ch{c}_ce_n[{w}]), .cle(ch{c}_cle),",
                 f"        .ale(ch{c}_ale), .we_n(ch{c}_we_n), .re_n(ch{c}_re_n), "
@@ -183,6 +184,27 @@ def sim_top(soc, cfg):
     lines += [f"    assign nand_rule_violations = {' + '.join(rules)};",
               f"    assign nand_timing_violations = {' + '.join(timings)};", "endmodule", ""]
     return "\n".join(lines)
+
+
+def _bit_error_params(part, enabled):
+    """nand_die_fast's bit-error parameters: the part's BitErrorModel (spec/nand_errors.py),
+    with a dict's fields replacing its, when the build's dies flip bits (SocConfig
+    nand_bit_errors), else none (an error-free die). The read-retry levels stay the part's
+    either way: SET FEATURES 89h is a feature."""
+    from dataclasses import replace
+
+    from spec.nand_geometry import PARTS
+    model = PARTS[part].bit_errors if part in PARTS else None
+    if model is None:
+        return ""
+    if isinstance(enabled, dict):
+        model = replace(model, **enabled)
+    params = {"RETRY_LEVELS": model.retry_levels}
+    if enabled:
+        params.update(RBER_BASE=model.rber_base, RBER_PER_KCYCLE=model.rber_per_kcycle,
+                      RBER_EXPONENT=model.exponent, RETENTION_SHIFT=model.retention_shift,
+                      RBER_SHIFT=model.rber_shift, RBER_PER_KREAD=model.rber_per_kread)
+    return "".join(f".{k}({v!r}), " for k, v in params.items())
 
 
 def _harness_list(marker):
@@ -232,7 +254,7 @@ def build(out, cfg, rom_init=()):
         latency = {"onfi_phy_latency": LATENCY}
         _write(gw / "sim_onfi_phy.v", verilog(cfg.n_ways))
         platform.add_source(str(gw / "sim_onfi_phy.v"))
-    soc = SsdlabSoC(platform, cfg, gw, rom_init=rom_init, **latency)
+    soc = SsdlabSoC(platform, cfg, gw, rom_init=rom_init, ecc_gate_clocks=True, **latency)
     platform.extra_ios = soc.extra_ios()
     builder = Builder(soc, output_dir=str(out), gateware_dir=str(gw),
                       software_dir=str(out / "software"), compile_software=False,

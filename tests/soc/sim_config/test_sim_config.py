@@ -131,3 +131,44 @@ def test_slc_cache():
         SocConfig(slc_policy="big")
     with pytest.raises(ValueError, match="slc_permille=900"):
         SocConfig(slc_policy="dynamic", slc_permille=900)
+
+
+def test_ecc_from_the_persona():
+    """ecc="persona": a bch persona's code goes to every channel (SocConfig ecc); without it
+    none is built and the notes say how to; an ldpc persona builds none and says so, the NAND
+    emulator has none; the die models get the part's bit errors only when asked, a dict
+    replacing the part's fields."""
+    from sw.ssdlab.flows.sim_gateware import _bit_error_params
+    c = soc_config("default", {"n_channels": 2, "ecc": "persona"})
+    assert c.ecc == {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56}
+    assert c.ecc_page_bytes() == 16 * 1080 <= c.page_bytes + c.spare_bytes
+    assert any(n.startswith("ECC: the persona's BCH over GF(2^14), t = 32") for n in c.notes)
+    off = soc_config("default", {"n_channels": 2})
+    assert off.ecc is None and any("param ecc=persona builds it" in n for n in off.notes)
+    ldpc = soc_config("kioxia-cm6v-3.2t", {"n_channels": 2, "ecc": "persona"})
+    assert ldpc.ecc is None and any("no ldpc core" in n for n in ldpc.notes)
+    emu = soc_config("default", {"n_channels": 2, "nand_model": "emulator", "ecc": "persona"})
+    assert emu.ecc is None and any("has no ECC" in n for n in emu.notes)
+    assert "RBER_BASE" not in _bit_error_params(c.part, c.nand_bit_errors)
+    assert ".RETRY_LEVELS(8)" in _bit_error_params(c.part, False)
+    model = PARTS[c.part].bit_errors
+    on = _bit_error_params(c.part, True)
+    assert f".RBER_BASE({model.rber_base!r})" in on
+    assert f".RBER_PER_KCYCLE({model.rber_per_kcycle!r})" in on
+    assert ".RBER_BASE(0.001)" in _bit_error_params(c.part, {"rber_base": 1e-3})
+
+
+@pytest.mark.parametrize("kw, err", [
+    ({"ecc": {"m": 14, "t": 32}}, "ecc=.*None or a dict of m, t, data_bytes, parity_bytes"),
+    ({"ecc": {"m": 14, "t": 32, "data_bytes": 1000, "parity_bytes": 56}},
+     "data_bytes=1000: a power of two"),
+    ({"ecc": {"m": 15, "t": 40, "data_bytes": 2048, "parity_bytes": 200}},
+     "do not fill the 16384 \\+ 1024 byte page"),
+    ({"ecc": {"m": 14, "t": 99, "data_bytes": 1024, "parity_bytes": 56}}, "ecc: BchCode"),
+    ({"nand_bit_errors": "yes"}, "nand_bit_errors='yes': True, False or a dict"),
+    ({"nand_bit_errors": {"rber": 1e-3}}, "unknown field\\(s\\) rber"),
+    ({"nand_bit_errors": {"rber_base": 0.5}}, "rber_base = 0.5: must be a number"),
+])
+def test_ecc_checked(kw, err):
+    with pytest.raises(ValueError, match=err):
+        soc_config("default", {"n_channels": 2, **kw})

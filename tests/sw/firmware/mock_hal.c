@@ -210,6 +210,10 @@ void hal_ident(struct hal_ident *id)
     id->part2_spare_bytes = cfg.part2_spare_bytes;
     id->part2_mask_lo = (uint32_t)cfg.part2_mask;
     id->part2_mask_hi = (uint32_t)(cfg.part2_mask >> 32);
+    id->ecc_data_bytes = cfg.ecc_data_bytes;
+    id->ecc_room = cfg.ecc_room;
+    id->ecc_t = cfg.ecc_t;
+    id->retry_levels = 1;
 }
 
 uint64_t hal_cycles(void)
@@ -724,6 +728,8 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 mock_stats.slc_reads++;
             memcpy(d, pg(die, lb, op->page) + op->column, op->length);
             mock_stats.reads++;
+            if (cfg.ecc_data_bytes && !op->raw && !pages[page_off(die, lb, op->page)].programmed)
+                c->ecc_fail = true;     /* an erased page is no codeword */
         } else if (op->op == FLASH_PROGRAM) {
             mock_stats.programs++;
             if ((uint32_t)op->column + op->length > die_page(die)) {
@@ -759,6 +765,9 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 continue;
             }
             memcpy(pg(die, lb, op->page) + op->column, d, op->length);
+            if (cfg.ecc_data_bytes && !op->raw)     /* the codewords' parity in the spare */
+                for (uint32_t i = die_page(die); i < die_total(die); i++)
+                    pg(die, lb, op->page)[i] = (uint8_t)(d[i % op->length] ^ 0x5A ^ i);
         } else if (op->op == FLASH_ERASE) {
             mock_stats.erases++;
             if (b->fail_erase || b->factory_bad) {

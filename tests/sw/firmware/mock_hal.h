@@ -33,6 +33,11 @@ struct mock_cfg {
      * channel), its page and spare bytes */
     uint32_t part2_page_bytes, part2_spare_bytes;
     uint64_t part2_mask;
+    /* an ECC in the back end (0: none): data bytes per codeword, the parity's room after each,
+     * bits corrected. The mock keeps an ECC page's data where a raw page's is and fills its
+     * spare with parity (so a programmed block's bad-block mark is no longer FFh), and an
+     * ECC read of an erased page fails the code, as the RTL's does */
+    uint32_t ecc_data_bytes, ecc_room, ecc_t;
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };

@@ -973,14 +973,17 @@ static void t_badblocks(void)
     ftl_config.op_permille = 200;
     cfg = c;
     mock_init(&cfg);
-    /* factory bad: die 1 block 5 plane 1, die 3 block 0 plane 0, die 0 block 1 (sys area) */
+    /* factory bad: die 1 block 5 plane 1, die 2 block 0 plane 0 (die 3's block 0 holds the
+     * system directory: ONFI parts ship block 0 good), die 0 block 1 (sys area) */
     mock_factory_bad(1, 5 * 2 + 1);
-    mock_factory_bad(3, 0);
+    mock_factory_bad(2, 0);
     mock_factory_bad(0, 1 * 2);
     boot();
     shadow = calloc(1, ns_bytes);
     CHECK(vendor(32) == 3, "factory bad blocks counted: %llu", (unsigned long long)vendor(32));
     CHECK(F.sys_blk[0] == 0 && F.sys_blk[1] == 2, "system area skips the bad block");
+    CHECK(sysdir_die() == 3, "system directory on die %u, want the last target's",
+          sysdir_die());
     uint64_t n = F.ns_lbas;
     for (uint64_t l = 0; l < n; l += 64)
         wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
@@ -1044,9 +1047,25 @@ static void t_watchdog(void)
     verify_all(64, 8);
 }
 
-static void t_restart(void)
+/* Restarts: clean shutdown, power loss after a Flush, a corrupted newest checkpoint, both
+ * lost (read-only until Format NVM). n_bad: that many factory bad blocks first (die 0 block
+ * 1 in the system area's way, then die 1 block 5), which every format must keep bad and no
+ * other. */
+static void restart_run(struct mock_cfg mc, uint32_t n_bad)
 {
-    setup(cfg_default());
+    cfg = mc;
+    mock_init(&cfg);
+    if (n_bad > 0)
+        mock_factory_bad(0, 1 * 2);
+    if (n_bad > 1)
+        mock_factory_bad(1, 5 * 2 + 1);
+    boot();
+    shadow = calloc(1, ns_bytes);
+    CHECK(vendor(32) == n_bad, "factory bad blocks %llu", (unsigned long long)vendor(32));
+    /* new flash: the boot's probes read erased pages (with an ECC they fail the code), which
+     * are no media errors */
+    CHECK(vendor(328) == 0, "failed ECC reads %llu at the first boot",
+          (unsigned long long)vendor(328));
     uint64_t n = F.ns_lbas;
     for (uint64_t l = 0; l < n; l += 64)
         wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l + 5, 8, 0);
@@ -1135,6 +1154,31 @@ static void t_restart(void)
     verify_all(64, 8);
     wr(0, 64, 5, 1, 0);
     verify_all(64, 8);
+    CHECK(vendor(32) == n_bad, "factory bad blocks after the format %llu",
+          (unsigned long long)vendor(32));
+}
+
+static void t_restart(void)
+{
+    restart_run(cfg_default(), 0);
+}
+
+/* The same with an ECC in the back end (the personas' code: 1 KiB + 56 B codewords, t = 32;
+ * 8 of them fill the mock's 8 KiB + 448 B page). Its codewords run into the spare area, so
+ * the bad-block marks of programmed blocks are data: the system directory (block 0 of die
+ * 0, ftl_sysdir.c) names the checkpoint areas at every boot and keeps the factory bad blocks
+ * for the lost map's format, and the journal's end is told erased by counting zero bits in
+ * a raw read (the ECC read of an erased page fails). */
+static void t_ecc(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.ecc_data_bytes = 1024;
+    c.ecc_room = 56;
+    c.ecc_t = 32;
+    restart_run(c, 2);
+    CHECK(F.sysdir && F.sys_blk[0] == 0 && F.sys_blk[1] == 2,
+          "system area from the directory: blocks %u, %u", F.sys_blk[0], F.sys_blk[1]);
+    CHECK(vendor(328) == 0, "failed ECC reads %llu", (unsigned long long)vendor(328));
 }
 
 /* Grown bad blocks eat the spare: Available Spare falls, below 10 % the spare warning (bit 0,
@@ -1619,7 +1663,7 @@ static void t_persona_op(void)
     c.op_permille = 224;                /* intel-750-400g: 400 GB of 480 GiB */
     c.pe_cycles = 10;
     setup(c);
-    uint64_t avail = F.raw_units - (uint64_t)F.n_sys * F.upb;
+    uint64_t avail = F.raw_units - (uint64_t)(F.n_sys + 1) * F.upb;  /* + the directory */
     CHECK(F.user_units == avail * 776 / 1000, "user units %u of %llu available", F.user_units,
           (unsigned long long)avail);
     CHECK(ftl_config.pe_budget == 10, "P/E budget %u", ftl_config.pe_budget);
@@ -1744,9 +1788,9 @@ static void t_mixed(void)
     mock_init(&c);
     mock_factory_bad(3, 7 * 2);         /* found at the small die's own spare column */
     /* the first programs of die 2 fail: their groups go to the next die of the stripe, and
-     * die 3's page cannot take them */
-    mock_fail_next_program(2, 0);
+     * die 3's page cannot take them (blocks 1 and 2: block 0 holds the system directory) */
     mock_fail_next_program(2, 2);
+    mock_fail_next_program(2, 4);
     cfg = c;
     boot();
     shadow = calloc(1, ns_bytes);
@@ -2203,7 +2247,7 @@ static const struct test tests[] = {
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
-    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "persona_op", t_persona_op },
+    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },

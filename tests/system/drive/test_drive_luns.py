@@ -3,7 +3,8 @@
 end to end: the back end interleaves the LUNs of a target (78h polls), the FTL stripes and
 collects garbage over every LUN as a die. A drive of its own, kept small so that it is written
 end to end and half again: 2 channels x 1 way x 2 LUNs, 16 blocks per plane, 16 pages per block
-(SIM_SCALE).
+(SIM_SCALE). test_drive_ecc.py opens the same drive with the persona's ECC and dies that
+flip bits (`open_drive`).
 
 Testplan: tests/system/drive/README.md ("LUNs").
 """
@@ -23,9 +24,14 @@ BOOT_US = 60000
 
 @pytest.fixture(scope="module")
 def drive():
+    yield from open_drive(PARAMS)
+
+
+def open_drive(params):
+    """Build (when needed) and start the LUN drive of `params`; yields a LunDrive."""
     from sw.ssdlab.drive import Drive
     from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
-    cfg = drive_config(PERSONA, PARAMS, **SCALE)
+    cfg = drive_config(PERSONA, params, **SCALE)
     t0 = time.monotonic()
     out = build_drive(cfg)
     c = cfg.as_dict()
@@ -36,12 +42,29 @@ def drive():
           f"{c['onfi_mode']} at bring-up); notes: {'; '.join(c['notes'])}\n"
           f"build: {out} ({time.monotonic() - t0:.0f} s)\nSEED={SEED}")
     with SimDrive(out, boot_us=BOOT_US) as sim:
-        d = Drive(sim=sim.socket)
+        env = LunDrive(sim, Drive(sim=sim.socket))
         try:
-            yield sim, d
+            yield env
         finally:
-            d.close()
+            env.d.close()
             print(f"harness log: {sim.log_path}")
+
+
+class LunDrive:
+    """The module's drive: `sim` (the harness), `d` (the open controller; a new one after
+    power_cycle)."""
+
+    def __init__(self, sim, d):
+        self.sim, self.d = sim, d
+
+    def power_cycle(self):
+        """Close the controller, power-cycle the device (SB_RESET: NAND kept), open it again."""
+        from sw.ssdlab.drive import Drive, Transport
+        self.d.close()
+        with Transport(sim=self.sim.socket) as t:
+            t.power_cycle()
+        self.d = Drive(sim=self.sim.socket)
+        return self.d
 
 
 @pytest.mark.smoke
@@ -50,7 +73,7 @@ def test_luns_smoke(drive):
     128 KiB order (32 multi-plane pages: 8 stripes over the 4 LUNs), 4 KiB overwrites, one
     deallocated range, and everything read back at QD 1, so reads of one LUN run while the other
     LUN of its target programs or reads."""
-    sim, d = drive
+    d = drive.d
     rng = random.Random(f"{SEED}-luns-smoke")
     assert vendor_log(d)["n_dies"] == 2 * 1 * 2
     # A QD 1 read of never-written LBAs is one 128 KiB fill job of the buffer's copy engine
@@ -71,7 +94,7 @@ def test_luns_whole_drive(drive):
     drive written in random 128 KiB order, then half as much again in random 4 KiB overwrites
     (GC must move data), deallocated ranges reading as zeroes, everything read back, and again
     after a shutdown and power cycle."""
-    sim, d = drive
+    d = drive.d
     rng = random.Random(f"{SEED}-luns")
     v0 = vendor_log(d)
     assert v0["n_dies"] == 2 * 1 * 2, v0
@@ -99,12 +122,4 @@ def test_luns_whole_drive(drive):
           f"{v1['waf_milli'] / 1000:.3f}; {time.monotonic() - t0:.0f} s wall, simulated "
           f"{d.time_ns() / 1e6:.1f} ms")
     assert moved > 0, "GC never ran"
-    d.close()
-    from sw.ssdlab.drive import Drive, Transport
-    with Transport(sim=sim.socket) as t:
-        t.power_cycle()
-    d2 = Drive(sim=sim.socket)
-    try:
-        img.verify(d2)
-    finally:
-        d2.close()
+    img.verify(drive.power_cycle())
