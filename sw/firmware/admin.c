@@ -27,7 +27,7 @@ void admin_reset(void)
 void admin_complete(const struct hal_cmd *c, uint16_t status, uint32_t dw0)
 {
     if (status && status != NVME_SC_ABORT_REQUESTED)
-        log_error(c->sqid, (uint16_t)(c->dw[0] >> 16), status, c->dw[1]);
+        log_error(c->sqid, (uint16_t)(c->dw[0] >> 16), status, c->dw[1], 0);
     hal_cpl_push(queue_cqid_of(c->sqid), c->sqid, c->sq_head, (uint16_t)(c->dw[0] >> 16),
                  status, dw0);
 }

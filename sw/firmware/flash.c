@@ -6,25 +6,49 @@
 #include "ftl.h"
 
 #define N_FTAGS ((int)HW_READ_FTAG_BASE)  /* the rest are the hardware read path's */
+#define MAX_DIES 256
 
 /* One per tag. done_fn NULL: a synchronous op (flash_sync, the batch), whose waiter reads
  * done / fail / error and frees the tag. */
 struct fop_ctx {
     flash_done_fn done_fn;
     uint32_t a, b;              /* the client's context, handed back to done_fn */
+    struct hal_flash_op op;     /* a READ as pushed: read retry reads it again */
     uint16_t die;               /* for the per-die count of ops in the back end */
+    int16_t  next;              /* the next read waiting for its target's retry */
     uint8_t  busy, done, fail, error, ecc_fail;
+    uint8_t  retry_sf;          /* a read retry's SET FEATURES (a: the target) */
 };
 static struct fop_ctx ctx[N_FTAGS];
 static uint32_t next_tag, n_inflight;
 static bool probing;            /* flash_probe: reads may find erased pages */
+
+/* Read retry (ONFI SET FEATURES 89h, read-retry level; spec/nand_errors.py). A READ whose
+ * ECC gave up is not failed at once: it waits for its target (features are the target's,
+ * so one read retries per target at a time) and is read again at levels 1 .. levels - 1,
+ * each after a SET FEATURES, until a read passes the ECC; the sequence ends with level 0
+ * and, if nothing passed, one last read there (a read that failed while another read of the
+ * target had the level moved may need level 0 itself). Only then does the read fail (an
+ * Unrecovered Read Error to its client). The sequence runs from flash_poll and never waits:
+ * an op that cannot go out now (no tag, the firmware's die queue full) goes on a later poll. */
+enum rt_state { RT_IDLE, RT_SET, RT_SET_WAIT, RT_READ, RT_READ_WAIT };
+struct retry {
+    int16_t head, tail;         /* reads waiting (tags, linked by ctx.next) */
+    int16_t cur;                /* the read in retry (-1: none) */
+    uint8_t state, level;       /* enum rt_state; the level set / to set */
+    bool    step;               /* the op out completed: step_ok says how */
+    bool    step_ok;
+    bool    restore;            /* SET FEATURES back to level 0 after the read completed */
+};
+static struct retry rt[MAX_DIES];
+static uint32_t rt_levels = 1;  /* the dies' levels (1: no read retry) */
+static uint32_t rt_work;        /* reads waiting or in retry */
 
 /* The back end's op stream blocks head-of-line while the named die's queue is full
  * (rtl/nand/README.md, nand_die_scheduler), which would stall every die and the main loop.
  * So the firmware keeps at most DIE_DEPTH ops per die in the back end and queues the rest
  * itself, per die, in order; they go out as that die's ops complete. */
 #define DIE_DEPTH 4             /* nand_die_scheduler queue_depth (hal_ident has no field) */
-#define MAX_DIES  256
 #define POOL      512
 static struct hal_flash_op pool[POOL];
 static int16_t pool_next[POOL], pool_free = -1;
@@ -47,6 +71,9 @@ static void queues_init(void)
     next_tag = n_inflight = 0;
     for (int t = 0; t < N_FTAGS; t++)
         ctx[t].busy = 0;
+    for (int t = 0; t < MAX_DIES; t++)
+        rt[t] = (struct retry){ .head = -1, .tail = -1, .cur = -1 };
+    rt_work = 0;
 }
 
 /* Push what the dies have room for; stop at the first refusal (the stream is busy). */
@@ -78,33 +105,171 @@ static uint32_t log2u(uint32_t v)
     return n;
 }
 
+/* The op of tag t is over: its client learns how. */
+static void complete(uint8_t t, bool fail, bool error, bool ecc_fail)
+{
+    struct fop_ctx *x = &ctx[t];
+    if (!x->done_fn) {
+        x->done = 1;
+        x->fail = fail || ecc_fail;
+        x->error = error;
+        x->ecc_fail = ecc_fail;
+        return;             /* flash_sync / flash_batch_wait frees the tag */
+    }
+    x->done_fn(x->a, x->b, fail || ecc_fail || error);
+    x->busy = 0;
+    n_inflight--;
+}
+
+static bool retryable(const struct fop_ctx *x)
+{
+    return rt_levels > 1 && x->op.op == FLASH_READ && !x->op.raw;
+}
+
 /* Completion functions never push ops, so dispatch cannot recurse into the push paths. */
-/* A read whose ECC gave up fails like a program or erase that failed: its callers count a
- * media error and report an Unrecovered Read Error. */
+/* A read whose ECC gave up goes to read retry (above); one that retry could not recover
+ * fails like a program or erase that failed: its callers count a media error and report an
+ * Unrecovered Read Error. */
 static void dispatch(const struct hal_flash_cpl *c)
 {
     struct fop_ctx *x = &ctx[c->tag];
-    bool fail = c->fail || c->ecc_fail;
-    if (c->ecc_fail && !probing)
-        C.ecc_failed_reads++;
-    else if (c->ecc_bits)
-        C.ecc_corrected_reads++;
-    if (c->ecc_bits > C.ecc_max_bits)
-        C.ecc_max_bits = c->ecc_bits;
     if (die_out[x->die])
         die_out[x->die]--;
     if (!x->busy)
         fw_panic("flash completion for a free tag");
-    if (!x->done_fn) {
-        x->done = 1;
-        x->fail = fail;
-        x->error = c->error;
-        x->ecc_fail = c->ecc_fail;
-        return;             /* flash_sync / flash_batch_wait frees the tag */
+    if (c->ecc_bits && !c->ecc_fail)
+        C.ecc_corrected_reads++;
+    if (c->ecc_bits > C.ecc_max_bits)
+        C.ecc_max_bits = c->ecc_bits;
+    if (x->retry_sf) {
+        struct retry *r = &rt[x->a];
+        r->step = true;
+        r->step_ok = !(c->fail || c->error);
+        x->busy = 0;
+        n_inflight--;
+        return;
     }
-    x->done_fn(x->a, x->b, fail || c->error);
-    x->busy = 0;
-    n_inflight--;
+    uint32_t t = x->die % F.n_targets;
+    if (rt[t].cur == (int16_t)c->tag) {         /* a read again at a retry level */
+        rt[t].step = true;
+        rt[t].step_ok = !(c->fail || c->error || c->ecc_fail);
+        return;
+    }
+    if (c->ecc_fail && !c->error && retryable(x)) {
+        struct retry *r = &rt[t];
+        x->next = -1;
+        if (r->tail >= 0)
+            ctx[r->tail].next = (int16_t)c->tag;
+        else
+            r->head = (int16_t)c->tag;
+        r->tail = (int16_t)c->tag;
+        rt_work++;
+        return;
+    }
+    if (c->ecc_fail && !probing)
+        C.ecc_failed_reads++;
+    complete(c->tag, c->fail, c->error, c->ecc_fail);
+}
+
+/* A tag for the retry's own ops, or -1 while every tag is in use. */
+static int tag_try_get(void)
+{
+    for (uint32_t i = 0; i < N_FTAGS; i++) {
+        uint32_t t = (next_tag + i) % N_FTAGS;
+        if (!ctx[t].busy) {
+            next_tag = t + 1;
+            return (int)t;
+        }
+    }
+    return -1;
+}
+
+static bool push_nowait(struct hal_flash_op *op);
+
+/* Target t's retry, as far as it can go now (no waiting). */
+static void retry_run(uint32_t t)
+{
+    struct retry *r = &rt[t];
+    for (;;) {
+        switch (r->state) {
+        case RT_IDLE:
+            if (r->head < 0)
+                return;
+            r->cur = r->head;
+            r->head = ctx[r->cur].next;
+            if (r->head < 0)
+                r->tail = -1;
+            r->level = 1;
+            r->restore = false;
+            r->state = RT_SET;
+            break;
+        case RT_SET: {
+            int tag = tag_try_get();
+            if (tag < 0)
+                return;
+            struct hal_flash_op op = { .tag = (uint8_t)tag, .op = FLASH_SET_FEATURES,
+                                       .plane_mask = 1, .column = 0x89, .length = 4,
+                                       .buffer = (uint16_t)(F.retry_slot + r->level) };
+            flash_op_addr(&op, t);
+            ctx[tag] = (struct fop_ctx){ .a = t, .busy = 1, .retry_sf = 1 };
+            if (!push_nowait(&op)) {
+                ctx[tag].busy = 0;
+                return;
+            }
+            n_inflight++;
+            r->step = false;
+            r->state = RT_SET_WAIT;
+            break;
+        }
+        case RT_SET_WAIT:
+            if (!r->step)
+                return;
+            if (r->restore || !r->step_ok) {
+                /* back at level 0 after the read completed; or the die refused a level:
+                 * the read fails as it is */
+                if (!r->restore) {
+                    C.ecc_failed_reads += !probing;
+                    complete((uint8_t)r->cur, false, false, true);
+                }
+                r->cur = -1;
+                r->state = RT_IDLE;
+                rt_work--;
+                break;
+            }
+            r->state = RT_READ;
+            break;
+        case RT_READ:
+            ctx[r->cur].op.tag = (uint8_t)r->cur;
+            if (!push_nowait(&ctx[r->cur].op))
+                return;
+            C.read_retries++;
+            r->step = false;
+            r->state = RT_READ_WAIT;
+            break;
+        case RT_READ_WAIT:
+            if (!r->step)
+                return;
+            if (r->step_ok || r->level == 0) {
+                if (r->step_ok)
+                    C.retry_recovered++;
+                else
+                    C.ecc_failed_reads += !probing;
+                complete((uint8_t)r->cur, false, false, !r->step_ok);
+                if (r->level == 0) {
+                    r->cur = -1;
+                    r->state = RT_IDLE;
+                    rt_work--;
+                    break;
+                }
+                r->restore = true;
+                r->level = 0;
+            } else {
+                r->level = (uint8_t)(r->level + 1u < rt_levels ? r->level + 1u : 0u);
+            }
+            r->state = RT_SET;
+            break;
+        }
+    }
 }
 
 void flash_poll(void)
@@ -113,6 +278,10 @@ void flash_poll(void)
     while (hal_flash_pop(&c))
         dispatch(&c);
     drain();
+    if (rt_work)
+        for (uint32_t t = 0; t < F.n_targets; t++)
+            if (rt[t].cur >= 0 || rt[t].head >= 0)
+                retry_run(t);
 }
 
 void flash_poll_wait(void)
@@ -138,16 +307,20 @@ uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
     }
 }
 
-void flash_push(struct hal_flash_op *op)
+/* To the back end, or behind the die's queued ops; false (nothing done) if the pool of
+ * queued ops is full. */
+static bool push_nowait(struct hal_flash_op *op)
 {
     uint32_t d = ((uint32_t)op->lun * F.n_ways + op->way) * F.n_ch + op->channel;
     ctx[op->tag].die = (uint16_t)d;
+    if (op->op == FLASH_READ && op != &ctx[op->tag].op)
+        ctx[op->tag].op = *op;
     if (q_head[d] < 0 && die_out[d] < DIE_DEPTH && hal_flash_push(op)) {
         die_out[d]++;
-        return;
+        return true;
     }
-    while (pool_free < 0)
-        flash_poll_wait();
+    if (pool_free < 0)
+        return false;
     int16_t i = pool_free;
     pool_free = pool_next[i];
     pool[i] = *op;
@@ -158,6 +331,13 @@ void flash_push(struct hal_flash_op *op)
         q_head[d] = i;
     q_tail[d] = i;
     n_queued++;
+    return true;
+}
+
+void flash_push(struct hal_flash_op *op)
+{
+    while (!push_nowait(op))
+        flash_poll_wait();
 }
 
 uint32_t flash_inflight(void)
@@ -350,6 +530,20 @@ bool flash_bringup(void)
         flash_op_addr(&ops[d], d);
     }
     flash_sync_batch(ops, cpls, F.n_targets);
+    /* read retry needs an ECC to fail reads, and levels: P1 of level L in slot retry_slot
+     * + L; every target back at level 0 (a die keeps its level over RESET) */
+    rt_levels = id->ecc_data_bytes && id->retry_levels > 1 ? id->retry_levels : 1;
+    if (rt_levels > 1) {
+        for (uint32_t l = 0; l < rt_levels; l++)
+            buf_write32(slot_addr(F.retry_slot + l), l);
+        for (uint32_t d = 0; d < F.n_targets; d++) {
+            ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
+                                            .column = 0x89, .length = 4,
+                                            .buffer = (uint16_t)F.retry_slot };
+            flash_op_addr(&ops[d], d);
+        }
+        flash_sync_batch(ops, cpls, F.n_targets);
+    }
     if (!onfi_signature(0)) {
         fw_puts("flash: no ONFI parameter page\n");
         return false;

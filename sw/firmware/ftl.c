@@ -82,13 +82,15 @@ void ftl_init_geometry(void)
     ftl_init_dies();
     slc_init_geometry();
 
-    /* firmware slots: GC stage, scratch, the journal's page, then write-buffer groups
+    /* firmware slots: GC stage, scratch, the journal's page, the read-retry levels' SET
+     * FEATURES parameters, then write-buffer groups
      * (checkpoints are staged in the groups' slots) */
     F.gc_stage = id->fw_slot_first;
     F.scratch = F.gc_stage + F.pu_units;
     F.n_scratch = N_SCRATCH;
     F.jstage = F.scratch + N_SCRATCH;
-    F.grp_base = F.jstage + F.pu_units;
+    F.retry_slot = F.jstage + F.pu_units;
+    F.grp_base = F.retry_slot + (id->retry_levels > 1 ? id->retry_levels : 0);
     fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
     if (fw_buf_limit > id->buf_slots)
         fw_panic("buffer memory too small for the write buffer");
@@ -485,18 +487,29 @@ struct req {
     uint32_t copy_target;
     uint32_t seq;               /* durable: groups with seq < this must be programmed */
     uint32_t jnl;               /* committed: the journal commit holding their map entries */
+    uint64_t slba;
+    uint32_t err_off;           /* media error: its first LBA, from slba */
+    bool     media;             /* a flash read failed (error log entry at completion) */
 };
 static struct req reqs[256];
 static uint8_t active[256];
 
 /* A fast-path READ of request `tag` done (its flash_done_fn). */
-static void req_read_done(uint32_t tag, uint32_t unused, bool fail)
+static void media_error(struct req *q, uint32_t off)
 {
-    (void)unused;
-    if (fail) {
-        reqs[tag].status = NVME_SC_UNRECOVERED_READ_ERROR;
-        C.media_errors++;
-    }
+    q->status = NVME_SC_UNRECOVERED_READ_ERROR;
+    C.media_errors++;
+    if (!q->media || off < q->err_off)
+        q->err_off = off;
+    q->media = true;
+}
+
+/* A fast-path READ of request `tag` done (its flash_done_fn); off: its first LBA, from the
+ * request's. */
+static void req_read_done(uint32_t tag, uint32_t off, bool fail)
+{
+    if (fail)
+        media_error(&reqs[tag], off);
     reqs[tag].pending--;
 }
 
@@ -585,17 +598,15 @@ static void do_read(const struct hal_be_req *r, struct req *q)
                 .slc = F.blk[b].slc,
             };
             flash_op_addr(&op, b / F.nblk);
-            op.tag = flash_tag_get(req_read_done, r->tag, 0);
+            op.tag = flash_tag_get(req_read_done, r->tag, (uint32_t)(lba - r->slba));
             q->pending++;
             flash_push(&op);
             lba += (uint64_t)(k - 1) << F.spu_shift;   /* the loop adds the first unit */
         } else {
             /* unaligned part: through a scratch slot */
             copy_wait();
-            if (!read_unit_sync(v, F.scratch)) {
-                q->status = NVME_SC_UNRECOVERED_READ_ERROR;
-                C.media_errors++;
-            }
+            if (!read_unit_sync(v, F.scratch))
+                media_error(q, (uint32_t)(lba - r->slba));
             copy_start(dst, slot_addr(F.scratch) + off, bytes);
         }
         lba += s1 - s0;
@@ -607,7 +618,7 @@ static void do_read(const struct hal_be_req *r, struct req *q)
 void ftl_be_request(const struct hal_be_req *r)
 {
     struct req *q = &reqs[r->tag];
-    *q = (struct req){ .active = 1, .pending = 1 };
+    *q = (struct req){ .active = 1, .pending = 1, .slba = r->slba };
     if (r->opcode != NVME_CMD_FLUSH && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
         q->status = r->nsid != 1 ? NVME_SC_INVALID_NAMESPACE : NVME_SC_LBA_OUT_OF_RANGE;
     } else if (r->opcode == NVME_CMD_READ && F.failed) {
@@ -709,6 +720,8 @@ void ftl_poll(void)
             durable_seq = 0;
         q->active = 0;
         active[i] = active[--n_active];
+        if (q->media)               /* an Unrecovered Read Error: the entry names the LBA */
+            log_error(0xFFFF, 0xFFFF, q->status, 1, q->slba + q->err_off);
         hal_be_cpl_push(t, q->status);
     }
     release_poll();

@@ -81,7 +81,9 @@ uint16_t features_set(const struct hal_cmd *c, uint32_t *dw0);
 uint32_t features_nq(void);                     /* Number of Queues value (0's based) */
 bool features_vwc(void);                        /* volatile write cache enabled */
 void log_reset(void);
-void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid);
+/* An error log entry; lba: the first LBA in error (0: none). An I/O command's entry has
+ * SQID and CID FFFFh: the back end's requests carry neither (rtl/nvme). */
+void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid, uint64_t lba);
 uint16_t log_get_page(const struct hal_cmd *c);
 uint16_t log_aer_request(const struct hal_cmd *c);  /* 0xFFFF: held */
 void log_aer_event(uint8_t type, uint8_t info, uint8_t lid);
@@ -121,6 +123,8 @@ struct fw_counters {
     uint64_t ecc_corrected_reads;               /* flash reads whose ECC corrected bits */
     uint64_t ecc_failed_reads;                  /* flash reads beyond the ECC's correction */
     uint64_t ecc_max_bits;                      /* most bits corrected in one codeword */
+    uint64_t read_retries;                      /* reads again at a read-retry level */
+    uint64_t retry_recovered;                   /* failed reads a read retry recovered */
 };
 extern struct fw_counters C;
 

@@ -7,7 +7,7 @@
 #define AERL    3               /* 0's based */
 #define N_EVENT 16
 
-struct err_entry { uint64_t count; uint16_t sqid, cid, status; uint32_t nsid; };
+struct err_entry { uint64_t count; uint16_t sqid, cid, status; uint32_t nsid; uint64_t lba; };
 static struct err_entry errs[N_ERR];    /* ring, newest at err_head - 1 */
 static uint32_t err_head;
 static uint64_t err_count;
@@ -30,9 +30,9 @@ void log_reset(void)
     masked = 0;
 }
 
-void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid)
+void log_error(uint16_t sqid, uint16_t cid, uint16_t status, uint32_t nsid, uint64_t lba)
 {
-    errs[err_head] = (struct err_entry){ ++err_count, sqid, cid, status, nsid };
+    errs[err_head] = (struct err_entry){ ++err_count, sqid, cid, status, nsid, lba };
     err_head = (err_head + 1) % N_ERR;
 }
 
@@ -44,7 +44,7 @@ static void aer_event(uint8_t type, uint8_t info, uint8_t lid)
 
 void log_aer_event(uint8_t type, uint8_t info, uint8_t lid)
 {
-    log_error(0xFFFF, 0xFFFF, 0, 0);
+    log_error(0xFFFF, 0xFFFF, 0, 0, 0);
     aer_event(type, info, lid);
 }
 
@@ -52,7 +52,7 @@ void log_aer_event(uint8_t type, uint8_t info, uint8_t lid)
  * whose entries could not be read: no command, so CID FFFFh). */
 void log_aer_error(uint8_t info, uint16_t sqid)
 {
-    log_error(sqid, 0xFFFF, 0, 0);
+    log_error(sqid, 0xFFFF, 0, 0, 0);
     aer_event(NVME_AER_TYPE_ERROR, info, NVME_LOG_ERROR_INFORMATION);
 }
 
@@ -103,6 +103,7 @@ static uint32_t build_error(void)
         put_le(ERR(CID), 2, e->cid);
         put_le(ERR(STATUS), 2, (uint32_t)(e->status & 0x7FFF) << 1);
         put_le(ERR(PARAM_ERROR_LOCATION), 2, 0xFFFF);  /* unknown */
+        put_le(ERR(LBA), 8, e->lba);
         put_le(ERR(NSID), 4, e->nsid);
     }
     return NVME_ERROR_LOG_ENTRY_BYTES * N_ERR;
@@ -149,7 +150,7 @@ static uint32_t build_smart(void)
     put_le(SMART(POWER_CYCLES), 16, C.power_cycles);
     put_le(SMART(POWER_ON_HOURS), 16, fw_power_on_seconds() / 3600);
     put_le(SMART(UNSAFE_SHUTDOWNS), 16, C.unsafe_shutdowns);
-    put_le(SMART(MEDIA_ERRORS), 16, C.media_errors + hw.errors);
+    put_le(SMART(MEDIA_ERRORS), 16, C.media_errors);
     put_le(SMART(NUM_ERR_LOG_ENTRIES), 16, err_count);
     return NVME_SMART_LOG_BYTES;
 }
@@ -194,7 +195,7 @@ static uint32_t build_vendor(void)
     put_le(p + 112, 8, F.n_dies);
     struct hal_hw_read_counts hw;
     hal_hw_read_counts(&hw);
-    put_le(p + 120, 8, C.media_errors + hw.errors);
+    put_le(p + 120, 8, C.media_errors);
     put_le(p + 128, 8, C.pending_reuse);
     put_le(p + 136, 8, C.ckpt_units_written);
     put_le(p + 144, 8, C.idle_gc_blocks);
@@ -222,6 +223,9 @@ static uint32_t build_vendor(void)
     put_le(p + 320, 8, C.ecc_corrected_reads);
     put_le(p + 328, 8, C.ecc_failed_reads);
     put_le(p + 336, 8, C.ecc_max_bits);
+    put_le(p + 344, 8, C.read_retries);
+    put_le(p + 352, 8, C.retry_recovered);
+    put_le(p + 360, 8, hw.handbacks);
     return 512;
 }
 

@@ -65,7 +65,7 @@ bool fw_init(void)
         F.failed = true;
         ftl_reset_map();
         C.power_cycles = 1;
-        log_error(0, 0xFFFF, NVME_SC_INTERNAL_ERROR, 0);
+        log_error(0, 0xFFFF, NVME_SC_INTERNAL_ERROR, 0, 0);
         log_aer_event(NVME_AER_TYPE_SMART_HEALTH, NVME_AER_SMART_NVM_SUBSYSTEM_RELIABILITY,
                       NVME_LOG_SMART_HEALTH);
         F.in_use = true;        /* no journal, no checkpoint until a format */

@@ -27,10 +27,12 @@ static uint32_t copy_done;
 static uint64_t cycles;
 
 /* flash: die -> lun block -> page; each page page_bytes + spare_bytes */
-struct mpage { uint8_t programmed; };
+/* shift: the read-retry level an ECC read of the page must be at to pass (mock_read_shift) */
+struct mpage { uint8_t programmed, shift; };
 struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase, slc; };
 static uint8_t *flash;
 static struct mpage *pages;
+static uint8_t *retry_level;      /* each die's read-retry level (its target's SET FEATURES 89h) */
 static struct mblk *blks;
 static uint32_t n_dies, lun_blocks, page_total;
 
@@ -99,6 +101,7 @@ void mock_init(const struct mock_cfg *c)
     flash = malloc(np * page_total);
     memset(flash, 0xFF, np * page_total);
     pages = calloc(np, sizeof(*pages));
+    retry_level = calloc(n_dies, 1);
     blks = calloc((size_t)n_dies * lun_blocks, sizeof(*blks));
     buf = calloc(cfg.buf_slots, SLOT_BYTES);
     mock_host = calloc(1, MOCK_HOST_BYTES);
@@ -130,7 +133,7 @@ void mock_power_cycle(void)
 
 void mock_free(void)
 {
-    free(flash); free(pages); free(blks); free(buf); free(mock_host);
+    free(flash); free(pages); free(retry_level); free(blks); free(buf); free(mock_host);
     free(oq); free(oq_head); free(oq_n);
 }
 
@@ -159,6 +162,16 @@ void mock_clear_faults(void)
 {
     for (size_t i = 0; i < (size_t)n_dies * lun_blocks; i++)
         blks[i].fail_erase = blks[i].fail_program = false;
+}
+
+uint32_t mock_retry_level(uint32_t die)
+{
+    return retry_level[die];
+}
+
+void mock_read_shift(uint32_t die, uint32_t lb, uint32_t page, uint32_t level)
+{
+    pages[page_off(die, lb, page)].shift = (uint8_t)level;
 }
 
 void mock_corrupt(uint32_t die, uint32_t lb, uint32_t page, uint32_t byte)
@@ -213,7 +226,7 @@ void hal_ident(struct hal_ident *id)
     id->ecc_data_bytes = cfg.ecc_data_bytes;
     id->ecc_room = cfg.ecc_room;
     id->ecc_t = cfg.ecc_t;
-    id->retry_levels = 1;
+    id->retry_levels = cfg.retry_levels ? cfg.retry_levels : 1;
 }
 
 uint64_t hal_cycles(void)
@@ -702,8 +715,19 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
         return;
     }
     if (op->op == FLASH_SET_FEATURES) {
+        uint8_t p1 = buf[(size_t)op->buffer * SLOT_BYTES];
         mock_stats.set_features++;
-        mock_stats.features_p1 = buf[(size_t)op->buffer * SLOT_BYTES];
+        mock_stats.features_p1 = p1;
+        if ((op->column & 0xFF) == 0x89) {      /* read retry: the target's level */
+            if (p1 >= (cfg.retry_levels ? cfg.retry_levels : 1)) {
+                mock_stats.violations++;        /* a level the part does not have */
+                c->fail = true;
+                return;
+            }
+            for (uint32_t l = 0; l < cfg.luns; l++)
+                retry_level[die % (n_dies / cfg.luns) + l * (n_dies / cfg.luns)] = p1;
+            mock_stats.retry_sets++;
+        }
         return;
     }
     for (uint32_t p = 0; p < cfg.planes; p++) {
@@ -728,8 +752,16 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 mock_stats.slc_reads++;
             memcpy(d, pg(die, lb, op->page) + op->column, op->length);
             mock_stats.reads++;
-            if (cfg.ecc_data_bytes && !op->raw && !pages[page_off(die, lb, op->page)].programmed)
+            struct mpage *mp = &pages[page_off(die, lb, op->page)];
+            if (cfg.ecc_data_bytes && !op->raw && !mp->programmed)
                 c->ecc_fail = true;     /* an erased page is no codeword */
+            if (cfg.ecc_data_bytes && !op->raw && mp->programmed) {
+                if (mp->shift != retry_level[die])
+                    c->ecc_fail = true; /* read at the wrong level: beyond the code */
+                else if (mp->shift)
+                    c->ecc_bits = 3;    /* right level: a few bits corrected */
+                mock_stats.retry_level_reads += retry_level[die] != 0;
+            }
         } else if (op->op == FLASH_PROGRAM) {
             mock_stats.programs++;
             if ((uint32_t)op->column + op->length > die_page(die)) {

@@ -38,6 +38,10 @@ struct mock_cfg {
      * spare with parity (so a programmed block's bad-block mark is no longer FFh), and an
      * ECC read of an erased page fails the code, as the RTL's does */
     uint32_t ecc_data_bytes, ecc_room, ecc_t;
+    /* the dies' read-retry levels (0: 1, none); SET FEATURES 89h sets a target's (every LUN
+     * of it), a level past them fails. With an ECC, a programmed page passes only at the
+     * level mock_read_shift gave it (0 unless given; 0xFF: none) */
+    uint32_t retry_levels;
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
@@ -46,6 +50,8 @@ struct mock_stats {
     uint64_t programs, erases, reads, copies, fills;
     uint64_t violations;        /* program of a non-erased page / out of order, op to bad */
     uint64_t set_features, resets, read_params;
+    uint64_t retry_sets;        /* SET FEATURES 89h */
+    uint64_t retry_level_reads; /* ECC reads of programmed pages at a level other than 0 */
     uint32_t timing_mode;       /* last hal_flash_setup mode */
     uint32_t features_p1;       /* P1 of the last SET FEATURES */
     bool     nvddr2;            /* hal_flash_nvddr2's state */
@@ -78,6 +84,9 @@ void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
 void mock_clear_faults(void);                   /* every armed failure disarmed */
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);
+/* an ECC read of the page passes only at read-retry level `level` (0xFF: at none) */
+void mock_read_shift(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t level);
+uint32_t mock_retry_level(uint32_t die);          /* the die's read-retry level now */
 
 /* Power cuts: every flash op the mock runs and every block-request completion it posts is
  * an event; armed at event n, that event is cut: a PROGRAM leaves its pages garbage (read

@@ -1181,6 +1181,121 @@ static void t_ecc(void)
     CHECK(vendor(328) == 0, "failed ECC reads %llu", (unsigned long long)vendor(328));
 }
 
+/* The flash page holding LBA `lba` now: die, LUN block (the mock's numbering), page. */
+static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page)
+{
+    uint32_t v = F.l2p[(uint32_t)(lba >> F.spu_shift)];
+    CHECK(v != MAP_NONE && !(v & MAP_WB), "LBA %llu is not on flash", (unsigned long long)lba);
+    uint32_t b = v / F.upb, plane = v % F.pu_units / F.upp;
+    *die = b / F.nblk;
+    *lb = (b % F.nblk) << F.plane_bits | plane;
+    *page = v / F.pu_units % F.ppb;
+}
+
+/* Read retry (SET FEATURES 89h): with an ECC and a part with 8 retry levels, pages whose
+ * ECC reads pass only at levels 1..7 (the mock's retention shift) are read again at the
+ * levels in turn and come back right; reads of the target that meet a moved level fail and
+ * are recovered at level 0; a page that passes at no level is an Unrecovered Read Error
+ * with SMART's media errors and an error log entry naming its LBA. Every target ends at
+ * level 0, and a boot puts back level 0 whatever the dies kept. */
+static void t_retry(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.ecc_data_bytes = 1024;
+    c.ecc_room = 56;
+    c.ecc_t = 32;
+    c.retry_levels = 8;
+    setup(c);
+    uint64_t n = F.ns_lbas / 2;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, 64, l + 7, 8, 0);
+    flush();
+    /* every other written page shifted (levels 1..7 in turn), one beyond every level */
+    uint32_t shifted = 0, die, lb, page, last_key = UINT32_MAX;
+    uint64_t bad_lba = 0;
+    for (uint64_t l = 0; l < n; l += spu()) {
+        lba_page(l, &die, &lb, &page);
+        uint32_t key = (die * 4096 + lb) * 64 + page;
+        if (key == last_key)
+            continue;
+        last_key = key;
+        if (l == n / 2) {
+            mock_read_shift(die, lb, page, 0xFF);
+            bad_lba = l;
+        } else if (shifted++ % 2 == 0) {
+            mock_read_shift(die, lb, page, 1 + shifted / 2 % 7);
+        }
+    }
+    /* the bad page's LBAs excluded from the data check (the read of them fails) */
+    lba_page(bad_lba, &die, &lb, &page);
+    uint64_t bad_lo = bad_lba, bad_hi = bad_lba;
+    uint32_t d2, lb2, p2;
+    for (; bad_lo >= spu(); bad_lo -= spu()) {
+        lba_page(bad_lo - spu(), &d2, &lb2, &p2);
+        if (d2 != die || lb2 != lb || p2 != page)
+            break;
+    }
+    for (; bad_hi + spu() < n; bad_hi += spu()) {
+        lba_page(bad_hi + spu(), &d2, &lb2, &p2);
+        if (d2 != die || lb2 != lb || p2 != page)
+            break;
+    }
+    bad_hi += spu();
+    struct mock_cpl cl = get_log(0x02, 512, 0, false);
+    uint8_t *p = mock_host + HOST_DATA;
+    uint64_t media0 = le(p + 160, 8), errlog0 = le(p + 176, 8);
+    for (uint64_t l = 0; l < n; l += spu())
+        if (l < bad_lo || l >= bad_hi)
+            rd(l, spu(), 8);
+    drain();
+    uint64_t retries = vendor(344), recovered = vendor(352), failed = vendor(328);
+    CHECK(recovered >= shifted / 2 && retries > recovered, "read retries %llu, recovered "
+          "%llu, pages shifted %u", (unsigned long long)retries, (unsigned long long)recovered,
+          shifted / 2);
+    CHECK(failed == 0, "failed ECC reads %llu before the bad page", (unsigned long long)failed);
+    CHECK(vendor(320) >= shifted / 2, "corrected reads %llu", (unsigned long long)vendor(320));
+    CHECK(raw_io(0x02, bad_lba, spu(), 1) == NVME_SC_UNRECOVERED_READ_ERROR,
+          "a page past every level reads back");
+    CHECK(vendor(328) == 1, "failed ECC reads %llu", (unsigned long long)vendor(328));
+    cl = get_log(0x02, 512, 0, false);
+    CHECK(cl.status == 0 && le(p + 160, 8) == media0 + 1 && le(p + 176, 8) == errlog0 + 1,
+          "media errors %llu -> %llu, error log entries %llu -> %llu",
+          (unsigned long long)media0, (unsigned long long)le(p + 160, 8),
+          (unsigned long long)errlog0, (unsigned long long)le(p + 176, 8));
+    cl = get_log(0x01, 64, 0, false);
+    CHECK(cl.status == 0 && le(p + 16, 8) == bad_lba && (le(p + 12, 2) >> 1) ==
+          (NVME_SC_UNRECOVERED_READ_ERROR & 0x7FFF) && le(p + 24, 4) == 1,
+          "error log entry: LBA %llu (want %llu), status %llx",
+          (unsigned long long)le(p + 16, 8), (unsigned long long)bad_lba,
+          (unsigned long long)le(p + 12, 2));
+    for (uint32_t d = 0; d < mock_dies(); d++)
+        CHECK(mock_retry_level(d) == 0, "die %u left at read-retry level %u", d,
+              mock_retry_level(d));
+    CHECK(mock_stats.violations == 0, "violations %llu",
+          (unsigned long long)mock_stats.violations);
+    /* a boot puts the dies back at level 0: one left at level 5 by a lost retry */
+    uint32_t l5 = F.retry_slot + 5;
+    buf_write32(slot_addr(l5), 5);
+    struct hal_flash_op sf = { .op = FLASH_SET_FEATURES, .plane_mask = 1, .column = 0x89,
+                               .length = 4, .buffer = (uint16_t)l5 };
+    flash_op_addr(&sf, 1);
+    flash_sync(&sf);
+    CHECK(mock_retry_level(1) == 5, "SET FEATURES 89h to level 5: level %u",
+          mock_retry_level(1));
+    flush();
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    boot();
+    CHECK(mock_retry_level(1) == 0, "after a boot: level %u", mock_retry_level(1));
+    for (uint64_t l = 0; l < n; l += spu())
+        if (l < bad_lo || l >= bad_hi)
+            rd(l, spu(), 8);
+    drain();
+    printf("retry: %u pages shifted, %llu reads again, %llu recovered, 1 unrecoverable\n",
+           shifted / 2, (unsigned long long)retries, (unsigned long long)recovered);
+}
+
 /* Grown bad blocks eat the spare: Available Spare falls, below 10 % the spare warning (bit 0,
  * an AER); with none left the drive goes read-only (bit 3): writes refused with Namespace
  * Is Write Protected, reads still return every byte, across a power cycle. */
@@ -2247,7 +2362,7 @@ static const struct test tests[] = {
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
-    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "persona_op", t_persona_op },
+    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },
