@@ -18,7 +18,7 @@ spec/fw_streams.py's fields. Around it:
 
 CSRs (the firmware's, sw/firmware/hal_soc.c): `enable`, `l2p_base`, `slc` (write: bits
 30:0 a block index, bit 31 its SLC mode), `begun` / `finished` (the fence), `idle`, and the
-counters `reads`, `punts`, `errors`, `lbas`. They are not among the firmware's wake sources:
+counters `reads`, `punts`, `handbacks`, `lbas`. They are not among the firmware's wake sources:
 nothing here wakes the CPU, so a request the engine carries costs it no instruction.
 """
 
@@ -114,7 +114,7 @@ class FtlReadPath(LiteXModule):
         self._idle = CSRStatus(1)
         self._reads = CSRStatus(32)
         self._punts = CSRStatus(32)
-        self._errors = CSRStatus(32)
+        self._handbacks = CSRStatus(32)
         self._lbas = CSRStatus(48)
 
         # The map port: a read port of the RAM the map lives in (attach_map_port), one word
@@ -167,7 +167,7 @@ class FtlReadPath(LiteXModule):
             o_begun=self._begun.status, o_finished=self._finished.status,
             o_idle=self._idle.status, o_quiet=engine_quiet,
             o_reads=self._reads.status, o_punts=self._punts.status,
-            o_errors=self._errors.status, o_lbas=self._lbas.status,
+            o_handbacks=self._handbacks.status, o_lbas=self._lbas.status,
         )
 
     def attach_map_port(self, port, base):

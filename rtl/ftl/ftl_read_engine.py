@@ -9,7 +9,10 @@ flash READ (die -> channel, way, LUN; block, plane, page, column), merges the fo
 of one plane page into the same READ as the firmware does, issues the READs to the flash back
 end (`m_op`) within a per-die credit, counts their completions (`s_fcpl`) and completes the
 request (`m_cpl`). Every other request, and a Read touching a unit that is unmapped or in the
-write buffer, goes to the firmware unchanged (`m_fw`), which answers it as before. See
+write buffer, goes to the firmware unchanged (`m_fw`), which answers it as before. So does a
+Read one of whose READs failed (an ECC beyond its correction, a die's FAIL), once all its
+READs are back: the firmware reads it again with read retry, and it alone reports an
+Unrecovered Read Error (with its error log entry and media error count). See
 rtl/ftl/README.md ("ftl_read_engine").
 """
 
@@ -26,7 +29,7 @@ from spec.fw_streams import (
     be_cpl_layout,
     be_req_layout,
 )
-from spec.nvme import SC, NvmOpcode
+from spec.nvme import NvmOpcode
 
 __all__ = ["FtlReadEngine", "MAP_NONE", "MAP_WB", "UNIT_BYTES", "MAX_READ_UNITS",
            "req_layout", "cpl_layout", "slc_layout"]
@@ -99,8 +102,10 @@ class FtlReadEngine(wiring.Component):
     Ports
     -----
     s_req : stream of req_layout(tag_width), in: the front end's block requests (m_be_req)
-    m_fw : stream of req_layout(tag_width), out: requests for the firmware, unchanged, in order
-    m_cpl : stream of cpl_layout(tag_width), out: completions of the engine's requests
+    m_fw : stream of req_layout(tag_width), out: requests for the firmware, unchanged: the
+        ones the engine does not take, in order, and the ones it handed back (a READ failed)
+    m_cpl : stream of cpl_layout(tag_width), out: completions of the engine's requests whose
+        READs all succeeded (status 0)
     m_map : stream of map_addr_width-bit logical unit numbers, out (map reads)
     s_map : stream of 32-bit map words, in: one per read, in order, any latency
     m_op : stream of flash_op_layout(max_len, channel_bits), out: READs
@@ -118,9 +123,9 @@ class FtlReadEngine(wiring.Component):
     quiet : out; no request in lookup or issue and no completion waiting: what the engine
         does next waits for a flash completion or a new request (the simulation's
         fast-forward may skip time then)
-    reads, punts, errors : out, 32 bits; requests completed here, requests given to the
-        firmware, completions with Unrecovered Read Error
-    lbas : out, 48 bits; LBAs of the requests the engine took (SMART's data units read)
+    reads, punts, handbacks : out, 32 bits; requests completed here, requests given to the
+        firmware untouched, requests handed back to it after a failed READ
+    lbas : out, 48 bits; LBAs of the requests completed here (SMART's data units read)
     """
 
     def __init__(self, tag_width=6, handle_slots=32, lbads=12, n_channels=18, n_ways=4,
@@ -195,7 +200,7 @@ class FtlReadEngine(wiring.Component):
             "reads": Out(32),
             "lbas": Out(48),
             "punts": Out(32),
-            "errors": Out(32),
+            "handbacks": Out(32),
         })
 
     def elaborate(self, platform):
@@ -226,6 +231,11 @@ class FtlReadEngine(wiring.Component):
         issued = Signal(n_tags)                     # ... and every READ of it is out
         failed = Signal(n_tags)
         pending = Array(Signal(cnt_bits, name=f"pending{t}") for t in range(n_tags))
+        # the requests the engine owns, for a hand-back (a READ failed) and the LBA count
+        held = m.submodules.held = memory.Memory(shape=req_layout(tw), depth=n_tags, init=[])
+        held_wr = held.write_port()
+        held_hb = held.read_port(domain="comb")     # the request to hand back
+        held_cpl = held.read_port(domain="comb")    # the request completing
 
         # -- flash tags and per-die credits ----------------------------------------------------
         fbusy = Signal(self.n_ftags)
@@ -354,30 +364,39 @@ class FtlReadEngine(wiring.Component):
                 m.d.sync += pending[t].eq(pending[t] - 1)
 
         # -- completions: a request whose READs are all out and back ---------------------------
+        # Success completes here; a failed READ hands the request back to the firmware (the
+        # request FSM's HANDBACK, between requests).
         ready_to_cpl = Signal(n_tags)
         m.d.comb += ready_to_cpl.eq(active & issued & Cat(*(pending[t] == 0
                                                            for t in range(n_tags))))
+        ready_ok, ready_fail = Signal(n_tags), Signal(n_tags)
+        m.d.comb += [ready_ok.eq(ready_to_cpl & ~failed), ready_fail.eq(ready_to_cpl & failed)]
         done_tag = Signal(tw)
+        hb_tag = Signal(tw)
         for t in reversed(range(n_tags)):
-            with m.If(ready_to_cpl[t]):
+            with m.If(ready_ok[t]):
                 m.d.comb += done_tag.eq(t)
+            with m.If(ready_fail[t]):
+                m.d.comb += hb_tag.eq(t)
         m.d.comb += [
-            self.m_cpl.valid.eq(ready_to_cpl.any()),
+            self.m_cpl.valid.eq(ready_ok.any()),
             self.m_cpl.payload.tag.eq(done_tag),
-            self.m_cpl.payload.status.eq(
-                failed.bit_select(done_tag, 1).replicate(15) & SC.UNRECOVERED_READ_ERROR),
+            self.m_cpl.payload.status.eq(0),
+            held_cpl.addr.eq(done_tag),
+            held_hb.addr.eq(hb_tag),
         ]
         set_active = Signal(n_tags)
         set_issued = Signal(n_tags)
         with m.If(self.m_cpl.valid & self.m_cpl.ready):
             m.d.sync += [self.reads.eq(self.reads + 1),
-                         self.errors.eq(self.errors + failed.bit_select(done_tag, 1))]
+                         self.lbas.eq(self.lbas + held_cpl.data.nlb + 1)]
         cpl_clear = Signal(n_tags)
+        hb_clear = Signal(n_tags)                   # driven by the FSM's HANDBACK
         m.d.comb += cpl_clear.eq(Cat(*((self.m_cpl.valid & self.m_cpl.ready & (done_tag == t))
                                        for t in range(n_tags))))
         m.d.sync += [
-            active.eq((active | set_active) & ~cpl_clear),
-            issued.eq((issued | set_issued) & ~cpl_clear),
+            active.eq((active | set_active) & ~cpl_clear & ~hb_clear),
+            issued.eq((issued | set_issued) & ~cpl_clear & ~hb_clear),
         ]
         failed_next = Signal.like(failed)
         m.d.comb += failed_next.eq(failed & ~set_active)     # a new request starts clean
@@ -407,10 +426,15 @@ class FtlReadEngine(wiring.Component):
         e = ent_rd.data
         cred_ok = Signal()
         m.d.comb += cred_ok.eq(credits[run_die] < self.die_credits)
+        m.d.comb += [held_wr.addr.eq(req.tag), held_wr.data.eq(req)]
         with m.FSM(name="fsm") as fsm:
             with m.State("IDLE"):
-                m.d.comb += self.s_req.ready.eq(1)
-                with m.If(self.s_req.valid):
+                # a request to hand back goes before the next new one
+                m.d.comb += self.s_req.ready.eq(~ready_fail.any())
+                with m.If(ready_fail.any()):
+                    m.d.sync += req.eq(held_hb.data)
+                    m.next = "HANDBACK"
+                with m.Elif(self.s_req.valid):
                     m.d.sync += [
                         req.eq(r), n_units.eq(nlbs >> spu_shift),
                         lpn0.eq(r.slba >> spu_shift),
@@ -438,14 +462,20 @@ class FtlReadEngine(wiring.Component):
                 with m.If(exception):
                     m.next = "PUNT"
                 with m.Else():
-                    m.d.comb += set_active.bit_select(req.tag, 1).eq(1)
-                    m.d.sync += self.lbas.eq(self.lbas + req.nlb + 1)
+                    m.d.comb += [set_active.bit_select(req.tag, 1).eq(1), held_wr.en.eq(1)]
                     m.next = "ISSUE"
             with m.State("PUNT"):
                 m.d.comb += self.m_fw.valid.eq(1)
                 with m.If(self.m_fw.ready):
                     m.d.sync += [self.punts.eq(self.punts + 1),
                                  self.finished.eq(self.finished + 1)]
+                    m.next = "IDLE"
+            with m.State("HANDBACK"):
+                # not counted in begun / finished: its READs were issued (and are back)
+                m.d.comb += self.m_fw.valid.eq(1)
+                with m.If(self.m_fw.ready):
+                    m.d.comb += hb_clear.bit_select(req.tag, 1).eq(1)
+                    m.d.sync += self.handbacks.eq(self.handbacks + 1)
                     m.next = "IDLE"
             with m.State("ISSUE"):
                 extend = (have_run & (e == run_v + run_k) & (run_col + run_k < self.upp)

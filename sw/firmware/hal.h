@@ -204,8 +204,9 @@ void hal_hw_read_slc(uint32_t block, bool slc);
 void hal_hw_read_fence(void);
 bool hal_hw_read_idle(void);    /* no request in the engine and no READ outstanding */
 struct hal_hw_read_counts {
-    uint32_t reads, punts, errors;      /* completed, handed to the firmware, failed */
-    uint64_t lbas;                      /* LBAs of the requests it took */
+    uint32_t reads, punts;              /* completed, given to the firmware untouched */
+    uint32_t handbacks;                 /* given back after a failed READ (read again here) */
+    uint64_t lbas;                      /* LBAs of the requests it completed */
 };
 void hal_hw_read_counts(struct hal_hw_read_counts *c);
 

@@ -394,7 +394,7 @@ void hal_hw_read_counts(struct hal_hw_read_counts *c)
 {
     c->reads = ftl_read_reads_read();
     c->punts = ftl_read_punts_read();
-    c->errors = ftl_read_errors_read();
+    c->handbacks = ftl_read_handbacks_read();
     c->lbas = ftl_read_lbas_read();
 }
 #else
