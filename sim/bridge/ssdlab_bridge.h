@@ -58,6 +58,11 @@
  *                  for a power cycle), addr = the pages and blocks whose program or erase
  *                  the cut tore. Other size bits: SB_ERR_ARG.
  *   SB_QUIT        the harness finishes (flushes waves, prints statistics) and exits.
+ *   SB_BAKE        a retention bake of the NAND: every die's programmed pages age `data`
+ *                  thousandths of an hour (1 .. 10^9: up to 10^6 hours) on top of the
+ *                  simulated time (spec/nand_errors.py), at once: no simulated time passes.
+ *                  Reply: data = the dies baked (0 for a drive built with the NAND emulator,
+ *                  whose pages never age). Other `data`: SB_ERR_ARG.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -97,6 +102,7 @@ enum sb_type {
     SB_CFG_WRITE  = 10,
     SB_IRQ_COUNTS = 11,
     SB_ALIVE      = 12,
+    SB_BAKE       = 13,
 };
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */

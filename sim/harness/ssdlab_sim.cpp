@@ -45,6 +45,7 @@ long long nand_die_fast_next_ps(void);
 unsigned long long nand_die_fast_evals(void);
 // ... and the power cut of every die (SB_RESET with SB_RESET_POWER_CUT); returns the dies
 int nand_die_fast_power_cut(long long now_ps, long long *torn);
+int nand_die_fast_bake(double hours);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -904,6 +905,10 @@ int main(int argc, char **argv) {
             }
             case SB_QUIT:
                 quit = true;
+                break;
+            case SB_BAKE:
+                if (m.data < 1 || m.data > 1000000000ull) { r.status = SB_ERR_ARG; break; }
+                r.data = uint64_t(nand_die_fast_bake(double(m.data) / 1000.0));
                 break;
             default:
                 r.status = SB_ERR_TYPE;

@@ -121,6 +121,7 @@ def load_library(build=True):
             "sl_transport_name": (ctypes.c_char_p, [vp]),
             "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
+            "sl_sim_bake": (i32, [vp, u64]),
             "sl_sim_time_ps": (u64, [vp]),
             "sl_sim_irq_counts": (i32, [vp, ctypes.c_uint, ctypes.c_uint,
                                         ctypes.POINTER(u64)]),
@@ -264,6 +265,17 @@ class Transport:
         """sim only: the harness finishes and exits (SB_QUIT)."""
         self._check(self._lib.sl_sim_quit(self._t))
 
+    def bake(self, hours):
+        """sim only: a retention bake (SB_BAKE): every die's programmed pages age `hours`
+        (0.001 .. 10^6) at once, as a lab's bake ages a drive's data (spec/nand_errors.py).
+        Returns the dies baked (0: a drive with the NAND emulator, whose pages never age)."""
+        if isinstance(hours, bool) or not isinstance(hours, int | float) or \
+                not 0.001 <= hours <= 1e6:
+            raise ValueError(f"bake: hours={hours!r} outside 0.001..1e6")
+        rc = self._lib.sl_sim_bake(self._t, round(hours * 1000))
+        self._check(rc)
+        return rc
+
     def irq_counts(self, n=65):
         """sim only: interrupts the harness saw per vector since it started (MSI vector, or
         MSI-X table index), vectors 0..n-1 (1 <= n <= 2048), as a list."""
@@ -402,7 +414,8 @@ class Drive:
                     "boot_cycles", "gc_paced_pages", "gc_fg_blocks", "watchdog_resets",
                     "stall_release_cycles", "stall_ckpt_cycles", "stall_wb_cycles",
                     "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
-                    "ecc_failed_reads", "ecc_max_bits")
+                    "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
+                    "hw_handbacks")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

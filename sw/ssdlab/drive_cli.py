@@ -443,6 +443,21 @@ def power_cycle(dev, as_json):
     _emit(as_json, {"power_cycle": True}, "power cycled")
 
 
+@drive.command()
+@click.argument("hours", type=click.FloatRange(0.001, 1e6))
+@_device_options
+def bake(dev, as_json, hours):
+    """A retention bake of the simulated drive's NAND (sim only): every programmed page ages
+    HOURS at once (0.001 .. 1e6), so its raw bit errors grow as the part's model says
+    (spec/nand_errors.py); no simulated time passes."""
+    if dev["vfio"]:
+        raise click.UsageError("bake ages a simulated drive's NAND: it takes --sim, not --vfio")
+    n = _transport(dev, lambda t: t.bake(hours))
+    _emit(as_json, {"bake_hours": hours, "dies": n},
+          f"baked {n} dies {hours:g} hours" if n else
+          "nothing baked: this drive's NAND (the emulator) does not age")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

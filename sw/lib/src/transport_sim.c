@@ -344,6 +344,18 @@ int sl_sim_quit(struct sl_transport *t)
     return xfer(sim_of(t), &m);
 }
 
+int sl_sim_bake(struct sl_transport *t, uint64_t millihours)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (millihours < 1 || millihours > 1000000000ull)
+        return sl_terr(t, -EINVAL, "bake: %llu thousandths of an hour outside 1..10^9",
+                       (unsigned long long)millihours);
+    struct sb_msg m = {.type = SB_BAKE, .data = millihours};
+    int rc = xfer(sim_of(t), &m);
+    return rc < 0 ? rc : (int)m.data;
+}
+
 uint64_t sl_sim_time_ps(struct sl_transport *t)
 {
     return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;

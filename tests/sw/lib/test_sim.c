@@ -151,6 +151,9 @@ static void serve(struct server *s, struct sb_msg *m)
         s->msix_ctrl = 0;
         m->addr = m->size & SB_RESET_POWER_CUT ? 3 : 0;
         break;
+    case SB_BAKE:           /* 4 dies baked */
+        m->data = 4;
+        break;
     case SB_QUIT:
         break;
     default:
@@ -446,6 +449,14 @@ static void msix_setup(void)
     CHECK_EQ(srv.req[n0].size, SB_RESET_POWER_CUT);
     CHECK_EQ(srv.req[srv.nreq - 1].type, SB_CFG_WRITE);
     CHECK_EQ(srv.msix_ctrl, SB_MSIX_ENABLE);
+    /* a retention bake: thousandths of an hour, range checked before anything is sent */
+    n0 = srv.nreq;
+    CHECK_EQ(sl_sim_bake(t, 8760000), 4);
+    CHECK_EQ(srv.req[n0].type, SB_BAKE);
+    CHECK_EQ(srv.req[n0].data, 8760000);
+    CHECK_EQ(sl_sim_bake(t, 0), -EINVAL);
+    CHECK_EQ(sl_sim_bake(t, 1000000001ull), -EINVAL);
+    CHECK_EQ(srv.nreq, n0 + 1);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
     uint64_t c[40] = {0};
     CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);

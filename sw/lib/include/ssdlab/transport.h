@@ -79,6 +79,10 @@ int sl_transport_open_sim(const char *socket_path, struct sl_transport **out);
 /* Sim only: ask the harness to finish (SB_QUIT); simulated time in ps. */
 int sl_sim_quit(struct sl_transport *t);
 uint64_t sl_sim_time_ps(struct sl_transport *t);
+/* Sim only: a retention bake (SB_BAKE): every die's programmed pages age `millihours`
+ * (1 .. 10^9) thousandths of an hour at once. Returns the dies baked (0: the NAND emulator,
+ * whose pages never age) or a negative errno. */
+int sl_sim_bake(struct sl_transport *t, uint64_t millihours);
 /* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
  * table index) since it started, vectors first .. first + n - 1 into counts[]. Returns the
  * number filled (fewer past the last vector the harness counts) or a negative errno. */
