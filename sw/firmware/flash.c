@@ -121,6 +121,16 @@ static void complete(uint8_t t, bool fail, bool error, bool ecc_fail)
     n_inflight--;
 }
 
+/* A read of a data block that needed read retry, or whose ECC corrected more than 3/4 of
+ * what it can: the block is marked for refresh (ftl_block.c). */
+static void read_health(const struct fop_ctx *x, bool retried, uint32_t bits)
+{
+    if (x->op.op != FLASH_READ || x->op.raw ||
+        (!retried && bits * 4 <= G.id.ecc_t * 3))
+        return;
+    blk_refresh_mark(x->die, (uint32_t)x->op.block >> F.plane_bits);
+}
+
 static bool retryable(const struct fop_ctx *x)
 {
     return rt_levels > 1 && x->op.op == FLASH_READ && !x->op.raw;
@@ -168,6 +178,8 @@ static void dispatch(const struct hal_flash_cpl *c)
     }
     if (c->ecc_fail && !probing)
         C.ecc_failed_reads++;
+    else if (c->ecc_bits && !c->error)
+        read_health(x, false, c->ecc_bits);
     complete(c->tag, c->fail, c->error, c->ecc_fail);
 }
 
@@ -250,8 +262,10 @@ static void retry_run(uint32_t t)
             if (!r->step)
                 return;
             if (r->step_ok || r->level == 0) {
-                if (r->step_ok)
+                if (r->step_ok) {
                     C.retry_recovered++;
+                    read_health(&ctx[r->cur], true, 0);
+                }
                 else
                     C.ecc_failed_reads += !probing;
                 complete((uint8_t)r->cur, false, false, !r->step_ok);

@@ -160,7 +160,7 @@ void ftl_rebuild(void)
     }
     for (uint32_t l = 0; l < F.user_units; l++) {
         uint32_t p = F.l2p[l];
-        if (p == MAP_NONE)
+        if (p == MAP_NONE || p == MAP_UNC)
             continue;
         if ((p & MAP_WB) || p >= F.raw_units)
             fw_panic("map entry out of range");
@@ -208,8 +208,8 @@ void ftl_map_set(uint32_t lpn, uint32_t v)
     F.l2p[lpn] = v;
     F.dirty = true;
     /* a unit in the write buffer reaches the journal when its group is programmed */
-    if (v == MAP_NONE)
-        jnl_append(lpn, MAP_NONE);
+    if (v == MAP_NONE || v == MAP_UNC)
+        jnl_append(lpn, v);
 }
 
 /* --- write buffer ---------------------------------------------------------------------- */
@@ -383,7 +383,7 @@ static void wb_settle(uint32_t lpn)
 {
     for (;;) {
         uint32_t v = F.l2p[lpn];
-        if (v == MAP_NONE || !(v & MAP_WB) || !n_durable)
+        if (!map_in_wb(v) || !n_durable)
             return;
         const struct grp *gr = &F.grp[(v & ~MAP_WB) / F.pu_units];
         if (!grp_busy((v & ~MAP_WB) / F.pu_units) || (int32_t)(gr->seq - durable_seq) >= 0)
@@ -398,8 +398,7 @@ void ftl_write_unit_from(uint32_t lpn, uint32_t src)
 {
     wb_settle(lpn);
     uint32_t old = F.l2p[lpn];
-    if (old != MAP_NONE && (old & MAP_WB) &&
-        F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
+    if (map_in_wb(old) && F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
         /* still in the group being filled: overwrite in place */
         copy_start(slot_addr(grp_slot(old & ~MAP_WB)), src, UNIT_BYTES);
         return;
@@ -432,15 +431,14 @@ static void write_partial(uint32_t lpn, uint32_t off, uint32_t bytes, uint32_t s
 {
     wb_settle(lpn);
     uint32_t old = F.l2p[lpn], dst;
-    if (old != MAP_NONE && (old & MAP_WB) &&
-        F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
+    if (map_in_wb(old) && F.grp[(old & ~MAP_WB) / F.pu_units].state == GRP_FILLING) {
         dst = slot_addr(grp_slot(old & ~MAP_WB));
     } else {
         copy_wait();            /* nothing may still be reading the slot we take */
         uint32_t wb = ftl_wb_alloc(lpn);
         dst = slot_addr(grp_slot(wb));
-        if (old == MAP_NONE)
-            fill_start(dst, 0, UNIT_BYTES);
+        if (old == MAP_NONE || old == MAP_UNC)
+            fill_start(dst, 0, UNIT_BYTES);     /* a lost unit's other LBAs: zeroes */
         else if (old & MAP_WB)
             copy_start(dst, slot_addr(grp_slot(old & ~MAP_WB)), UNIT_BYTES);
         else if (!read_unit_sync(old, grp_slot(wb)))
@@ -568,7 +566,9 @@ static void do_read(const struct hal_be_req *r, struct req *q)
         uint32_t dst = base + ((uint32_t)(lba - r->slba) << lbads);
         uint32_t bytes = (uint32_t)(s1 - s0) << lbads, off = s0 << lbads;
         uint32_t v = F.l2p[lpn];
-        if (v == MAP_NONE) {
+        if (v == MAP_UNC) {
+            media_error(q, (uint32_t)(lba - r->slba));     /* its data was lost: say so */
+        } else if (v == MAP_NONE) {
             /* a run of never-written (or deallocated) units is one fill job: reading a
              * deallocated range then costs the buffer's fill rate, not a job per unit */
             uint64_t run = s1 - s0;

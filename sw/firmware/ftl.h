@@ -13,6 +13,11 @@
 #define UNIT_BYTES      4096u
 #define MAP_NONE        0xFFFFFFFFu     /* unmapped: reads as zeroes */
 #define MAP_WB          0x80000000u     /* in the write buffer: low bits = buffer index */
+/* lost: GC or a refresh could not read the unit (past read retry): its reads are an
+ * Unrecovered Read Error until the host writes or deallocates it (never garbage) */
+#define MAP_UNC         0xFFFFFFFEu
+/* the unit is in a write-buffer slot (MAP_WB | slot) */
+static inline int map_in_wb(uint32_t v) { return (v & MAP_WB) && v < MAP_UNC; }
 #define JNL_GROUPS_MAX  128u            /* write-buffer groups at most (ftl.c) */
 
 /* Run-time parameters; the SoC (or a test) may change them before fw_init(). */
@@ -39,7 +44,9 @@ struct blk_info {
     uint32_t erase_count;
     uint16_t valid;             /* valid units */
     uint8_t  inflight;          /* programs pushed, not completed */
-    uint8_t  state : 7;         /* enum blk_state */
+    uint8_t  state : 6;         /* enum blk_state */
+    uint8_t  refresh : 1;       /* its reads needed read retry or many corrected bits: its
+                                 * data moves to a fresh block (refresh_poll) */
     uint8_t  slc : 1;           /* erased in SLC mode: its programs and reads are SLC ops */
 };
 
@@ -131,6 +138,7 @@ struct ftl {
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
+    bool     refresh_pending;   /* a block has `refresh` set */
     uint32_t boot_cycles;       /* the last boot: cycles from fw_init to ready */
     uint32_t jnl_replayed;      /* the last boot: journal pages applied */
     bool     ckpt_clean;        /* the checkpoint loaded at boot was written by a shutdown */
@@ -216,6 +224,8 @@ void gc_idle(bool host_busy);
 uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
+void refresh_poll(void);
+void blk_refresh_mark(uint32_t die, uint32_t blk);   /* ftl_block.c */
 void blk_mark_releasing(void);                  /* the pending blocks join a release */
 void blk_release_pending(bool all);             /* its commit is on flash (all: a checkpoint) */
 

@@ -45,6 +45,7 @@ static int32_t blk_take(uint32_t die, bool slc)
     hal_hw_read_slc(bidx(die, (uint32_t)best), slc);
     b->state = BLK_ACTIVE;
     b->slc = slc;
+    b->refresh = 0;
     b->erase_count++;
     jnl_append_erase(bidx(die, (uint32_t)best), slc);
     b->inflight++;
@@ -123,6 +124,18 @@ void blk_invalidate(uint32_t ppn)
 {
     F.p2l[ppn] = MAP_NONE;
     F.blk[ppn / F.upb].valid--;
+}
+
+/* A read of the block needed read retry, or its ECC corrected nearly all it can: the cells
+ * have drifted (retention, read disturb, wear), so its data moves to a fresh block before it
+ * drifts past what retry recovers (refresh_poll); the block is erased and used again. */
+void blk_refresh_mark(uint32_t die, uint32_t blk)
+{
+    struct blk_info *b = &F.blk[bidx(die, blk)];
+    if (b->state != BLK_ACTIVE && b->state != BLK_FULL)
+        return;                 /* being emptied already, or not holding data */
+    b->refresh = 1;
+    F.refresh_pending = true;
 }
 
 /* A program or erase failed: no more writes to the block; gc_poll moves its valid data

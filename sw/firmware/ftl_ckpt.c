@@ -361,7 +361,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
     if (!s.ok || end != CKPT_END || seq != h[2] || got != check)
         return false;
     for (uint32_t l = 0; l < F.user_units; l++)
-        if (F.l2p[l] != MAP_NONE && F.l2p[l] >= F.raw_units)
+        if (F.l2p[l] != MAP_NONE && F.l2p[l] != MAP_UNC && F.l2p[l] >= F.raw_units)
             return false;
     counters_get(h + 16);
     F.ckpt_clean = h[3] != 0;

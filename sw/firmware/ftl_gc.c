@@ -26,7 +26,8 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
     };
     flash_op_addr(&op, die);
     struct hal_flash_cpl c = flash_sync(&op);
-    if (c.fail || c.error)
+    bool lost = c.fail || c.error;
+    if (lost)
         C.media_errors++;
     for (uint32_t u = 0; u < F.pu_units; u++) {
         if (!(live >> u & 1))
@@ -36,6 +37,11 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
         /* the write path may have moved it meanwhile (wb_alloc waits on programs) */
         if (lpn == MAP_NONE || F.l2p[lpn] != ppn)
             continue;
+        if (lost) {             /* past read retry: reads of it fail from now on */
+            ftl_map_set(lpn, MAP_UNC);
+            C.units_lost++;
+            continue;
+        }
         ftl_write_unit_from(lpn, slot_addr(F.gc_stage + u));
         C.gc_units_moved++;
         moved++;
@@ -147,6 +153,42 @@ void retire_poll(void)
     }
 }
 
+/* Refresh: one marked block per call (a block's move is a burst of host-visible work),
+ * once it is full and nothing is in flight to it; its data moves like a GC victim's and it
+ * is left pending, erased when taken again. A block that became a victim or went bad
+ * meanwhile is dropped (emptied anyway). */
+void refresh_poll(void)
+{
+    if (F.in_gc || !F.refresh_pending)
+        return;
+    bool left = false, moved = false;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        struct blk_info *bi = &F.blk[b];
+        if (!bi->refresh)
+            continue;
+        if (bi->state == BLK_ACTIVE || (bi->state == BLK_FULL && (bi->inflight || moved))) {
+            left = true;        /* being filled, programs in flight, or the next call's */
+            continue;
+        }
+        if (bi->state != BLK_FULL) {
+            bi->refresh = 0;
+            continue;
+        }
+        uint32_t die = b / F.nblk, blk = b % F.nblk;
+        gc_relocate(die, blk);
+        if (bi->valid)
+            fw_panic("refreshed block still has valid units");
+        if (bi->slc)
+            slc_block_left(die, blk);
+        bi->refresh = 0;
+        bi->state = BLK_PENDING;
+        F.die[die].n_pending++;
+        C.refreshed_blocks++;
+        moved = true;
+    }
+    F.refresh_pending = left;
+}
+
 /* The floor below which a write waits for whole victims (gc_low - 1, at least 1): paced GC
  * (gc_pace) works at the floor, below gc_low. gc_low 1 turns pacing off. */
 static uint32_t gc_floor(void)
@@ -186,6 +228,7 @@ void gc_ensure(void)
     if (F.in_gc || F.in_ckpt || F.quiesced)
         return;
     retire_poll();
+    refresh_poll();
     /* only after an allocation took a die below gc_low: no per-poll scan of every die */
     if (!F.gc_wanted)
         return;

@@ -221,7 +221,7 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
             } else if (lpn == JNL_ERASE && blk_ok) {
                 F.blk[b].erase_count++;
                 F.blk[b].slc = v >> 31;
-            } else if (lpn < F.user_units && (v == MAP_NONE || v < F.raw_units))
+            } else if (lpn < F.user_units && (v == MAP_NONE || v == MAP_UNC || v < F.raw_units))
                 F.l2p[lpn] = v;
         }
     }

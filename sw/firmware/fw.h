@@ -125,6 +125,8 @@ struct fw_counters {
     uint64_t ecc_max_bits;                      /* most bits corrected in one codeword */
     uint64_t read_retries;                      /* reads again at a read-retry level */
     uint64_t retry_recovered;                   /* failed reads a read retry recovered */
+    uint64_t refreshed_blocks;                  /* blocks whose data moved (drifting cells) */
+    uint64_t units_lost;                        /* units GC could not read (MAP_UNC) */
 };
 extern struct fw_counters C;
 

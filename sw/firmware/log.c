@@ -226,6 +226,8 @@ static uint32_t build_vendor(void)
     put_le(p + 344, 8, C.read_retries);
     put_le(p + 352, 8, C.retry_recovered);
     put_le(p + 360, 8, hw.handbacks);
+    put_le(p + 368, 8, C.refreshed_blocks);
+    put_le(p + 376, 8, C.units_lost);
     return 512;
 }
 

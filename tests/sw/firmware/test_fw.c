@@ -1196,8 +1196,11 @@ static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page)
  * ECC reads pass only at levels 1..7 (the mock's retention shift) are read again at the
  * levels in turn and come back right; reads of the target that meet a moved level fail and
  * are recovered at level 0; a page that passes at no level is an Unrecovered Read Error
- * with SMART's media errors and an error log entry naming its LBA. Every target ends at
- * level 0, and a boot puts back level 0 whatever the dies kept. */
+ * with SMART's media errors and an error log entry naming its LBA. The blocks that needed
+ * retry are refreshed (their data moved to fresh pages, which read at level 0 again); the
+ * unreadable page's units, moved by a refresh, are lost (MAP_UNC): they read as Unrecovered
+ * Read Error, never as garbage, until written again. Every target ends at level 0, and a
+ * boot puts back level 0 whatever the dies kept. */
 static void t_retry(void)
 {
     struct mock_cfg c = cfg_default();
@@ -1210,34 +1213,41 @@ static void t_retry(void)
     for (uint64_t l = 0; l < n; l += 64)
         wr(l, 64, l + 7, 8, 0);
     flush();
-    /* every other written page shifted (levels 1..7 in turn), one beyond every level */
+    /* every other written multi-plane page shifted (levels 1..7 in turn; its planes were
+     * programmed together: the same shift), one beyond every level */
     uint32_t shifted = 0, die, lb, page, last_key = UINT32_MAX;
     uint64_t bad_lba = 0;
     for (uint64_t l = 0; l < n; l += spu()) {
         lba_page(l, &die, &lb, &page);
+        lb &= ~(c.planes - 1);
         uint32_t key = (die * 4096 + lb) * 64 + page;
         if (key == last_key)
             continue;
         last_key = key;
-        if (l == n / 2) {
-            mock_read_shift(die, lb, page, 0xFF);
-            bad_lba = l;
-        } else if (shifted++ % 2 == 0) {
-            mock_read_shift(die, lb, page, 1 + shifted / 2 % 7);
+        for (uint32_t pl = 0; pl < c.planes; pl++) {
+            if (l == n / 2)
+                mock_read_shift(die, lb | pl, page, 0xFF);
+            else if (shifted % 2 == 0)
+                mock_read_shift(die, lb | pl, page, 1 + shifted / 2 % 7);
         }
+        if (l == n / 2)
+            bad_lba = l;
+        else
+            shifted++;
     }
     /* the bad page's LBAs excluded from the data check (the read of them fails) */
     lba_page(bad_lba, &die, &lb, &page);
+    lb &= ~(c.planes - 1);
     uint64_t bad_lo = bad_lba, bad_hi = bad_lba;
     uint32_t d2, lb2, p2;
     for (; bad_lo >= spu(); bad_lo -= spu()) {
         lba_page(bad_lo - spu(), &d2, &lb2, &p2);
-        if (d2 != die || lb2 != lb || p2 != page)
+        if (d2 != die || (lb2 & ~(c.planes - 1)) != lb || p2 != page)
             break;
     }
     for (; bad_hi + spu() < n; bad_hi += spu()) {
         lba_page(bad_hi + spu(), &d2, &lb2, &p2);
-        if (d2 != die || lb2 != lb || p2 != page)
+        if (d2 != die || (lb2 & ~(c.planes - 1)) != lb || p2 != page)
             break;
     }
     bad_hi += spu();
@@ -1248,17 +1258,33 @@ static void t_retry(void)
         if (l < bad_lo || l >= bad_hi)
             rd(l, spu(), 8);
     drain();
+    for (int i = 0; i < 100000 && F.refresh_pending; i++)
+        fw_poll();              /* the refreshes still to run (one block per poll) */
+    CHECK(!F.refresh_pending, "refreshes never ended");
     uint64_t retries = vendor(344), recovered = vendor(352), failed = vendor(328);
+    uint64_t refreshed = vendor(368), lost = vendor(376);
     CHECK(recovered >= shifted / 2 && retries > recovered, "read retries %llu, recovered "
           "%llu, pages shifted %u", (unsigned long long)retries, (unsigned long long)recovered,
           shifted / 2);
-    CHECK(failed == 0, "failed ECC reads %llu before the bad page", (unsigned long long)failed);
+    CHECK(failed <= 1, "failed ECC reads %llu (only the bad page's, by a refresh)",
+          (unsigned long long)failed);
     CHECK(vendor(320) >= shifted / 2, "corrected reads %llu", (unsigned long long)vendor(320));
+    CHECK(refreshed >= 1, "no block refreshed");
+    CHECK(lost == (failed ? (bad_hi - bad_lo) / spu() : 0), "units lost %llu",
+          (unsigned long long)lost);
+    /* moved data reads at level 0 again: no more retries */
+    for (uint64_t l = 0; l < n; l += spu())
+        if (l < bad_lo || l >= bad_hi)
+            rd(l, spu(), 8);
+    drain();
+    CHECK(vendor(344) == retries, "reads again after the refreshes: %llu",
+          (unsigned long long)(vendor(344) - retries));
+    uint64_t media1 = media0 + (lost ? 1 : 0);  /* the refresh's failed read */
     CHECK(raw_io(0x02, bad_lba, spu(), 1) == NVME_SC_UNRECOVERED_READ_ERROR,
           "a page past every level reads back");
     CHECK(vendor(328) == 1, "failed ECC reads %llu", (unsigned long long)vendor(328));
     cl = get_log(0x02, 512, 0, false);
-    CHECK(cl.status == 0 && le(p + 160, 8) == media0 + 1 && le(p + 176, 8) == errlog0 + 1,
+    CHECK(cl.status == 0 && le(p + 160, 8) == media1 + 1 && le(p + 176, 8) == errlog0 + 1,
           "media errors %llu -> %llu, error log entries %llu -> %llu",
           (unsigned long long)media0, (unsigned long long)le(p + 160, 8),
           (unsigned long long)errlog0, (unsigned long long)le(p + 176, 8));
@@ -1292,8 +1318,15 @@ static void t_retry(void)
         if (l < bad_lo || l >= bad_hi)
             rd(l, spu(), 8);
     drain();
-    printf("retry: %u pages shifted, %llu reads again, %llu recovered, 1 unrecoverable\n",
-           shifted / 2, (unsigned long long)retries, (unsigned long long)recovered);
+    CHECK(raw_io(0x02, bad_lba, spu(), 1) == NVME_SC_UNRECOVERED_READ_ERROR,
+          "the lost page after a power cycle");
+    /* written again, it reads back */
+    wr(bad_lo, (uint32_t)(bad_hi - bad_lo), 99, 1, 0);
+    rd(bad_lo, (uint32_t)(bad_hi - bad_lo), 1);
+    printf("retry: %u pages shifted, %llu reads again, %llu recovered, %llu blocks refreshed, "
+           "%llu units lost, 1 unrecoverable page\n", shifted / 2, (unsigned long long)retries,
+           (unsigned long long)recovered, (unsigned long long)refreshed,
+           (unsigned long long)lost);
 }
 
 /* Grown bad blocks eat the spare: Available Spare falls, below 10 % the spare warning (bit 0,
