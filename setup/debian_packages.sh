@@ -7,11 +7,12 @@ set -euo pipefail
 # What each group is for:
 #   python3-venv python3-dev   the project virtualenv; libpython for cocotb's embedding
 #   build-essential zlib1g-dev Verilator-built simulators (C++ and their trace writers)
+#   ccache                     objects every simulator build shares, compiled once
 #   gcc-riscv64-unknown-elf    VexRiscv firmware (LiteX BIOS and ssdlab firmware)
 #   meson ninja-build          picolibc build for LiteX software
 #   libjson-c-dev libevent-dev litex_sim's simulation modules
 #   gtkwave                    `make wave`
-PACKAGES="python3-venv python3-dev build-essential zlib1g-dev gcc-riscv64-unknown-elf
+PACKAGES="python3-venv python3-dev build-essential zlib1g-dev ccache gcc-riscv64-unknown-elf
           meson ninja-build libjson-c-dev libevent-dev gtkwave"
 
 missing=

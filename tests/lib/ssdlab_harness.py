@@ -33,7 +33,7 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from sw.ssdlab.flows.elaborate import AmaranthCore, Core, LiteXCore  # noqa: E402
-from sw.ssdlab.flows.sim_build import drop_precompiled_headers  # noqa: E402
+from sw.ssdlab.flows.sim_build import drop_precompiled_headers, use_ccache  # noqa: E402
 
 __all__ = ["AmaranthCore", "LiteXCore", "run", "core_params", "struct_bits", "struct_fields",
            "verilator", "BUILD_ROOT"]
@@ -168,6 +168,7 @@ def _build(core: Core, waves: bool, sources=(), toplevel=None):
         if not (stamp.exists() and stamp.read_text() == key
                 and (build_dir / top).exists()):
             stamp.unlink(missing_ok=True)
+            use_ccache()
             runner.build(sources=[source, *hdl], hdl_toplevel=top, build_dir=build_dir,
                          build_args=build_args, waves=waves, always=True,
                          timescale=("1ns", "1ps"), log_file=root / "build.log")

@@ -665,20 +665,13 @@ SDR_TESTS = ["test_interleave_readback", "test_multi_plane", "test_reads_first",
              "test_refused_ops", "test_random_traffic", "test_slc_split"]
 LUN_TESTS = ["test_lun_interleave", "test_interleave_readback", "test_refused_ops",
              "test_random_traffic"]
-LUN_SMOKE = ["test_lun_interleave", "test_random_traffic"]
 
 
 @pytest.mark.smoke
 def test_nand_backend():
+    """One LUN per target (the smoke tier: LUNs and NV-DDR2 have their back end builds in
+    the full tier, and run in the smoke tier's drives, test_drive_luns and test_drive_nvddr2)."""
     run(core(), __file__, testcase=SDR_TESTS, extra_env={"NAND_BACKEND_OPS": "30"})
-
-
-@pytest.mark.smoke
-def test_nand_backend_luns():
-    """Two LUNs per target: LUN interleave, and random traffic spread over every LUN (the
-    smoke tier's share; the readback and refused-op tests of test_nand_backend run on one
-    LUN there, on every LUN in the full tier)."""
-    run(core(n_luns=2), __file__, testcase=LUN_SMOKE, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
 @pytest.mark.full
@@ -690,16 +683,6 @@ def test_nand_backend_luns_all():
 def phy_core(**params):
     return AmaranthCore("tests.nand.nand_backend.nand_backend_phy_top:NandBackendPhyTop",
                         toplevel="nand_backend_phy_top", params={**PARAMS, **params})
-
-
-NVDDR2_SMOKE = ["test_dqs_calibration", "test_multi_plane", "test_random_traffic"]
-
-
-@pytest.mark.smoke
-def test_nand_backend_nvddr2():
-    """The back end built with_nvddr2, a PHY per channel, in NV-DDR2 mode 4: DQS calibration,
-    multi-plane and random traffic (the smoke tier's share; every test in the full tier)."""
-    run(phy_core(), __file__, testcase=NVDDR2_SMOKE, extra_env={"NAND_BACKEND_OPS": "30"})
 
 
 @pytest.mark.full

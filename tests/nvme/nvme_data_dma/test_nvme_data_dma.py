@@ -578,7 +578,7 @@ def test_nvme_data_path_sweep(max_pending_requests, rd_fifo_depth, seg_fifo_dept
         extra_env=only("test_in_flight", "test_sizes"))
 
 
-@pytest.mark.smoke
+@pytest.mark.full
 @pytest.mark.parametrize("data_width", [256])
 def test_nvme_data_path_width(data_width):
     """The data path at a wider PHY: every PRP form, offsets that straddle buffer words."""

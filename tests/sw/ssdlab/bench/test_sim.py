@@ -72,7 +72,7 @@ def test_qdscan_points(tmp_path, sim_lock):
     assert "## Simulation speed" in report and "K cycles/s" in report
 
 
-@pytest.mark.smoke
+@pytest.mark.full
 def test_recovery_idle_and_trim(tmp_path, sim_lock):
     res = bench(tmp_path / "r", "--suite", "review", "--tests", "recovery", "--time-scale",
                 "1e-5", "--max-ios", "128", "--fill", "0.05")
