@@ -269,8 +269,8 @@ static void retry_run(uint32_t t)
                 else
                     C.ecc_failed_reads += !probing;
                 complete((uint8_t)r->cur, false, false, !r->step_ok);
+                r->cur = -1;            /* the tag is the client's again (and may be reused) */
                 if (r->level == 0) {
-                    r->cur = -1;
                     r->state = RT_IDLE;
                     rt_work--;
                     break;
