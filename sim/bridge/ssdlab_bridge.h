@@ -63,6 +63,12 @@
  *                  simulated time (spec/nand_errors.py), at once: no simulated time passes.
  *                  Reply: data = the dies baked (0 for a drive built with the NAND emulator,
  *                  whose pages never age). Other `data`: SB_ERR_ARG.
+ *   SB_FAULT       fault injection, `size` the fault (SB_FAULT_*):
+ *                  SB_FAULT_BAD_BLOCK: a grown bad block, block `addr` (of its LUN, plane in
+ *                  its low bits) of LUN data[23:16] of the die on channel data[7:0], way
+ *                  data[15:8]: every program and erase of it fails from now on (FAIL).
+ *                  Reply: data = 1, or 0 when the drive has no die models (the NAND
+ *                  emulator). A die, LUN or block the drive lacks, another fault: SB_ERR_ARG.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -103,7 +109,11 @@ enum sb_type {
     SB_IRQ_COUNTS = 11,
     SB_ALIVE      = 12,
     SB_BAKE       = 13,
+    SB_FAULT      = 14,
 };
+
+/* SB_FAULT's size: the fault injected. */
+#define SB_FAULT_BAD_BLOCK  1u
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
 #define SB_RESET_POWER_CUT  1u

@@ -46,6 +46,7 @@ unsigned long long nand_die_fast_evals(void);
 // ... and the power cut of every die (SB_RESET with SB_RESET_POWER_CUT); returns the dies
 int nand_die_fast_power_cut(long long now_ps, long long *torn);
 int nand_die_fast_bake(double hours);
+int nand_die_fast_bad_block(int die_id, int lun, int block);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -906,6 +907,20 @@ int main(int argc, char **argv) {
             case SB_QUIT:
                 quit = true;
                 break;
+            case SB_FAULT: {
+                // the sim top names die (channel, way) DIE_ID channel x 8 + way
+                // (sw/ssdlab/flows/sim_gateware.py)
+                unsigned ch = m.data & 0xFF, way = m.data >> 8 & 0xFF, lun = m.data >> 16 & 0xFF;
+                int rc = m.size == SB_FAULT_BAD_BLOCK && way < 8 && m.addr <= 0xFFFFFF
+                    ? nand_die_fast_bad_block(int(ch * 8 + way), int(lun), int(m.addr)) : -1;
+                if (rc < 0) r.status = SB_ERR_ARG;
+                else r.data = uint64_t(rc);
+                if (rc > 0)
+                    fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
+                            "LUN %u block %llu grown bad\n", double(drive.time_ps()) / 1e6, ch,
+                            way, lun, (unsigned long long)m.addr);
+                break;
+            }
             case SB_BAKE:
                 if (m.data < 1 || m.data > 1000000000ull) { r.status = SB_ERR_ARG; break; }
                 r.data = uint64_t(nand_die_fast_bake(double(m.data) / 1000.0));

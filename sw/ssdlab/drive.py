@@ -122,6 +122,8 @@ def load_library(build=True):
             "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
             "sl_sim_bake": (i32, [vp, u64]),
+            "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                                       ctypes.c_uint]),
             "sl_sim_time_ps": (u64, [vp]),
             "sl_sim_irq_counts": (i32, [vp, ctypes.c_uint, ctypes.c_uint,
                                         ctypes.POINTER(u64)]),
@@ -275,6 +277,17 @@ class Transport:
         rc = self._lib.sl_sim_bake(self._t, round(hours * 1000))
         self._check(rc)
         return rc
+
+    def bad_block(self, channel, way, lun, block):
+        """sim only: a grown bad block (SB_FAULT): that block of that die fails every
+        program and erase from now on. True; False for a drive with the NAND emulator (no
+        die models). A die, LUN or block the drive does not have is a DriveError."""
+        for name, v in (("channel", channel), ("way", way), ("lun", lun), ("block", block)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise ValueError(f"bad_block: {name}={v!r} must be an integer >= 0")
+        rc = self._lib.sl_sim_bad_block(self._t, channel, way, lun, block)
+        self._check(rc)
+        return rc == 1
 
     def irq_counts(self, n=65):
         """sim only: interrupts the harness saw per vector since it started (MSI vector, or

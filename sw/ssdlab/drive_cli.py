@@ -458,6 +458,28 @@ def bake(dev, as_json, hours):
           "nothing baked: this drive's NAND (the emulator) does not age")
 
 
+@drive.command("bad-block")
+@click.option("--channel", type=click.IntRange(0, 255), required=True)
+@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
+              help="chip enable on the channel")
+@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@click.option("--block", type=click.IntRange(0), required=True,
+              help="block of the LUN (the plane in its low bits)")
+@_device_options
+def bad_block(dev, as_json, channel, way, lun, block):
+    """Fault injection (sim only): a grown bad block. From now on every program and erase of
+    that block fails (its FAIL status bit), as a worn-out block's does; the firmware retires
+    it, and SMART's Available Spare shows it."""
+    if dev["vfio"]:
+        raise click.UsageError("bad-block injects into a simulated drive: it takes --sim, "
+                               "not --vfio")
+    ok = _transport(dev, lambda t: t.bad_block(channel, way, lun, block))
+    _emit(as_json, {"bad_block": dict(channel=channel, way=way, lun=lun, block=block),
+                    "injected": ok},
+          f"channel {channel} way {way} LUN {lun} block {block}: grown bad" if ok else
+          "nothing injected: this drive's NAND (the emulator) has no die models")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

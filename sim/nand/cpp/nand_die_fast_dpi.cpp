@@ -175,6 +175,21 @@ int nand_die_fast_power_cut(long long now_ps, long long *torn) {
     return (int)models.size();
 }
 
+// For the harness's fault injection (SB_FAULT_BAD_BLOCK): block `block` of LUN `lun` of the
+// die DIE_ID `die_id` grows bad (every program and erase of it fails). 1: done; 0: no die
+// models (a drive built with the NAND emulator); -1: no such die, LUN or block.
+int nand_die_fast_bad_block(int die_id, int lun, int block) {
+    if (models.empty()) return 0;
+    for (auto &m : models) {
+        if (m->die_id != die_id) continue;
+        const Geometry &g = m->die.g;
+        if (lun < 0 || lun >= g.luns || block < 0 || block >= g.blocks_per_lun) return -1;
+        m->die.inject_bad_block(lun, block, "SB_FAULT");
+        return 1;
+    }
+    return -1;
+}
+
 // For the harness's retention bake (SB_BAKE): every die's programmed pages age `hours`
 // (NandDie.bake; spec/nand_errors.py). Returns the number of dies.
 int nand_die_fast_bake(double hours) {

@@ -43,7 +43,7 @@ static const char *type_name(uint32_t type)
 {
     static const char *names[] = {"?", "HELLO", "MMIO_WRITE", "MMIO_READ", "WAIT", "ADVANCE",
                                   "INFO", "QUIT", "RESET", "CFG_READ", "CFG_WRITE",
-                                  "IRQ_COUNTS", "ALIVE"};
+                                  "IRQ_COUNTS", "ALIVE", "BAKE", "FAULT"};
     return type < sizeof(names) / sizeof(names[0]) ? names[type] : "?";
 }
 
@@ -353,6 +353,23 @@ int sl_sim_bake(struct sl_transport *t, uint64_t millihours)
                        (unsigned long long)millihours);
     struct sb_msg m = {.type = SB_BAKE, .data = millihours};
     int rc = xfer(sim_of(t), &m);
+    return rc < 0 ? rc : (int)m.data;
+}
+
+int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                     unsigned block)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (channel > 0xFF || way > 0xFF || lun > 0xFF)
+        return sl_terr(t, -EINVAL, "bad block: channel %u, way %u, LUN %u out of range",
+                       channel, way, lun);
+    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_BAD_BLOCK,
+                       .data = channel | way << 8 | lun << 16, .addr = block};
+    int rc = xfer(sim_of(t), &m);
+    if (rc == -EINVAL)
+        return sl_terr(t, -EINVAL, "bad block: no block %u on channel %u, way %u, LUN %u",
+                       block, channel, way, lun);
     return rc < 0 ? rc : (int)m.data;
 }
 

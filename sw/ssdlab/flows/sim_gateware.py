@@ -147,12 +147,14 @@ def sim_top(soc, cfg):
     for c in range(cfg.n_channels):
         for w in range(cfg.n_ways):
             d = f"d{c}_{w}"
-            die = c * cfg.n_ways + w
+            die = c * cfg.n_ways + w            # its seed; DIE_ID channel x 8 + way names it
+            # for the harness's fault injection (SB_FAULT), which knows no n_ways
             part = cfg.die_part(c, w)          # the main part's, or part2's on its targets
             lines += [
                 f"    wire [7:0] {d}_dq;", f"    wire {d}_rb, {d}_dqs;",
                 f"    wire [31:0] {d}_rv, {d}_tv;",
-                f"    nand_die_fast #(.CLK_PS({period_ps}), .DIE_ID({die}), .SEED({die + 1}), "
+                f"    nand_die_fast #(.CLK_PS({period_ps}), .DIE_ID({c * 8 + w}), "
+                f".SEED({die + 1}), "
                 f".PART(\"{part['part']}\"), .PAGE_BYTES({part['page_bytes']}), "
                 f".SPARE_BYTES({part['spare_bytes']}), "
                 f".PAGES_PER_BLOCK({cfg.pages_per_block}), "

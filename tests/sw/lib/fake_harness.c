@@ -123,6 +123,11 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
         d->cc = d->csts = 0;
         m->data = m->addr = 0;
         break;
+    case SB_FAULT:          /* no die models here: nothing injected */
+        if (m->size != SB_FAULT_BAD_BLOCK)
+            m->status = SB_ERR_ARG;
+        m->data = 0;
+        break;
     case SB_BAKE:           /* no NAND here: nothing ages */
         if (m->data < 1 || m->data > 1000000000ull)
             m->status = SB_ERR_ARG;

@@ -45,6 +45,9 @@ def run(*args, env=None):
     (["bake", "--vfio", "0000:01:00.0", "10"], "takes --sim, not --vfio"),
     (["bake", "--sim", "s", "0"], "Invalid value for 'HOURS'"),
     (["bake", "--sim", "s", "2e6"], "Invalid value for 'HOURS'"),
+    (["bad-block", "--sim", "s", "--channel", "0"], "Missing option '--block'"),
+    (["bad-block", "--sim", "s", "--channel", "-1", "--block", "3"],
+     "Invalid value for '--channel'"),
     (["identify", "--sim", "s", "--timeout", "0"], "Invalid value for '--timeout'"),
 ])
 def test_usage_errors(args, needle):
@@ -169,6 +172,8 @@ def test_end_to_end_on_fake_harness(harness):
     assert run("power-cycle", env=harness).exit_code == 0
     r = run("bake", "8760", env=harness)        # no NAND in the fake: nothing ages
     assert r.exit_code == 0 and "nothing baked" in r.output, r.output
+    r = run("bad-block", "--channel", "1", "--block", "6", env=harness)
+    assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("verify", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness)
     assert r.exit_code == 0, r.output
     r = run("stats", "--json", env=harness)

@@ -154,6 +154,14 @@ static void serve(struct server *s, struct sb_msg *m)
     case SB_BAKE:           /* 4 dies baked */
         m->data = 4;
         break;
+    case SB_FAULT:          /* one die: channel 1, way 0, LUN 0, 64 blocks */
+        if (m->size != SB_FAULT_BAD_BLOCK)
+            m->status = SB_ERR_ARG;
+        else if (m->data != 1 || m->addr >= 64)
+            m->status = SB_ERR_ARG;
+        else
+            m->data = 1;
+        break;
     case SB_QUIT:
         break;
     default:
@@ -457,6 +465,13 @@ static void msix_setup(void)
     CHECK_EQ(sl_sim_bake(t, 0), -EINVAL);
     CHECK_EQ(sl_sim_bake(t, 1000000001ull), -EINVAL);
     CHECK_EQ(srv.nreq, n0 + 1);
+    /* a grown bad block: the die's address in data, the block in addr */
+    CHECK_EQ(sl_sim_bad_block(t, 1, 0, 0, 5), 1);
+    CHECK_EQ(srv.req[srv.nreq - 1].type, SB_FAULT);
+    CHECK_EQ(srv.req[srv.nreq - 1].addr, 5);
+    CHECK_EQ(sl_sim_bad_block(t, 2, 0, 0, 5), -EINVAL);
+    CHECK_EQ(sl_sim_bad_block(t, 1, 0, 0, 64), -EINVAL);
+    CHECK_EQ(sl_sim_bad_block(t, 256, 0, 0, 5), -EINVAL);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
     uint64_t c[40] = {0};
     CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);

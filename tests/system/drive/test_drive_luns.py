@@ -123,3 +123,43 @@ def test_luns_whole_drive(drive):
           f"{d.time_ns() / 1e6:.1f} ms")
     assert moved > 0, "GC never ran"
     img.verify(drive.power_cycle())
+
+
+@pytest.mark.full
+def test_luns_grown_bad_blocks(drive):
+    """Fault injection at run time (SB_FAULT, `ssdlab drive bad-block`): seven block pairs of
+    one die (channel 1, way 0, LUN 1: the FTL's die 3) grow bad while the drive runs, then 8 MiB
+    is written in random 128 KiB order. The die's next blocks fail their erase or program (the
+    die's FAIL bit): the firmware retires them, writes the data elsewhere and every LBA reads
+    back right, with no media error; the vendor log's bad blocks and SMART's Available Spare
+    show them, and so they stay after a power cycle."""
+    from sw.ssdlab.drive import DriveError, Transport
+    d = drive.d
+    rng = random.Random(f"{SEED}-luns-bad")
+    v0, s0 = vendor_log(d), d.smart_log()
+    with Transport(sim=drive.sim.socket) as t:
+        for block in range(6, 20):              # pairs 3..9: planes 0 and 1 of each
+            assert t.bad_block(1, 0, 1, block)
+        with pytest.raises(DriveError, match="no block 32"):
+            t.bad_block(1, 0, 1, 32)            # 16 blocks per plane x 2 planes
+        with pytest.raises(DriveError):
+            t.bad_block(2, 0, 0, 0)             # the drive has 2 channels
+    n = 8 << 11
+    img = Image(0, n)
+    order = list(range(0, n, CHUNK))
+    rng.shuffle(order)
+    seed = rng.randrange(1, 1 << 31)
+    for s in order:
+        img.write(d, s, CHUNK, seed)
+    img.verify(d)
+    v1, s1 = vendor_log(d), d.smart_log()
+    grown = v1["bad_blocks"] - v0["bad_blocks"]
+    print(f"grown bad blocks: {grown} pairs retired on die 3 of the 7 injected; available "
+          f"spare {s0['available_spare']} % -> {s1['available_spare']} %; media errors "
+          f"{s1['media_errors']}")
+    assert 1 <= grown <= 7, (v0, v1)
+    assert s1["available_spare"] < s0["available_spare"], (s0, s1)
+    assert s1["media_errors"] == s0["media_errors"], (s0, s1)
+    d = drive.power_cycle()
+    img.verify(d)
+    assert vendor_log(d)["bad_blocks"] == v1["bad_blocks"]

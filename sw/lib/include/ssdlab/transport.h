@@ -83,6 +83,13 @@ uint64_t sl_sim_time_ps(struct sl_transport *t);
  * (1 .. 10^9) thousandths of an hour at once. Returns the dies baked (0: the NAND emulator,
  * whose pages never age) or a negative errno. */
 int sl_sim_bake(struct sl_transport *t, uint64_t millihours);
+/* Sim only: fault injection (SB_FAULT). A grown bad block: block `block` (of its LUN, plane in
+ * its low bits) of LUN `lun` of the die on channel `channel`, way (chip enable) `way` fails
+ * every program and erase from now on (its FAIL status bit), as a block that wears out does.
+ * Returns 1, 0 when the drive has no die models (the NAND emulator), or a negative errno
+ * (-EINVAL: no such die, LUN or block). */
+int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                     unsigned block);
 /* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
  * table index) since it started, vectors first .. first + n - 1 into counts[]. Returns the
  * number filled (fewer past the last vector the harness counts) or a negative errno. */
