@@ -136,6 +136,40 @@ static bool retryable(const struct fop_ctx *x)
     return rt_levels > 1 && x->op.op == FLASH_READ && !x->op.raw;
 }
 
+/* Read tag t again at the retry levels: it waits for its target (retry_run). */
+static void retry_queue(uint8_t t)
+{
+    struct retry *r = &rt[ctx[t].die % F.n_targets];
+    ctx[t].next = -1;
+    if (r->tail >= 0)
+        ctx[r->tail].next = (int16_t)t;
+    else
+        r->head = (int16_t)t;
+    r->tail = (int16_t)t;
+    rt_work++;
+}
+
+static bool page_erased(const struct hal_flash_op *read, const struct hal_flash_cpl *c,
+                        uint32_t scratch, bool count);
+
+/* A probe's READ (synchronous, flash_probe on) the ECC failed, tag t done: most probes find
+ * erased pages, which no retry level reads, so the page is first read raw; an erased one
+ * stays failed (its caller tells erased from damaged), a programmed one (aged while the
+ * drive was off, say) goes through read retry like any read, and t is done again after. */
+static void probe_retry(uint8_t t)
+{
+    struct fop_ctx *x = &ctx[t];
+    if (!x->ecc_fail || x->error || !retryable(x))
+        return;
+    struct hal_flash_cpl c = { .tag = t, .ecc_fail = true };
+    if (page_erased(&x->op, &c, F.probe_slot, false))
+        return;
+    x->done = 0;
+    retry_queue(t);
+    while (!x->done)
+        flash_poll_wait();
+}
+
 /* Completion functions never push ops, so dispatch cannot recurse into the push paths. */
 /* A read whose ECC gave up goes to read retry (above); one that retry could not recover
  * fails like a program or erase that failed: its callers count a media error and report an
@@ -165,15 +199,8 @@ static void dispatch(const struct hal_flash_cpl *c)
         rt[t].step_ok = !(c->fail || c->error || c->ecc_fail);
         return;
     }
-    if (c->ecc_fail && !c->error && retryable(x)) {
-        struct retry *r = &rt[t];
-        x->next = -1;
-        if (r->tail >= 0)
-            ctx[r->tail].next = (int16_t)c->tag;
-        else
-            r->head = (int16_t)c->tag;
-        r->tail = (int16_t)c->tag;
-        rt_work++;
+    if (c->ecc_fail && !c->error && retryable(x) && !probing) {
+        retry_queue(c->tag);
         return;
     }
     if (c->ecc_fail && !probing)
@@ -366,6 +393,8 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
     flash_push(op);
     while (!ctx[t].done)
         flash_poll_wait();
+    if (probing)
+        probe_retry(t);
     struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error,
                                .ecc_fail = ctx[t].ecc_fail };
     ctx[t].busy = 0;
@@ -391,6 +420,8 @@ void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl,
         struct fop_ctx *x = &ctx[ops[i].tag];
         while (!x->done)
             flash_poll_wait();
+        if (probing)
+            probe_retry(ops[i].tag);
         cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
                                          .error = x->error, .ecc_fail = x->ecc_fail };
         x->busy = 0;
@@ -416,6 +447,14 @@ void flash_sync_batch(struct hal_flash_op *ops, struct hal_flash_cpl *cpl, uint3
  * as controllers tell an erased page from a damaged one. */
 bool flash_page_erased(const struct hal_flash_op *read, const struct hal_flash_cpl *c,
                        uint32_t scratch)
+{
+    return page_erased(read, c, scratch, true);
+}
+
+/* count: a programmed page past the code counts as a failed read (not while read retry may
+ * still bring it back) */
+static bool page_erased(const struct hal_flash_op *read, const struct hal_flash_cpl *c,
+                        uint32_t scratch, bool count)
 {
     const struct hal_ident *id = &G.id;
     volatile uint32_t *w;
@@ -454,7 +493,7 @@ bool flash_page_erased(const struct hal_flash_op *read, const struct hal_flash_c
             for (uint32_t i = 0; i < cw_bytes && zeros <= id->ecc_t; i++)
                 zeros += (uint32_t)__builtin_popcount((uint8_t)~b[k * cw_bytes + i]);
             if (zeros > id->ecc_t) {
-                C.ecc_failed_reads++;   /* programmed and beyond the code: a real failure */
+                C.ecc_failed_reads += count;    /* programmed, beyond the code: a failure */
                 return false;
             }
         }

@@ -90,7 +90,9 @@ void ftl_init_geometry(void)
     F.n_scratch = N_SCRATCH;
     F.jstage = F.scratch + N_SCRATCH;
     F.retry_slot = F.jstage + F.pu_units;
-    F.grp_base = F.retry_slot + (id->retry_levels > 1 ? id->retry_levels : 0);
+    F.probe_slot = F.retry_slot + (id->retry_levels > 1 ? id->retry_levels : 0);
+    F.grp_base = F.probe_slot + (id->retry_levels > 1 ?
+                 (id->page_bytes + id->spare_bytes + SLOT_BYTES - 1) / SLOT_BYTES : 0);
     fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
     if (fw_buf_limit > id->buf_slots)
         fw_panic("buffer memory too small for the write buffer");

@@ -111,6 +111,7 @@ struct ftl {
     /* firmware slots */
     uint32_t gc_stage, scratch, jstage, grp_base;
     uint32_t retry_slot;        /* read retry: slot retry_slot + L holds level L (flash.c) */
+    uint32_t probe_slot;        /* read retry of probes: room for a plane's raw page */
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;

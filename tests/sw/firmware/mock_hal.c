@@ -164,6 +164,14 @@ void mock_clear_faults(void)
         blks[i].fail_erase = blks[i].fail_program = false;
 }
 
+void mock_read_shift_all(uint32_t level)
+{
+    size_t np = (size_t)n_dies * lun_blocks * cfg.pages_per_block;
+    for (size_t i = 0; i < np; i++)
+        if (pages[i].programmed)
+            pages[i].shift = (uint8_t)level;
+}
+
 uint32_t mock_retry_level(uint32_t die)
 {
     return retry_level[die];

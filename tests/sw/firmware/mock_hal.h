@@ -86,7 +86,9 @@ bool mock_block_programmed(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);
 /* an ECC read of the page passes only at read-retry level `level` (0xFF: at none) */
 void mock_read_shift(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t level);
-uint32_t mock_retry_level(uint32_t die);          /* the die's read-retry level now */
+uint32_t mock_retry_level(uint32_t die);
+/* every programmed page passes only at `level` (a bake: the data the drive holds aged) */
+void mock_read_shift_all(uint32_t level);          /* the die's read-retry level now */
 
 /* Power cuts: every flash op the mock runs and every block-request completion it posts is
  * an event; armed at event n, that event is cut: a PROGRAM leaves its pages garbage (read

@@ -1209,6 +1209,9 @@ static void t_retry(void)
     c.ecc_t = 32;
     c.retry_levels = 8;
     setup(c);
+    /* a new drive's boot probes erased pages: a raw read tells them, no retry level */
+    CHECK(vendor(344) == 0, "the first boot read %llu pages again",
+          (unsigned long long)vendor(344));
     uint64_t n = F.ns_lbas / 2;
     for (uint64_t l = 0; l < n; l += 64)
         wr(l, 64, l + 7, 8, 0);
@@ -1323,6 +1326,21 @@ static void t_retry(void)
     /* written again, it reads back */
     wr(bad_lo, (uint32_t)(bad_hi - bad_lo), 99, 1, 0);
     rd(bad_lo, (uint32_t)(bad_hi - bad_lo), 1);
+    /* the drive off for a long while: every page it holds (directory, checkpoint, journal,
+     * data) reads only at level 2; the boot's probes go through read retry and find them */
+    flush();
+    mock_set_shutdown(1);
+    fw_poll();
+    mock_power_cycle();
+    mock_read_shift_all(2);
+    boot();
+    CHECK(!F.failed && F.ckpt_loaded, "aged checkpoint not loaded (failed %d)", F.failed);
+    /* (the counters the boot loads are the checkpoint's: the mock counts its retries) */
+    CHECK(mock_stats.retry_sets > F.n_targets, "the boot set %llu read-retry levels",
+          (unsigned long long)mock_stats.retry_sets);
+    for (uint64_t l = 0; l < n; l += spu())
+        rd(l, spu(), 8);        /* the lost page's LBAs too: written again above */
+    drain();
     printf("retry: %u pages shifted, %llu reads again, %llu recovered, %llu blocks refreshed, "
            "%llu units lost, 1 unrecoverable page\n", shifted / 2, (unsigned long long)retries,
            (unsigned long long)recovered, (unsigned long long)refreshed,
