@@ -182,7 +182,7 @@ int nand_die_fast_bad_block(int die_id, int lun, int block) {
     if (models.empty()) return 0;
     for (auto &m : models) {
         if (m->die_id != die_id) continue;
-        const Geometry &g = m->die.g;
+        const auto &g = m->die.g;
         if (lun < 0 || lun >= g.luns || block < 0 || block >= g.blocks_per_lun) return -1;
         m->die.inject_bad_block(lun, block, "SB_FAULT");
         return 1;
