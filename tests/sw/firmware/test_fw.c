@@ -1169,13 +1169,19 @@ static void t_restart(void)
  * 0, ftl_sysdir.c) names the checkpoint areas at every boot and keeps the factory bad blocks
  * for the lost map's format, and the journal's end is told erased by counting zero bits in
  * a raw read (the ECC read of an erased page fails). */
-static void t_ecc(void)
+/* cfg_default with the personas' ECC: 1 KiB + 56 B codewords, t = 32 */
+static struct mock_cfg cfg_ecc(void)
 {
     struct mock_cfg c = cfg_default();
     c.ecc_data_bytes = 1024;
     c.ecc_room = 56;
     c.ecc_t = 32;
-    restart_run(c, 2);
+    return c;
+}
+
+static void t_ecc(void)
+{
+    restart_run(cfg_ecc(), 2);
     CHECK(F.sysdir && F.sys_blk[0] == 0 && F.sys_blk[1] == 2,
           "system area from the directory: blocks %u, %u", F.sys_blk[0], F.sys_blk[1]);
     CHECK(vendor(328) == 0, "failed ECC reads %llu", (unsigned long long)vendor(328));
@@ -1203,10 +1209,7 @@ static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page)
  * boot puts back level 0 whatever the dies kept. */
 static void t_retry(void)
 {
-    struct mock_cfg c = cfg_default();
-    c.ecc_data_bytes = 1024;
-    c.ecc_room = 56;
-    c.ecc_t = 32;
+    struct mock_cfg c = cfg_ecc();
     c.retry_levels = 8;
     setup(c);
     /* a new drive's boot probes erased pages: a raw read tells them, no retry level */

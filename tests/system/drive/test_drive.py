@@ -524,16 +524,22 @@ VENDOR_FIELDS = ("host_units_written", "nand_units_written", "gc_units_moved", "
                  "media_errors")
 
 
-def short_workload(d, rng, n=4 << 11):
-    """A drive test's short run (the LUN and mixed-parts drives): n LBAs (4 MiB) written in
-    random 128 KiB order, 64 random 4 KiB overwrites, one deallocated range; the Image of
-    what the host wrote, to verify."""
+def shuffled_fill(d, rng, n):
+    """LBAs 0..n-1 written in random 128 KiB order; the Image of what the host wrote."""
     img = Image(0, n)
     order = list(range(0, n, CHUNK))
     rng.shuffle(order)
     seed = rng.randrange(1, 1 << 31)
     for s in order:
         img.write(d, s, CHUNK, seed)
+    return img
+
+
+def short_workload(d, rng, n=4 << 11):
+    """A drive test's short run (the LUN and mixed-parts drives): n LBAs (4 MiB) written in
+    random 128 KiB order, 64 random 4 KiB overwrites, one deallocated range; the Image of
+    what the host wrote, to verify."""
+    img = shuffled_fill(d, rng, n)
     for _ in range(64):
         s = rng.randrange(0, n // UNIT) * UNIT
         img.write(d, s, UNIT, rng.randrange(1, 1 << 31))

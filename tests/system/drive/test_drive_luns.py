@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from .test_drive import CHUNK, SEED, UNIT, Image, short_workload, vendor_log
+from .test_drive import CHUNK, SEED, UNIT, Image, short_workload, shuffled_fill, vendor_log
 
 PERSONA = "crucial-m500-960"
 PARAMS = {"n_channels": 2, "n_ways": 1}
@@ -144,13 +144,7 @@ def test_luns_grown_bad_blocks(drive):
             t.bad_block(1, 0, 1, 32)            # 16 blocks per plane x 2 planes
         with pytest.raises(DriveError):
             t.bad_block(2, 0, 0, 0)             # the drive has 2 channels
-    n = 8 << 11
-    img = Image(0, n)
-    order = list(range(0, n, CHUNK))
-    rng.shuffle(order)
-    seed = rng.randrange(1, 1 << 31)
-    for s in order:
-        img.write(d, s, CHUNK, seed)
+    img = shuffled_fill(d, rng, 8 << 11)
     img.verify(d)
     v1, s1 = vendor_log(d), d.smart_log()
     grown = v1["bad_blocks"] - v0["bad_blocks"]
