@@ -270,24 +270,16 @@ class Transport:
     def bake(self, hours):
         """sim only: a retention bake (SB_BAKE): every die's programmed pages age `hours`
         (0.001 .. 10^6) at once, as a lab's bake ages a drive's data (spec/nand_errors.py).
-        Returns the dies baked (0: a drive with the NAND emulator, whose pages never age)."""
-        if isinstance(hours, bool) or not isinstance(hours, int | float) or \
-                not 0.001 <= hours <= 1e6:
-            raise ValueError(f"bake: hours={hours!r} outside 0.001..1e6")
-        rc = self._lib.sl_sim_bake(self._t, round(hours * 1000))
-        self._check(rc)
-        return rc
+        Returns the dies baked (0: a drive with the NAND emulator, whose pages never age).
+        The harness serves one connection at a time: with a Drive open, use Drive.bake."""
+        return _sim_bake(self._lib, self._t, hours)
 
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
-        die models). A die, LUN or block the drive does not have is a DriveError."""
-        for name, v in (("channel", channel), ("way", way), ("lun", lun), ("block", block)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"bad_block: {name}={v!r} must be an integer >= 0")
-        rc = self._lib.sl_sim_bad_block(self._t, channel, way, lun, block)
-        self._check(rc)
-        return rc == 1
+        die models). A die, LUN or block the drive does not have is a DriveError. With a
+        Drive open, use Drive.bad_block."""
+        return _sim_bad_block(self._lib, self._t, channel, way, lun, block)
 
     def irq_counts(self, n=65):
         """sim only: interrupts the harness saw per vector since it started (MSI vector, or
@@ -295,6 +287,26 @@ class Transport:
         if not 1 <= n <= 2048:
             raise ValueError(f"irq_counts: n={n} outside 1..2048")
         return _irq_counts(self._lib, self._t, n)
+
+
+def _sim_check(lib, t, rc):
+    if rc < 0:
+        raise DriveError(lib.sl_transport_errmsg(t).decode(), rc)
+    return rc
+
+
+def _sim_bake(lib, t, hours):
+    if isinstance(hours, bool) or not isinstance(hours, int | float) or \
+            not 0.001 <= hours <= 1e6:
+        raise ValueError(f"bake: hours={hours!r} outside 0.001..1e6")
+    return _sim_check(lib, t, lib.sl_sim_bake(t, round(hours * 1000)))
+
+
+def _sim_bad_block(lib, t, channel, way, lun, block):
+    for name, v in (("channel", channel), ("way", way), ("lun", lun), ("block", block)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"bad_block: {name}={v!r} must be an integer >= 0")
+    return _sim_check(lib, t, lib.sl_sim_bad_block(t, channel, way, lun, block)) == 1
 
 
 def _irq_counts(lib, t, n):
@@ -393,6 +405,17 @@ class Drive:
         if rc < 0:
             raise DriveError(self._lib.sl_transport_errmsg(t).decode(), rc)
         return dict(kv.split("=", 1) for kv in buf.value.decode().split() if "=" in kv)
+
+    def bake(self, hours):
+        """sim only: a retention bake of the drive's NAND through this controller's
+        connection (Transport.bake)."""
+        return _sim_bake(self._lib, self._lib.sl_ctrl_transport(self._c), hours)
+
+    def bad_block(self, channel, way, lun, block):
+        """sim only: a grown bad block through this controller's connection
+        (Transport.bad_block)."""
+        return _sim_bad_block(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
+                              lun, block)
 
     def irq_counts(self):
         """sim only: interrupts the harness saw per vector since it started, for the

@@ -133,17 +133,16 @@ def test_luns_grown_bad_blocks(drive):
     die's FAIL bit): the firmware retires them, writes the data elsewhere and every LBA reads
     back right, with no media error; the vendor log's bad blocks and SMART's Available Spare
     show them, and so they stay after a power cycle."""
-    from sw.ssdlab.drive import DriveError, Transport
+    from sw.ssdlab.drive import DriveError
     d = drive.d
     rng = random.Random(f"{SEED}-luns-bad")
     v0, s0 = vendor_log(d), d.smart_log()
-    with Transport(sim=drive.sim.socket) as t:
-        for block in range(6, 20):              # pairs 3..9: planes 0 and 1 of each
-            assert t.bad_block(1, 0, 1, block)
-        with pytest.raises(DriveError, match="no block 32"):
-            t.bad_block(1, 0, 1, 32)            # 16 blocks per plane x 2 planes
-        with pytest.raises(DriveError):
-            t.bad_block(2, 0, 0, 0)             # the drive has 2 channels
+    for block in range(6, 20):                  # pairs 3..9: planes 0 and 1 of each
+        assert d.bad_block(1, 0, 1, block)
+    with pytest.raises(DriveError, match="no block 32"):
+        d.bad_block(1, 0, 1, 32)                # 16 blocks per plane x 2 planes
+    with pytest.raises(DriveError):
+        d.bad_block(2, 0, 0, 0)                 # the drive has 2 channels
     img = shuffled_fill(d, rng, 8 << 11)
     img.verify(d)
     v1, s1 = vendor_log(d), d.smart_log()
