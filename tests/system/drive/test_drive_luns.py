@@ -132,7 +132,8 @@ def test_luns_grown_bad_blocks(drive):
     is written in random 128 KiB order. The die's next blocks fail their erase or program (the
     die's FAIL bit): the firmware retires them, writes the data elsewhere and every LBA reads
     back right, with no media error; the vendor log's bad blocks and SMART's Available Spare
-    show them, and so they stay after a power cycle."""
+    show them (this scaled drive has a few spare pairs: below the threshold, the critical
+    warning's spare bit), and so they stay after a power cycle."""
     from sw.ssdlab.drive import DriveError
     d = drive.d
     rng = random.Random(f"{SEED}-luns-bad")
@@ -153,6 +154,8 @@ def test_luns_grown_bad_blocks(drive):
     assert 1 <= grown <= 7, (v0, v1)
     assert s1["available_spare"] < s0["available_spare"], (s0, s1)
     assert s1["media_errors"] == s0["media_errors"], (s0, s1)
+    if s1["available_spare"] < s1["available_spare_threshold"]:
+        assert s1["critical_warning"] & 0x01, s1    # spare below threshold: warned
     d = drive.power_cycle()
     img.verify(d)
     assert vendor_log(d)["bad_blocks"] == v1["bad_blocks"]
