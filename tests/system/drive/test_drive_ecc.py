@@ -62,8 +62,9 @@ def test_drive_read_retry(drive):
     """Read retry on the drive: 4 MiB written, read back at QD 1 (4 KiB random reads), then
     a year's retention bake (SB_BAKE: `ssdlab drive bake 8760`) and the same reads again:
     every read returns the right data, through read retry (SET FEATURES 89h levels; the
-    hardware read path hands its failed requests back to the firmware, which retries), with
-    no media error; the latency percentiles before and after the bake show the retry tail.
+    hardware read path hands its failed requests back to the firmware, which retries) and
+    refresh (a block whose read needed retry has its data moved), with no media error; the
+    latency percentiles before and after the bake show the retry tail.
     A power cycle then boots through the aged system directory and journal and the data
     still reads back."""
     d = drive.d
@@ -85,14 +86,17 @@ def test_drive_read_retry(drive):
           f"p99 {fresh['lat_p99_ns']} ns, max {fresh['lat_max_ns']} ns; after {YEAR_H} h "
           f"bake: p50 {aged['lat_p50_ns']} ns, p99 {aged['lat_p99_ns']} ns, max "
           f"{aged['lat_max_ns']} ns; {retries} reads again at a retry level, {recovered} "
-          f"recovered, {log['hw_handbacks']} handed back by the hardware path, "
+          f"recovered, {log['refreshed_blocks']} blocks refreshed, {log['hw_handbacks']} "
+          f"handed back by the hardware path, "
           f"{log['ecc_failed_reads']} failed, media errors {smart['media_errors']}")
     assert fresh["errors"] == 0 and aged["errors"] == 0, (fresh, aged)
     assert before["read_retries"] == start["read_retries"], (start, before)   # fresh: none
-    assert recovered >= 300 and retries >= 3 * recovered, log
-    assert log["hw_handbacks"] >= 1, log
+    # every read needing retry passed at level 3 or 4 (shift 3.9 steps); refresh moved the
+    # blocks they were in, so later reads of those blocks' data need none
+    assert recovered >= 1 and retries >= 3 * recovered, log
+    assert log["refreshed_blocks"] >= 1 and log["hw_handbacks"] >= 1, log
     assert log["ecc_failed_reads"] == 0 and smart["media_errors"] == 0, (log, smart)
-    assert aged["lat_p50_ns"] > fresh["lat_p50_ns"] * 2, (fresh, aged)
+    assert aged["lat_p99_ns"] > fresh["lat_p99_ns"] * 2, (fresh, aged)     # the retry tail
     d = drive.power_cycle()
     img.verify(d)
     smart = d.smart_log()
