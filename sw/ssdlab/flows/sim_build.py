@@ -88,6 +88,8 @@ def use_ccache():
     kept. Files compiled with the precompiled header pass through uncached."""
     if "OBJCACHE" not in os.environ and shutil.which("ccache"):
         os.environ["OBJCACHE"] = "ccache"
+        # a smoke run's objects take about 400 MB; bounded on a small CI disk
+        os.environ.setdefault("CCACHE_MAXSIZE", "1G")
 
 
 def drop_precompiled_headers(obj_dir):
