@@ -225,6 +225,23 @@ static int tag_try_get(void)
 
 static bool push_nowait(struct hal_flash_op *op);
 
+/* SET FEATURES `addr` on target `target`, P1..P4 from buffer slot `slot` */
+static struct hal_flash_op features_op(uint32_t addr, uint32_t slot, uint32_t target)
+{
+    struct hal_flash_op op = { .op = FLASH_SET_FEATURES, .plane_mask = 1,
+                               .column = (uint16_t)addr, .length = 4, .buffer = (uint16_t)slot };
+    flash_op_addr(&op, target);
+    return op;
+}
+
+/* The target's sequence is over: the next waiting read may start. */
+static void retry_end(struct retry *r)
+{
+    r->cur = -1;
+    r->state = RT_IDLE;
+    rt_work--;
+}
+
 /* Target t's retry, as far as it can go now (no waiting). */
 static void retry_run(uint32_t t)
 {
@@ -246,10 +263,8 @@ static void retry_run(uint32_t t)
             int tag = tag_try_get();
             if (tag < 0)
                 return;
-            struct hal_flash_op op = { .tag = (uint8_t)tag, .op = FLASH_SET_FEATURES,
-                                       .plane_mask = 1, .column = 0x89, .length = 4,
-                                       .buffer = (uint16_t)(F.retry_slot + r->level) };
-            flash_op_addr(&op, t);
+            struct hal_flash_op op = features_op(0x89, F.retry_slot + r->level, t);
+            op.tag = (uint8_t)tag;
             ctx[tag] = (struct fop_ctx){ .a = t, .busy = 1, .retry_sf = 1 };
             if (!push_nowait(&op)) {
                 ctx[tag].busy = 0;
@@ -270,9 +285,7 @@ static void retry_run(uint32_t t)
                     C.ecc_failed_reads += !probing;
                     complete((uint8_t)r->cur, false, false, true);
                 }
-                r->cur = -1;
-                r->state = RT_IDLE;
-                rt_work--;
+                retry_end(r);
                 break;
             }
             r->state = RT_READ;
@@ -296,12 +309,11 @@ static void retry_run(uint32_t t)
                 else
                     C.ecc_failed_reads += !probing;
                 complete((uint8_t)r->cur, false, false, !r->step_ok);
-                r->cur = -1;            /* the tag is the client's again (and may be reused) */
                 if (r->level == 0) {
-                    r->state = RT_IDLE;
-                    rt_work--;
+                    retry_end(r);
                     break;
                 }
+                r->cur = -1;            /* the tag is the client's again (and may be reused) */
                 r->restore = true;
                 r->level = 0;
             } else {
@@ -334,18 +346,12 @@ void flash_poll_wait(void)
 
 uint8_t flash_tag_get(flash_done_fn done, uint32_t a, uint32_t b)
 {
-    for (;;) {
-        for (uint32_t i = 0; i < N_FTAGS; i++) {
-            uint32_t t = (next_tag + i) % N_FTAGS;
-            if (!ctx[t].busy) {
-                next_tag = t + 1;
-                ctx[t] = (struct fop_ctx){ .done_fn = done, .a = a, .b = b, .busy = 1 };
-                n_inflight++;
-                return (uint8_t)t;
-            }
-        }
+    int t;
+    while ((t = tag_try_get()) < 0)
         flash_poll_wait();
-    }
+    ctx[t] = (struct fop_ctx){ .done_fn = done, .a = a, .b = b, .busy = 1 };
+    n_inflight++;
+    return (uint8_t)t;
 }
 
 /* To the back end, or behind the die's queued ops; false (nothing done) if the pool of
@@ -517,18 +523,20 @@ void flash_op_addr(struct hal_flash_op *op, uint32_t die)
 
 /* SET FEATURES 01h (timing mode) on every target (LUN 0: features are the target's):
  * P1 = mode | interface (bits 5:4, 10b NV-DDR2). */
-static void set_timing_mode(uint32_t p1)
+/* SET FEATURES `addr` on every target at once, P1..P4 from slot `slot`. */
+static void set_features_all(uint32_t addr, uint32_t slot)
 {
     struct hal_flash_op ops[MAX_DIES];
     struct hal_flash_cpl cpls[MAX_DIES];
-    uint32_t s = F.scratch;
-    buf_write32(slot_addr(s), p1);
-    for (uint32_t d = 0; d < F.n_targets; d++) {
-        ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
-                                        .column = 0x01, .length = 4, .buffer = (uint16_t)s };
-        flash_op_addr(&ops[d], d);
-    }
+    for (uint32_t d = 0; d < F.n_targets; d++)
+        ops[d] = features_op(addr, slot, d);
     flash_sync_batch(ops, cpls, F.n_targets);
+}
+
+static void set_timing_mode(uint32_t p1)
+{
+    buf_write32(slot_addr(F.scratch), p1);
+    set_features_all(0x01, F.scratch);
 }
 
 /* READ PARAMETER PAGE of target `die` (< n_targets) on the bus as it runs now: the "ONFI"
@@ -589,13 +597,7 @@ bool flash_bringup(void)
     if (rt_levels > 1) {
         for (uint32_t l = 0; l < rt_levels; l++)
             buf_write32(slot_addr(F.retry_slot + l), l);
-        for (uint32_t d = 0; d < F.n_targets; d++) {
-            ops[d] = (struct hal_flash_op){ .op = FLASH_SET_FEATURES, .plane_mask = 1,
-                                            .column = 0x89, .length = 4,
-                                            .buffer = (uint16_t)F.retry_slot };
-            flash_op_addr(&ops[d], d);
-        }
-        flash_sync_batch(ops, cpls, F.n_targets);
+        set_features_all(0x89, F.retry_slot);
     }
     if (!onfi_signature(0)) {
         fw_puts("flash: no ONFI parameter page\n");
