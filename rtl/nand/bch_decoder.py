@@ -35,7 +35,9 @@ __all__ = ["BchDecoder", "bch_status_layout"]
 
 def bch_status_layout(t):
     """A codeword's outcome: `corrected` bits flipped back (0 when failed), `failed`: more
-    errors than the code corrects were detected; the data left uncorrected."""
+    errors than the code corrects were detected. A failed codeword's data is not to be used:
+    it leaves while the search still runs, so bits at the locator's roots in the data are
+    flipped before the failure is known (a retry or a parity rebuild replaces it)."""
     return data.StructLayout({"corrected": unsigned(max(t, 1).bit_length()),
                               "failed": unsigned(1)})
 
