@@ -63,6 +63,13 @@
  *                  simulated time (spec/nand_errors.py), at once: no simulated time passes.
  *                  Reply: data = the dies baked (0 for a drive built with the NAND emulator,
  *                  whose pages never age). Other `data`: SB_ERR_ARG.
+ *   SB_PRECYCLE    pre-cycling of the NAND: every block of every die takes `data` more P/E
+ *                  cycles (1 .. 10^7), as a lab pre-cycles parts on a tester before a
+ *                  wear-out test: the raw bit errors and the part's P/E limit count them
+ *                  (spec/nand_errors.py); the firmware's own erase counts do not. At once:
+ *                  no simulated time passes. Reply: data = the dies pre-cycled (0 for a
+ *                  drive built with the NAND emulator, which does not wear). Other `data`:
+ *                  SB_ERR_ARG.
  *   SB_FAULT       fault injection, `size` the fault (SB_FAULT_*):
  *                  SB_FAULT_BAD_BLOCK: a grown bad block, block `addr` (of its LUN, plane in
  *                  its low bits) of LUN data[23:16] of the die on channel data[7:0], way
@@ -110,6 +117,7 @@ enum sb_type {
     SB_ALIVE      = 12,
     SB_BAKE       = 13,
     SB_FAULT      = 14,
+    SB_PRECYCLE   = 15,
 };
 
 /* SB_FAULT's size: the fault injected. */

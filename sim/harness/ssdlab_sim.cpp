@@ -46,6 +46,7 @@ unsigned long long nand_die_fast_evals(void);
 // ... and the power cut of every die (SB_RESET with SB_RESET_POWER_CUT); returns the dies
 int nand_die_fast_power_cut(long long now_ps, long long *torn);
 int nand_die_fast_bake(double hours);
+int nand_die_fast_precycle(long long cycles);
 int nand_die_fast_bad_block(int die_id, int lun, int block);
 }
 #include "tlp_beats.h"
@@ -924,6 +925,14 @@ int main(int argc, char **argv) {
             case SB_BAKE:
                 if (m.data < 1 || m.data > 1000000000ull) { r.status = SB_ERR_ARG; break; }
                 r.data = uint64_t(nand_die_fast_bake(double(m.data) / 1000.0));
+                break;
+            case SB_PRECYCLE:
+                if (m.data < 1 || m.data > 10000000ull) { r.status = SB_ERR_ARG; break; }
+                r.data = uint64_t(nand_die_fast_precycle((long long)m.data));
+                if (r.data)
+                    fprintf(stderr, "ssdlab_sim: %llu dies pre-cycled %llu P/E cycles at "
+                            "%.3f us\n", (unsigned long long)r.data,
+                            (unsigned long long)m.data, double(drive.time_ps()) / 1e6);
                 break;
             default:
                 r.status = SB_ERR_TYPE;

@@ -122,6 +122,7 @@ def load_library(build=True):
             "sl_transport_sleep": (i32, [vp, u64]),
             "sl_sim_quit": (i32, [vp]),
             "sl_sim_bake": (i32, [vp, u64]),
+            "sl_sim_precycle": (i32, [vp, u64]),
             "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_uint]),
             "sl_sim_time_ps": (u64, [vp]),
@@ -274,6 +275,14 @@ class Transport:
         The harness serves one connection at a time: with a Drive open, use Drive.bake."""
         return _sim_bake(self._lib, self._t, hours)
 
+    def precycle(self, cycles):
+        """sim only: pre-cycling (SB_PRECYCLE): every block of every die takes `cycles`
+        (1 .. 10^7) more P/E cycles at once, as a lab pre-cycles parts before a wear-out test:
+        raw bit errors and the part's P/E limit count them; the firmware's erase counts do
+        not. Returns the dies pre-cycled (0: the NAND emulator, which does not wear). With a
+        Drive open, use Drive.precycle."""
+        return _sim_precycle(self._lib, self._t, cycles)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
@@ -300,6 +309,12 @@ def _sim_bake(lib, t, hours):
             not 0.001 <= hours <= 1e6:
         raise ValueError(f"bake: hours={hours!r} outside 0.001..1e6")
     return _sim_check(lib, t, lib.sl_sim_bake(t, round(hours * 1000)))
+
+
+def _sim_precycle(lib, t, cycles):
+    if isinstance(cycles, bool) or not isinstance(cycles, int) or not 1 <= cycles <= 10**7:
+        raise ValueError(f"precycle: cycles={cycles!r} outside 1..10^7")
+    return _sim_check(lib, t, lib.sl_sim_precycle(t, cycles))
 
 
 def _sim_bad_block(lib, t, channel, way, lun, block):
@@ -410,6 +425,11 @@ class Drive:
         """sim only: a retention bake of the drive's NAND through this controller's
         connection (Transport.bake)."""
         return _sim_bake(self._lib, self._lib.sl_ctrl_transport(self._c), hours)
+
+    def precycle(self, cycles):
+        """sim only: pre-cycling of the drive's NAND through this controller's connection
+        (Transport.precycle)."""
+        return _sim_precycle(self._lib, self._lib.sl_ctrl_transport(self._c), cycles)
 
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block through this controller's connection

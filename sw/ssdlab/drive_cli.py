@@ -458,6 +458,24 @@ def bake(dev, as_json, hours):
           "nothing baked: this drive's NAND (the emulator) does not age")
 
 
+@drive.command()
+@click.argument("cycles", type=click.IntRange(1, 10**7))
+@_device_options
+def precycle(dev, as_json, cycles):
+    """Pre-cycle the simulated drive's NAND (sim only): every block of every die takes CYCLES
+    more P/E cycles at once (1 .. 10^7), as a lab pre-cycles parts on a tester before a
+    wear-out test. Raw bit errors grow as the part's model says (spec/nand_errors.py) and
+    erases fail at its P/E limit sooner; the firmware's erase counts (SMART's Percentage
+    Used) do not see it."""
+    if dev["vfio"]:
+        raise click.UsageError("precycle wears a simulated drive's NAND: it takes --sim, "
+                               "not --vfio")
+    n = _transport(dev, lambda t: t.precycle(cycles))
+    _emit(as_json, {"precycle_cycles": cycles, "dies": n},
+          f"pre-cycled {n} dies {cycles} P/E cycles" if n else
+          "nothing pre-cycled: this drive's NAND (the emulator) does not wear")
+
+
 @drive.command("bad-block")
 @click.option("--channel", type=click.IntRange(0, 255), required=True)
 @click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,

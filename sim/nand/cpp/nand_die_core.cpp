@@ -212,7 +212,7 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     double age_h = (baked_h - born.second) + seconds / 3600;
     auto fit = features.find(0x89);     // read retry level (RETRY_FEATURE)
     int level = fit == features.end() ? 0 : fit->second[0];
-    double rber = cfg.rber((double)b.erase_count, age_h, (double)b.reads, level);
+    double rber = cfg.rber((double)(b.erase_count + precycled), age_h, (double)b.reads, level);
     b.reads += 1;
     auto flips = flip_positions(8 * data.size(), rber);
     if (flips.empty()) return data;
@@ -816,7 +816,7 @@ OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm, bool slc)
         } else {
             b.erase_count += 1;
             stats["erases"] += 1;
-            if (cfg.pe_limit > 0 && b.erase_count > cfg.pe_limit) {
+            if (cfg.pe_limit > 0 && b.erase_count + precycled > cfg.pe_limit) {
                 reason = b.bad = fmt("grown bad block (P/E limit %" PRId64 ")", cfg.pe_limit);
                 b.erased = false;
             }

@@ -117,6 +117,7 @@ class NandDieCore {
     PyRandom rng;
     uint64_t seq = 0, bad_key = 0;
     double baked_h = 0;             // retention bake hours so far (bake)
+    int64_t precycled = 0;          // P/E cycles every block took before (precycle)
     Bytes param_page;
 
     void advance(double now);
@@ -128,6 +129,9 @@ class NandDieCore {
     void inject_bad_block(int lun, int block, const std::string &reason = "injected");
     // Not an ONFI command: a retention bake, every programmed page ages `hours` (NandDie.bake)
     void bake(double hours) { baked_h += hours; }
+    // Not an ONFI command: every block takes `cycles` more P/E cycles, as a lab pre-cycles
+    // parts (NandDie.precycle): the bit error rate and the P/E limit count them
+    void precycle(int64_t cycles) { precycled += cycles; }
     int status(double now, int lun);
 
     double reset(double now);

@@ -196,4 +196,11 @@ int nand_die_fast_bake(double hours) {
     for (auto &m : models) m->die.bake(hours);
     return (int)models.size();
 }
+
+// For the harness's pre-cycling (SB_PRECYCLE): every block of every die takes `cycles` more
+// P/E cycles (NandDie.precycle). Returns the number of dies.
+int nand_die_fast_precycle(long long cycles) {
+    for (auto &m : models) m->die.precycle((int64_t)cycles);
+    return (int)models.size();
+}
 }

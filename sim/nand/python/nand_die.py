@@ -274,6 +274,7 @@ class NandDie:
         self.fail_events = []
         self.stats = Counter()      # reads, programs, erases, bit_errors, *_fail
         self.baked_h = 0.0          # retention bake hours so far (bake)
+        self.precycled = 0          # P/E cycles every block took before (precycle)
         self.features = {}          # feature address -> 4 bytes
         self.selected_lun = 0       # the LUN 70h reports and data output reads
         self.output_mode = "data"   # "data" | "status": what RE# would return
@@ -404,6 +405,15 @@ class NandDie:
             raise ValueError(f"NandDie.bake hours = {hours!r}: must be a number in 0..1e6")
         self.baked_h += float(hours)
 
+    def precycle(self, cycles):
+        """Backdoor: every block of every LUN takes `cycles` (0..10**7) more P/E cycles, as a
+        lab pre-cycles parts on a tester before a wear-out or retention test. The bit error
+        rate and the P/E limit count them with each block's own erases (block_info's
+        erase_count stays the die's own erases). Simulated time does not move."""
+        if isinstance(cycles, bool) or not isinstance(cycles, int) or not 0 <= cycles <= 10**7:
+            raise ValueError(f"NandDie.precycle cycles = {cycles!r}: must be an int in 0..10**7")
+        self.precycled += cycles
+
     def block_info(self, lun, block):
         """Backdoor: {erase_count, next_page, erased, bad, programmed_pages, slc} of a block
         (slc: erased in SLC mode)."""
@@ -450,7 +460,7 @@ class NandDie:
         born_ns, born_baked = b.written.get(page, (self.now, self.baked_h))
         age_h = age_hours(self.now, born_ns, self.baked_h, born_baked)
         level = self.features.get(RETRY_FEATURE, bytes(4))[0]
-        p = self.bit_errors.rber(b.erase_count, age_h, b.reads, level)
+        p = self.bit_errors.rber(b.erase_count + self.precycled, age_h, b.reads, level)
         b.reads += 1
         flips = self._flip_positions(8 * len(data), p)
         if not flips:
@@ -1043,7 +1053,8 @@ class NandDie:
             else:
                 b.erase_count += 1
                 self.stats["erases"] += 1
-                if self.pe_limit is not None and b.erase_count > self.pe_limit:
+                if self.pe_limit is not None \
+                        and b.erase_count + self.precycled > self.pe_limit:
                     reason = b.bad = f"grown bad block (P/E limit {self.pe_limit})"
                     b.erased = False
             if reason is not None:

@@ -45,6 +45,7 @@ FEATURES bytes appear twice each):
     WEAR <lun> <block> <n>  backdoor: the block's P/E count becomes n
     DISTURB <lun> <block> <n>  backdoor: the block's reads since erase become n
     BAKE <hours>            backdoor: a retention bake, every programmed page ages <hours>
+    PRECYCLE <cycles>       backdoor: every block takes <cycles> more P/E cycles
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
     POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
@@ -431,6 +432,8 @@ def run_file(path):
             r.die.luns[lun].block(block).reads = n
         elif key == "BAKE":
             r.die.bake(float(args[0]))
+        elif key == "PRECYCLE":
+            r.die.precycle(int(args[0]))
         elif key == "BAD":
             r.die.inject_bad_block(int(args[0]), int(args[1]))
         elif key == "WP":
@@ -561,6 +564,10 @@ class Scenario:
     def bake(self, hours):
         self.die.bake(hours)
         self._emit(f"BAKE {hours!r}")
+
+    def precycle(self, cycles):
+        self.die.precycle(cycles)
+        self._emit(f"PRECYCLE {cycles}")
 
     def bad(self, lun, block):
         self.die.inject_bad_block(lun, block)
@@ -1060,6 +1067,33 @@ def _sc_bit_errors():
     s.comment("a short read of a worn page: the flipped bytes in clear")
     s.read(s.row(0, 5, 0), 0, 64)
     s.read(s.row(0, 9, 0), 0, 8)       # erased: no flips
+    s.stats()
+    return s
+
+
+def _sc_precycle():
+    s = Scenario("precycle", seed=13, pe_limit=3003, bit_errors=BitErrorModel(1e-5, 2e-4, 1.5))
+    n = s.g.register_bytes
+    s.reset()
+    s.comment("a fresh part: a page read at 1 P/E cycle")
+    s.erase(s.row(0, 2, 0))
+    s.program(s.row(0, 2, 0), pat=(70, n))
+    s.read(s.row(0, 2, 0), 0, n, pat=(70, n))
+    s.stats()
+    s.comment("pre-cycled 3000 times: the same page reads as a worn block's")
+    s.precycle(3000)
+    s.read(s.row(0, 2, 0), 0, n, pat=(70, n))
+    s.stats()
+    s.comment("the P/E limit (3003) counts the pre-cycling: the third erase from now FAILs")
+    for _ in range(3):
+        s.erase(s.row(0, 2, 0))
+        s.status()
+    s.program(s.row(0, 2, 0), pat=(71, n))
+    s.status()
+    s.comment("a block never erased here has the pre-cycling too")
+    s.erase(s.row(1, 5, 0))
+    s.program(s.row(1, 5, 0), pat=(72, n))
+    s.read(s.row(1, 5, 0), 0, n, pat=(72, n))
     s.stats()
     return s
 
@@ -1841,6 +1875,7 @@ SCENARIOS = {
     "power_cut": _sc_power_cut,
     "bit_errors": _sc_bit_errors,
     "retention_retry": _sc_retention_retry,
+    "precycle": _sc_precycle,
     "timing": _sc_timing,
     "nvddr2": _sc_nvddr2,
     "nvddr2_timing": _sc_nvddr2_timing,

@@ -344,6 +344,18 @@ int sl_sim_quit(struct sl_transport *t)
     return xfer(sim_of(t), &m);
 }
 
+int sl_sim_precycle(struct sl_transport *t, uint64_t cycles)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (cycles < 1 || cycles > 10000000ull)
+        return sl_terr(t, -EINVAL, "precycle: %llu P/E cycles outside 1..10^7",
+                       (unsigned long long)cycles);
+    struct sb_msg m = {.type = SB_PRECYCLE, .data = cycles};
+    int rc = xfer(sim_of(t), &m);
+    return rc < 0 ? rc : (int)m.data;
+}
+
 int sl_sim_bake(struct sl_transport *t, uint64_t millihours)
 {
     if (t->ops != &sim_ops)

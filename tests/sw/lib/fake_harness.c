@@ -128,6 +128,11 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
             m->status = SB_ERR_ARG;
         m->data = 0;
         break;
+    case SB_PRECYCLE:       /* no NAND here: nothing wears */
+        if (m->data < 1 || m->data > 10000000ull)
+            m->status = SB_ERR_ARG;
+        m->data = 0;
+        break;
     case SB_BAKE:           /* no NAND here: nothing ages */
         if (m->data < 1 || m->data > 1000000000ull)
             m->status = SB_ERR_ARG;

@@ -44,6 +44,9 @@ def run(*args, env=None):
     (["quit", "--vfio", "0000:01:00.0"], "takes --sim, not --vfio"),
     (["bake", "--vfio", "0000:01:00.0", "10"], "takes --sim, not --vfio"),
     (["bake", "--sim", "s", "0"], "Invalid value for 'HOURS'"),
+    (["precycle", "--vfio", "0000:01:00.0", "10"], "takes --sim, not --vfio"),
+    (["precycle", "--sim", "s", "0"], "Invalid value for 'CYCLES'"),
+    (["precycle", "--sim", "s", "1.5"], "Invalid value for 'CYCLES'"),
     (["bake", "--sim", "s", "2e6"], "Invalid value for 'HOURS'"),
     (["bad-block", "--sim", "s", "--channel", "0"], "Missing option '--block'"),
     (["bad-block", "--sim", "s", "--channel", "-1", "--block", "3"],
@@ -172,6 +175,8 @@ def test_end_to_end_on_fake_harness(harness):
     assert run("power-cycle", env=harness).exit_code == 0
     r = run("bake", "8760", env=harness)        # no NAND in the fake: nothing ages
     assert r.exit_code == 0 and "nothing baked" in r.output, r.output
+    r = run("precycle", "3000", env=harness)    # nor wears
+    assert r.exit_code == 0 and "nothing pre-cycled" in r.output, r.output
     r = run("bad-block", "--channel", "1", "--block", "6", env=harness)
     assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("verify", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness)

@@ -154,6 +154,9 @@ static void serve(struct server *s, struct sb_msg *m)
     case SB_BAKE:           /* 4 dies baked */
         m->data = 4;
         break;
+    case SB_PRECYCLE:       /* 4 dies pre-cycled */
+        m->data = 4;
+        break;
     case SB_FAULT:          /* one die: channel 1, way 0, LUN 0, 64 blocks */
         if (m->size != SB_FAULT_BAD_BLOCK)
             m->status = SB_ERR_ARG;
@@ -464,6 +467,14 @@ static void msix_setup(void)
     CHECK_EQ(srv.req[n0].data, 8760000);
     CHECK_EQ(sl_sim_bake(t, 0), -EINVAL);
     CHECK_EQ(sl_sim_bake(t, 1000000001ull), -EINVAL);
+    CHECK_EQ(srv.nreq, n0 + 1);
+    /* pre-cycling: P/E cycles, range checked before anything is sent */
+    n0 = srv.nreq;
+    CHECK_EQ(sl_sim_precycle(t, 3000), 4);
+    CHECK_EQ(srv.req[n0].type, SB_PRECYCLE);
+    CHECK_EQ(srv.req[n0].data, 3000);
+    CHECK_EQ(sl_sim_precycle(t, 0), -EINVAL);
+    CHECK_EQ(sl_sim_precycle(t, 10000001ull), -EINVAL);
     CHECK_EQ(srv.nreq, n0 + 1);
     /* a grown bad block: the die's address in data, the block in addr */
     CHECK_EQ(sl_sim_bad_block(t, 1, 0, 0, 5), 1);

@@ -83,6 +83,11 @@ uint64_t sl_sim_time_ps(struct sl_transport *t);
  * (1 .. 10^9) thousandths of an hour at once. Returns the dies baked (0: the NAND emulator,
  * whose pages never age) or a negative errno. */
 int sl_sim_bake(struct sl_transport *t, uint64_t millihours);
+
+/* Sim only: pre-cycling (SB_PRECYCLE): every block of every die takes `cycles` (1 .. 10^7)
+ * more P/E cycles at once. Returns the dies pre-cycled (0: the NAND emulator, which does not
+ * wear) or a negative errno. */
+int sl_sim_precycle(struct sl_transport *t, uint64_t cycles);
 /* Sim only: fault injection (SB_FAULT). A grown bad block: block `block` (of its LUN, plane in
  * its low bits) of LUN `lun` of the die on channel `channel`, way (chip enable) `way` fails
  * every program and erase from now on (its FAIL status bit), as a block that wears out does.
