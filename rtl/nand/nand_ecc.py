@@ -13,7 +13,8 @@ The op's completion waits until the decoder has given back all its codewords and
 their outcome: `ecc_bits` the most bits corrected in one codeword, `ecc_fail` some codeword
 held more errors than the code corrects (its data is not to be used: see bch_decoder). A
 channel runs one op on the bus at a time and completes it before the next op's data, so
-everything the decoder holds when a completion arrives belongs to that op. See rtl/nand/README.md ("nand_ecc").
+everything the decoder holds when a completion arrives belongs to that op. See
+rtl/nand/README.md ("nand_ecc").
 """
 
 from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
