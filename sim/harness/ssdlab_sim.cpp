@@ -47,6 +47,7 @@ unsigned long long nand_die_fast_evals(void);
 int nand_die_fast_power_cut(long long now_ps, long long *torn);
 int nand_die_fast_bake(double hours);
 int nand_die_fast_precycle(long long cycles);
+void nand_die_fast_error_stats(long long *bits_read, long long *bit_errors);
 int nand_die_fast_bad_block(int die_id, int lun, int block);
 }
 #include "tlp_beats.h"
@@ -888,11 +889,13 @@ int main(int argc, char **argv) {
                 r.data = drive.cycles;
                 r.addr = drive.n_msi;
                 r.size = uint32_t(drive.n_dma_wr);
+                long long bits_read, bit_errors;
+                nand_die_fast_error_stats(&bits_read, &bit_errors);
                 snprintf(r.name, sizeof r.name,
                          "wall_s=%.3f ff_skipped=%llu dma_rd=%llu to_host_B=%llu "
                          "from_host_B=%llu mmio=%llu malformed=%llu nand_rules=%u "
                          "nand_timing=%u link_to_ns=%llu link_from_ns=%llu msix=%d "
-                         "fw_instret=%lld", wall,
+                         "fw_instret=%lld nand_bits_read=%lld nand_bit_errors=%lld", wall,
                          (unsigned long long)(drive.ff_skipped + drive.ff_checked),
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
@@ -902,7 +905,8 @@ int main(int argc, char **argv) {
                          drive.timing_violations(),
                          (unsigned long long)(drive.to_host.busy_fs / 1000000),
                          (unsigned long long)(drive.from_host.busy_fs / 1000000),
-                         int(drive.msix_enabled()), drive.fw_instret());
+                         int(drive.msix_enabled()), drive.fw_instret(), bits_read,
+                         bit_errors);
                 break;
             }
             case SB_QUIT:

@@ -214,6 +214,7 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     int level = fit == features.end() ? 0 : fit->second[0];
     double rber = cfg.rber((double)(b.erase_count + precycled), age_h, (double)b.reads, level);
     b.reads += 1;
+    stats["bits_read"] += 8 * (int64_t)data.size();
     auto flips = flip_positions(8 * data.size(), rber);
     if (flips.empty()) return data;
     Bytes img = data;

@@ -197,6 +197,16 @@ int nand_die_fast_bake(double hours) {
     return (int)models.size();
 }
 
+// For the harness's statistics (SB_INFO): the bits read from programmed pages and the bits
+// the dies flipped in them, over every die (their ratio: the raw bit error rate the reads saw)
+void nand_die_fast_error_stats(long long *bits_read, long long *bit_errors) {
+    *bits_read = *bit_errors = 0;
+    for (auto &m : models) {
+        *bits_read += m->die.stats["bits_read"];
+        *bit_errors += m->die.stats["bit_errors"];
+    }
+}
+
 // For the harness's pre-cycling (SB_PRECYCLE): every block of every die takes `cycles` more
 // P/E cycles (NandDie.precycle). Returns the number of dies.
 int nand_die_fast_precycle(long long cycles) {

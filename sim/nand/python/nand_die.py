@@ -272,7 +272,9 @@ class NandDie:
         self.now = 0
         self.violations = []
         self.fail_events = []
-        self.stats = Counter()      # reads, programs, erases, bit_errors, *_fail
+        # reads, programs, erases, bit_errors, bits_read (of programmed pages: the bits the
+        # bit error rate applies to), *_fail
+        self.stats = Counter()
         self.baked_h = 0.0          # retention bake hours so far (bake)
         self.precycled = 0          # P/E cycles every block took before (precycle)
         self.features = {}          # feature address -> 4 bytes
@@ -462,6 +464,7 @@ class NandDie:
         level = self.features.get(RETRY_FEATURE, bytes(4))[0]
         p = self.bit_errors.rber(b.erase_count + self.precycled, age_h, b.reads, level)
         b.reads += 1
+        self.stats["bits_read"] += 8 * len(data)
         flips = self._flip_positions(8 * len(data), p)
         if not flips:
             return data, ()

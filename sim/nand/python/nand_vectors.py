@@ -41,7 +41,7 @@ FEATURES bytes appear twice each):
     RULE <name>             the next NAND rule violation (in order) is <name>
     TIMING <param>          the next interface timing violation is <param> (e.g. tWH)
     STATS k=v ...           die statistics (reads, programs, erases, bit_errors,
-                            program_fail, erase_fail, resets)
+                            bits_read, program_fail, erase_fail, resets)
     WEAR <lun> <block> <n>  backdoor: the block's P/E count becomes n
     DISTURB <lun> <block> <n>  backdoor: the block's reads since erase become n
     BAKE <hours>            backdoor: a retention bake, every programmed page ages <hours>
@@ -85,8 +85,8 @@ VECTOR_DIR = Path(__file__).resolve().parents[1] / "vectors"
 GEOMETRY_FIELDS = ("page_bytes", "spare_bytes", "pages_per_block", "blocks_per_plane",
                    "planes", "luns", "bits_per_cell")
 TIMING_FIELDS = tuple(f.name for f in dataclasses.fields(NandArrayTiming))
-STAT_KEYS = ("reads", "programs", "erases", "bit_errors", "program_fail", "erase_fail",
-             "resets")
+STAT_KEYS = ("reads", "programs", "erases", "bit_errors", "bits_read", "program_fail",
+             "erase_fail", "resets")
 
 
 class VectorError(AssertionError):

@@ -192,6 +192,46 @@ def sim_run_cmd(persona, channels, blocks_per_plane, pages_per_block, trace, sdr
         raise click.ClickException(str(e)) from None
 
 
+def _pe_steps(ctx, param, value):
+    try:
+        steps = [int(v) for v in value.split(",")]
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: comma-separated P/E counts") from None
+    if any(s < 0 or s > 10**7 for s in steps) or steps != sorted(steps):
+        raise click.BadParameter(f"{value!r}: P/E counts 0..10^7, not decreasing")
+    return steps
+
+
+@sim_group.command("wearout")
+@click.option("--persona", default="crucial-m500-960", show_default=True,
+              help="A persona with a BCH code (ecc.scheme bch).")
+@click.option("--steps", default="0,3000,10000,20000,25000,30000", show_default=True,
+              callback=_pe_steps, help="The P/E counts the NAND is pre-cycled to, in order.")
+@click.option("--fill-mib", type=click.IntRange(1, 64), default=8, show_default=True,
+              help="Data written once and read back whole at every step.")
+@click.option("--bake-hours", type=click.FloatRange(0, 1e6), default=0.0, show_default=True,
+              help="A retention bake before each step's reads.")
+@click.option("--bench-ios", type=click.IntRange(1), default=200, show_default=True,
+              help="QD 1 4 KiB random reads per step (latency percentiles).")
+@click.option("--seed", type=click.IntRange(0), default=1, show_default=True)
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("build/wearout"), show_default=True,
+              help="wearout.json, wearout.md, wearout.png.")
+def sim_wearout_cmd(persona, steps, fill_mib, bake_hours, bench_ios, seed, out):
+    """A wear-out run: the simulated drive (the persona's ECC, dies flipping bits at their
+    part's rates) pre-cycled step by step until its reads fail; raw bit errors, corrected
+    bits, retries, refreshes, the first Unrecovered Read Error and SMART (sw/ssdlab/wearout.py)."""
+    from spec.persona import PersonaError
+    from sw.ssdlab.wearout import run_wearout
+    try:
+        report = run_wearout(persona, steps, fill_mib, bake_hours, seed, bench_ios, out,
+                             log=click.echo)
+    except (PersonaError, ValueError) as e:
+        raise click.ClickException(str(e)) from None
+    click.echo(f"first Unrecovered Read Error: {report['first_ure']}")
+    click.echo(f"report: {out}/wearout.md, wearout.json, wearout.png")
+
+
 @sim_group.command("profile")
 @click.option("--persona", default="default", show_default=True)
 @click.option("--channels", type=click.IntRange(1, 18), help="Override the persona's channels.")

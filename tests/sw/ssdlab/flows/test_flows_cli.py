@@ -21,7 +21,7 @@ def test_every_flow_is_on_the_front_door():
     r = run("--help")
     for cmd in ("elaborate", "lint", "synth", "sim", "board", "bench", "persona", "drive"):
         assert f"  {cmd} " in r.output, cmd
-    assert all(c in run("sim", "--help").output for c in ("build", "run"))
+    assert all(c in run("sim", "--help").output for c in ("build", "run", "wearout"))
     assert all(c in run("board", "--help").output for c in ("build", "load", "flash", "synth"))
 
 
@@ -50,6 +50,10 @@ def test_elaborate_one_core_and_hashes():
     (("synth", "--soc", "nvme_regs"), "--soc takes no CORE"),
     (("sim", "build", "--persona", "no-such-persona"), "no-such-persona"),
     (("board", "build", "--board", "no_board"), "'no_board' is not one of"),
+    (("sim", "wearout", "--steps", "0,3000,1000"), "--steps': '0,3000,1000': P/E counts"),
+    (("sim", "wearout", "--steps", "0,x"), "--steps': '0,x': comma-separated P/E counts"),
+    (("sim", "wearout", "--fill-mib", "0"), "Invalid value for '--fill-mib'"),
+    (("sim", "wearout", "--persona", "kioxia-cm6v-3.2t"), "ecc.scheme must be bch"),
 ])
 def test_bad_arguments_name_the_field(args, message):
     r = run(*args)
