@@ -18,8 +18,9 @@ spec/fw_streams.py's fields. Around it:
 
 CSRs (the firmware's, sw/firmware/hal_soc.c): `enable`, `l2p_base`, `slc` (write: bits
 30:0 a block index, bit 31 its SLC mode), `begun` / `finished` (the fence), `idle`, and the
-counters `reads`, `punts`, `handbacks`, `lbas`. They are not among the firmware's wake sources:
-nothing here wakes the CPU, so a request the engine carries costs it no instruction.
+counters `reads`, `punts`, `handbacks`, `lbas`, `corrected`, `max_bits`. They are not among
+the firmware's wake sources: nothing here wakes the CPU, so a request the engine carries
+costs it no instruction.
 """
 
 from litex.gen import LiteXModule
@@ -116,6 +117,8 @@ class FtlReadPath(LiteXModule):
         self._punts = CSRStatus(32)
         self._handbacks = CSRStatus(32)
         self._lbas = CSRStatus(48)
+        self._corrected = CSRStatus(32, description="READs passed with bits corrected")
+        self._max_bits = CSRStatus(7, description="most bits corrected in a codeword")
 
         # The map port: a read port of the RAM the map lives in (attach_map_port), one word
         # at a time, in order: the address, then the word one cycle later.
@@ -168,6 +171,7 @@ class FtlReadPath(LiteXModule):
             o_idle=self._idle.status, o_quiet=engine_quiet,
             o_reads=self._reads.status, o_punts=self._punts.status,
             o_handbacks=self._handbacks.status, o_lbas=self._lbas.status,
+            o_corrected=self._corrected.status, o_max_bits=self._max_bits.status,
         )
 
     def attach_map_port(self, port, base):

@@ -126,6 +126,9 @@ class FtlReadEngine(wiring.Component):
     reads, punts, handbacks : out, 32 bits; requests completed here, requests given to the
         firmware untouched, requests handed back to it after a failed READ
     lbas : out, 48 bits; LBAs of the requests completed here (SMART's data units read)
+    corrected : out, 32 bits; the engine's READs that passed with bits corrected (ecc_bits
+        non-zero), as the firmware counts its own (vendor log C0h, ecc_corrected_reads)
+    max_bits : out, 7 bits; the most bits corrected in a codeword of those READs (ecc_bits)
     """
 
     def __init__(self, tag_width=6, handle_slots=32, lbads=12, n_channels=18, n_ways=4,
@@ -201,6 +204,8 @@ class FtlReadEngine(wiring.Component):
             "lbas": Out(48),
             "punts": Out(32),
             "handbacks": Out(32),
+            "corrected": Out(32),
+            "max_bits": Out(7),
         })
 
     def elaborate(self, platform):
@@ -402,6 +407,10 @@ class FtlReadEngine(wiring.Component):
         m.d.comb += failed_next.eq(failed & ~set_active)     # a new request starts clean
         with m.If(cpl_fire & (cpl.fail | cpl.error | cpl.ecc_fail)):    # ECC gave up: URE
             m.d.comb += failed_next.bit_select(cpl_tag, 1).eq(1)
+        with m.Elif(cpl_fire & (cpl.ecc_bits != 0)):                  # passed, corrected
+            m.d.sync += self.corrected.eq(self.corrected + 1)
+            with m.If(cpl.ecc_bits > self.max_bits):
+                m.d.sync += self.max_bits.eq(cpl.ecc_bits)
         m.d.sync += failed.eq(failed_next)
 
         # -- the request FSM ------------------------------------------------------------------

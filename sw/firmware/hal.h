@@ -207,6 +207,8 @@ struct hal_hw_read_counts {
     uint32_t reads, punts;              /* completed, given to the firmware untouched */
     uint32_t handbacks;                 /* given back after a failed READ (read again here) */
     uint64_t lbas;                      /* LBAs of the requests it completed */
+    uint32_t corrected;                 /* its READs that passed with bits corrected */
+    uint32_t max_bits;                  /* the most bits corrected in one of their codewords */
 };
 void hal_hw_read_counts(struct hal_hw_read_counts *c);
 

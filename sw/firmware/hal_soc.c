@@ -396,6 +396,8 @@ void hal_hw_read_counts(struct hal_hw_read_counts *c)
     c->punts = ftl_read_punts_read();
     c->handbacks = ftl_read_handbacks_read();
     c->lbas = ftl_read_lbas_read();
+    c->corrected = ftl_read_corrected_read();
+    c->max_bits = ftl_read_max_bits_read();
 }
 #else
 bool hal_hw_read_present(void) { return false; }

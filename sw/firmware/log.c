@@ -220,9 +220,11 @@ static uint32_t build_vendor(void)
     put_le(p + 296, 8, F.stall_wb);
     put_le(p + 304, 8, F.rel_waits);
     put_le(p + 312, 8, F.stall_gc);
-    put_le(p + 320, 8, C.ecc_corrected_reads);
+    /* corrected reads and the most bits: the firmware's flash reads and the hardware
+     * path's READs together */
+    put_le(p + 320, 8, C.ecc_corrected_reads + hw.corrected);
     put_le(p + 328, 8, C.ecc_failed_reads);
-    put_le(p + 336, 8, C.ecc_max_bits);
+    put_le(p + 336, 8, C.ecc_max_bits > hw.max_bits ? C.ecc_max_bits : hw.max_bits);
     put_le(p + 344, 8, C.read_retries);
     put_le(p + 352, 8, C.retry_recovered);
     put_le(p + 360, 8, hw.handbacks);

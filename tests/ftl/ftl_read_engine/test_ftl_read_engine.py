@@ -19,8 +19,8 @@ page), not from the RTL's bit slicing. What is checked:
 - after its last READ completed it ends once: completed with success when every READ
   succeeded, else handed back to the firmware unchanged (which reads it again with read
   retry and reports what it finds; the engine reports no error itself);
-- the counters (begun, finished, reads, lbas, punts, handbacks), `idle` and `quiet` at the
-  end.
+- the counters (begun, finished, reads, lbas, punts, handbacks; corrected and max_bits over
+  the READs that passed with ecc_bits), `idle` and `quiet` at the end.
 """
 
 import random
@@ -123,6 +123,7 @@ class TB:
         self.handed = []                # requests handed back (a READ failed)
         self.done_reqs = []             # requests completed by the engine
         self.flash_q = []               # (due cycle, flash tag, fail)
+        self.corrected, self.max_bits = 0, 0    # READs passed with bits corrected, most bits
         self.free_tags = list(range(1 << p["tag_width"]))
         self.current_hw_tag = None
         self.n_ops = 0
@@ -214,10 +215,18 @@ class TB:
                 self.per_die[die] -= 1
                 self.per_tag[owner] -= 1
                 self.fail[owner] |= fail
+                # a passed READ may carry corrected bits; a failed one is a program-style
+                # FAIL or the ECC's ecc_fail (its ecc_bits count nothing)
+                bits = self.rng.choice([0, 0, 0, 1, 5, 32, 127])
+                ecc_fail = fail and self.rng.random() < 0.5
+                if bits and not fail:
+                    self.corrected += 1
+                    self.max_bits = max(self.max_bits, bits)
                 dut.s_fcpl__valid.value = 1
-                dut.s_fcpl__payload.value = struct_bits(FlashCompletion, tag=ftag,
-                                                        fail=int(fail), status=0xE1 if fail
-                                                        else 0xE0)
+                dut.s_fcpl__payload.value = struct_bits(
+                    FlashCompletion, tag=ftag, fail=int(fail and not ecc_fail),
+                    ecc_fail=int(ecc_fail), ecc_bits=bits,
+                    status=0xE1 if fail and not ecc_fail else 0xE0)
             else:
                 dut.s_fcpl__valid.value = 0
 
@@ -348,6 +357,8 @@ async def test_reads(dut):
         f"{len(tb.completions)} completed + {n_err} handed back of {hw_count}"
     assert int(dut.reads.value) == len(tb.completions)
     assert int(dut.handbacks.value) == n_err
+    assert int(dut.corrected.value) == tb.corrected and tb.corrected > 0
+    assert int(dut.max_bits.value) == tb.max_bits
     done_lbas = sum(r["nlb"] + 1 for r in tb.done_reqs)
     assert int(dut.lbas.value) == done_lbas, f"lbas {int(dut.lbas.value)}, want {done_lbas}"
     assert int(dut.quiet.value) == 1
