@@ -23,6 +23,10 @@ The rate of one page read (per bit; the flips are Bernoulli draws over the page 
   at a level past it sees the over-shift errors, as on a real part.
 - reads: the block's page reads since its erase (read disturb: every read of a block stresses
   its other word lines).
+- Which bits flip: the wear errors are the page's weak cells, the same bits on every read of
+  one program of the page at one wear (the die models draw them from a seed of the die, the
+  page and the block's erase count: a read retry cannot recover them, as on a real part);
+  the retention and disturb errors are drawn afresh at each read. A bit in both flips once.
 
 The numbers per part (spec/nand_geometry.PARTS) are assumed, of the order the NAND
 characterisation literature reports for 2x nm MLC (raw error rates of 1e-4 at the rated
@@ -77,10 +81,18 @@ class BitErrorModel:
         return self.retention_shift * math.log10(1.0 + age_h) * (1.0 + pe_cycles / 1000)
 
     def rber(self, pe_cycles, age_h=0.0, reads=0, level=0):
-        """Raw bit error rate of one read (the die models' formula; module docstring)."""
-        wear = self.rber_base + self.rber_per_kcycle * (pe_cycles / 1000) ** self.exponent
+        """Raw bit error rate of one read (module docstring): wear_rber + read_rber."""
+        return self.wear_rber(pe_cycles) + self.read_rber(pe_cycles, age_h, reads, level)
+
+    def wear_rber(self, pe_cycles):
+        """The wear part: the page's weak cells, the same bits on every read of it."""
+        return self.rber_base + self.rber_per_kcycle * (pe_cycles / 1000) ** self.exponent
+
+    def read_rber(self, pe_cycles, age_h=0.0, reads=0, level=0):
+        """The part each read draws afresh: the retention shift the read level misses, and
+        read disturb."""
         miss = self.shift(pe_cycles, age_h) - level
-        return wear + self.rber_shift * (miss * miss) + self.rber_per_kread * (reads / 1000)
+        return self.rber_shift * (miss * miss) + self.rber_per_kread * (reads / 1000)
 
     def best_level(self, pe_cycles, age_h):
         """The read-retry level with the fewest errors for this wear and age."""

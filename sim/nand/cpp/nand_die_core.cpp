@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cmath>
+#include <iterator>
 #include <memory>
 
 #include "nand_hash.h"
@@ -48,6 +49,7 @@ NandDieCore::NandDieCore(const DieConfig &c)
         luns[i].factory_erased = cfg.factory_erased;
     }
     bad_key = mix64((uint64_t)cfg.seed);
+    weak_key = mix64((uint64_t)cfg.seed ^ 0x5745414BULL);
     param_page = onfi_parameter_page(cfg);
 }
 
@@ -176,14 +178,14 @@ void NandDieCore::inject_bad_block(int lun, int block, const std::string &reason
     luns[lun].block(block).bad = "grown bad block (" + reason + ")";
 }
 
-std::vector<uint64_t> NandDieCore::flip_positions(uint64_t n_bits, double p) {
+std::vector<uint64_t> NandDieCore::flip_positions(uint64_t n_bits, double p, PyRandom &r) {
     std::vector<uint64_t> out;
     if (p <= 0) return out;
     p = std::min(p, 0.5);
     double log_q = std::log1p(-p);
     int64_t pos = -1;
     while (true) {
-        pos += (int64_t)(std::log1p(-rng.random()) / log_q) + 1;
+        pos += (int64_t)(std::log1p(-r.random()) / log_q) + 1;
         if (pos >= (int64_t)n_bits) return out;
         out.push_back((uint64_t)pos);
     }
@@ -212,10 +214,28 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     double age_h = (baked_h - born.second) + seconds / 3600;
     auto fit = features.find(0x89);     // read retry level (RETRY_FEATURE)
     int level = fit == features.end() ? 0 : fit->second[0];
-    double rber = cfg.rber((double)(b.erase_count + precycled), age_h, (double)b.reads, level);
+    double pe = (double)(b.erase_count + precycled);
+    double wear = cfg.wear_rber(pe);
+    double rber = cfg.read_rber(pe, age_h, (double)b.reads, level);
     b.reads += 1;
-    stats["bits_read"] += 8 * (int64_t)data.size();
-    auto flips = flip_positions(8 * data.size(), rber);
+    uint64_t n = 8 * data.size();
+    stats["bits_read"] += (int64_t)n;
+    // the page's weak cells (the same bits on every read of this program of the page), then
+    // this read's own errors (NandDie._array_read)
+    std::vector<uint64_t> weak;
+    if (wear > 0) {
+        uint64_t h = mix64(weak_key ^ ((uint64_t)lun_i << 48 | (uint64_t)block << 24 |
+                                       (uint64_t)page));
+        PyRandom wr((int64_t)(mix64(h ^ (uint64_t)b.erase_count) >> 1));
+        weak = flip_positions(n, wear, wr);
+    }
+    auto flips = flip_positions(n, rber, rng);
+    if (!weak.empty()) {
+        std::vector<uint64_t> all;
+        std::set_union(weak.begin(), weak.end(), flips.begin(), flips.end(),
+                       std::back_inserter(all));
+        flips.swap(all);
+    }
     if (flips.empty()) return data;
     Bytes img = data;
     for (uint64_t bit : flips) img[bit >> 3] ^= (uint8_t)(1 << (bit & 7));

@@ -116,6 +116,7 @@ class NandDieCore {
     bool reset_seen = false;
     PyRandom rng;
     uint64_t seq = 0, bad_key = 0;
+    uint64_t weak_key = 0;          // the weak cells' seeds (NandDie._weak_key)
     double baked_h = 0;             // retention bake hours so far (bake)
     int64_t precycled = 0;          // P/E cycles every block took before (precycle)
     Bytes param_page;
@@ -176,7 +177,7 @@ class NandDieCore {
     void raise_late(const std::vector<Violation> &found);
     int64_t t_r_of(int page, bool slc) const;
     int64_t t_prog_of(int page, bool slc) const;
-    std::vector<uint64_t> flip_positions(uint64_t n_bits, double p);
+    std::vector<uint64_t> flip_positions(uint64_t n_bits, double p, PyRandom &r);
     Bytes array_read(int lun, int block, int page, size_t &nflips);
 };
 

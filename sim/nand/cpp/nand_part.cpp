@@ -187,10 +187,17 @@ std::string DieConfig::validate() {
 }
 
 double DieConfig::rber(double pe, double age_h, double reads, int level) const {
-    double wear = rber_base + rber_per_kcycle * std::pow(pe / 1000, rber_exponent);
+    return wear_rber(pe) + read_rber(pe, age_h, reads, level);
+}
+
+double DieConfig::wear_rber(double pe) const {
+    return rber_base + rber_per_kcycle * std::pow(pe / 1000, rber_exponent);
+}
+
+double DieConfig::read_rber(double pe, double age_h, double reads, int level) const {
     double shift = retention_shift * std::log10(1.0 + age_h) * (1.0 + pe / 1000);
     double miss = shift - level;
-    return wear + rber_shift * (miss * miss) + rber_per_kread * (reads / 1000);
+    return rber_shift * (miss * miss) + rber_per_kread * (reads / 1000);
 }
 
 int DieConfig::bad_blocks_limit() const {

@@ -79,6 +79,8 @@ struct DieConfig {
     int retry_levels = 1;
     // the formula of BitErrorModel.rber, operation for operation
     double rber(double pe, double age_h, double reads, int level) const;
+    double wear_rber(double pe) const;                              // BitErrorModel.wear_rber
+    double read_rber(double pe, double age_h, double reads, int level) const;  // .read_rber
     bool factory_erased = true, require_reset = true;
     int param_page_copies = 3;
     std::string validate();                 // "" or the error naming the field

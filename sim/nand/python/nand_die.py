@@ -261,6 +261,7 @@ class NandDie:
         self.geometry = part.geometry
         self.timing = part.timing
         self.seed = seed
+        self._weak_key = mix64(seed ^ 0x5745414B)      # the weak cells' seeds ("WEAK")
         self.strict = strict
         self.factory_bad_block_rate = float(rate)
         self.pe_limit = pe_limit
@@ -432,18 +433,35 @@ class NandDie:
         b = self.luns[lun].blocks.get(block)
         return None if b is None else b.pages.get(page)
 
-    def _flip_positions(self, n_bits, p):
-        """Bernoulli(p) over n_bits, sampled as geometric gaps: cost ~ number of flips."""
+    def _flip_positions(self, n_bits, p, rng=None):
+        """Bernoulli(p) over n_bits, sampled as geometric gaps from rng (default: the die's
+        own): cost ~ number of flips."""
         if p <= 0:
             return ()
+        rng = rng or self._rng
         p = min(p, 0.5)
         log_q = math.log1p(-p)
         out, pos = [], -1
         while True:
-            pos += int(math.log1p(-self._rng.random()) / log_q) + 1
+            pos += int(math.log1p(-rng.random()) / log_q) + 1
             if pos >= n_bits:
                 return tuple(out)
             out.append(pos)
+
+    def weak_cells(self, lun, block, page):
+        """The page's weak cells at its block's wear now (register bit positions): drawn at
+        the wear rate (BitErrorModel.wear_rber) from a seed of the die, the page and the
+        block's erase count, so every read of one program of the page flips them; more wear
+        draws a new, larger set. () for an erased page or a die without bit errors."""
+        b = self.luns[lun].blocks.get(block)
+        if b is None or page not in b.pages:
+            return ()
+        wear = self.bit_errors.wear_rber(b.erase_count + self.precycled)
+        if wear <= 0:
+            return ()
+        h = mix64(self._weak_key ^ (lun << 48 | block << 24 | page))
+        return self._flip_positions(8 * self.geometry.register_bytes, wear,
+                                    random.Random(mix64(h ^ b.erase_count) >> 1))
 
     def _array_read(self, lun_i, block, page):
         """Array read of one page: (page register image, flipped bit positions). A read of a
@@ -462,10 +480,17 @@ class NandDie:
         born_ns, born_baked = b.written.get(page, (self.now, self.baked_h))
         age_h = age_hours(self.now, born_ns, self.baked_h, born_baked)
         level = self.features.get(RETRY_FEATURE, bytes(4))[0]
-        p = self.bit_errors.rber(b.erase_count + self.precycled, age_h, b.reads, level)
+        pe = b.erase_count + self.precycled
+        p = self.bit_errors.read_rber(pe, age_h, b.reads, level)
         b.reads += 1
-        self.stats["bits_read"] += 8 * len(data)
-        flips = self._flip_positions(8 * len(data), p)
+        n = 8 * len(data)
+        self.stats["bits_read"] += n
+        # the page's weak cells (read retry cannot recover them), then this read's own
+        # retention and disturb errors
+        weak = self.weak_cells(lun_i, block, page)
+        flips = self._flip_positions(n, p)
+        if weak:
+            flips = tuple(sorted(set(weak) | set(flips)))
         if not flips:
             return data, ()
         img = bytearray(data)

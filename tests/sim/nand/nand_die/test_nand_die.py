@@ -787,6 +787,9 @@ def test_bit_errors_grow_with_pe_and_replay_from_seed():
     high, flips = _flip_counts(1, 300)
     # rber 1e-5 vs 3e-3 over 4352 bits: about 0.04 vs 13 flips per read.
     assert sum(low) <= 3 and sum(high) > 60
+    # wear errors are the page's weak cells: the same bits on every read
+    assert all(f == flips[0] for f in flips) and flips[0]
+    assert _flip_counts(1, 301)[1][0] != flips[0]              # another program: others
     assert _flip_counts(1, 300)[1] == flips                    # same seed, same flips
     assert _flip_counts(2, 300)[1] != flips
     die, t = make_die(bit_errors=BitErrorModel(rber_base=1e-2))
@@ -803,11 +806,12 @@ def _mean_flips(die, t, lun, block, page, reads):
     return total / reads, t
 
 
-def _expected(model, pe, age_h, reads_before, reads, level):
-    """Mean flips per read the model's formula predicts over reads_before.. of a block."""
+def _expected(model, pe, age_h, reads_before, reads, level, weak=0):
+    """Mean flips per read the model's formula predicts over reads_before.. of a block:
+    the page's `weak` cells (its wear errors, on every read) and the read part's mean."""
     bits = 8 * REG
-    return sum(model.rber(pe, age_h, reads_before + i, level) * bits
-               for i in range(reads)) / reads
+    return weak + sum(model.read_rber(pe, age_h, reads_before + i, level) * bits
+                      for i in range(reads)) / reads
 
 
 @pytest.mark.smoke
@@ -825,12 +829,18 @@ def test_retention_read_retry_and_disturb_follow_the_model():
     t = program(die, t, 0, 1, 0, pattern(7))
     n, reads_done = 200, 0
 
+    weak = len(die.weak_cells(0, 1, 0))
+    # one draw at the wear rate over the register: 5 sigma of its Poisson count
+    mean_weak = model.wear_rber(3000) * 8 * REG
+    assert abs(weak - mean_weak) <= 5 * mean_weak ** 0.5, (weak, mean_weak)
+
     def check(age_h, level):
         nonlocal t, reads_done
         got, t = _mean_flips(die, t, 0, 1, 0, n)
-        want = _expected(model, 3000, age_h, reads_done, n, level)
+        want = _expected(model, 3000, age_h, reads_done, n, level, weak)
         reads_done += n
-        assert abs(got - want) <= 5 * (want / n) ** 0.5 + 0.05, (age_h, level, got, want)
+        spread = want - weak
+        assert abs(got - want) <= 5 * (spread / n) ** 0.5 + 0.05, (age_h, level, got, want)
         return got
 
     fresh = check(0.0, 0)
@@ -855,7 +865,7 @@ def test_retention_read_retry_and_disturb_follow_the_model():
     reads_done = 0
     t = die.set_features(t, 0x89, bytes([0, 0, 0, 0]))
     got, t = _mean_flips(die, t, 0, 1, 0, n)
-    assert got <= 3 * _expected(model, 3001, 0.0, 0, n, 0) + 1
+    assert got <= 3 * _expected(model, 3001, 0.0, 0, n, 0, len(die.weak_cells(0, 1, 0))) + 1
 
 
 @pytest.mark.smoke
