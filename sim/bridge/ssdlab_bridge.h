@@ -76,6 +76,9 @@
  *                  data[15:8]: every program and erase of it fails from now on (FAIL).
  *                  Reply: data = 1, or 0 when the drive has no die models (the NAND
  *                  emulator). A die, LUN or block the drive lacks, another fault: SB_ERR_ARG.
+ *                  SB_FAULT_BIT_ERRORS: every read of LUN data[23:16] of that die flips bits
+ *                  at `addr` parts per billion (0 .. 5 x 10^8; 0 ends it) more, drawn afresh
+ *                  at each read (a degraded die). Reply as for SB_FAULT_BAD_BLOCK.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -122,6 +125,7 @@ enum sb_type {
 
 /* SB_FAULT's size: the fault injected. */
 #define SB_FAULT_BAD_BLOCK  1u
+#define SB_FAULT_BIT_ERRORS 2u
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
 #define SB_RESET_POWER_CUT  1u

@@ -49,6 +49,7 @@ int nand_die_fast_bake(double hours);
 int nand_die_fast_precycle(long long cycles);
 void nand_die_fast_error_stats(long long *bits_read, long long *bit_errors);
 int nand_die_fast_bad_block(int die_id, int lun, int block);
+int nand_die_fast_bit_errors(int die_id, int lun, double rber);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -916,14 +917,22 @@ int main(int argc, char **argv) {
                 // the sim top names die (channel, way) DIE_ID channel x 8 + way
                 // (sw/ssdlab/flows/sim_gateware.py)
                 unsigned ch = m.data & 0xFF, way = m.data >> 8 & 0xFF, lun = m.data >> 16 & 0xFF;
-                int rc = m.size == SB_FAULT_BAD_BLOCK && way < 8 && m.addr <= 0xFFFFFF
-                    ? nand_die_fast_bad_block(int(ch * 8 + way), int(lun), int(m.addr)) : -1;
+                int rc = -1;
+                if (m.size == SB_FAULT_BAD_BLOCK && way < 8 && m.addr <= 0xFFFFFF)
+                    rc = nand_die_fast_bad_block(int(ch * 8 + way), int(lun), int(m.addr));
+                else if (m.size == SB_FAULT_BIT_ERRORS && way < 8 && m.addr <= 500000000ull)
+                    rc = nand_die_fast_bit_errors(int(ch * 8 + way), int(lun),
+                                                  double(m.addr) / 1e9);
                 if (rc < 0) r.status = SB_ERR_ARG;
                 else r.data = uint64_t(rc);
-                if (rc > 0)
+                if (rc > 0 && m.size == SB_FAULT_BAD_BLOCK)
                     fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
                             "LUN %u block %llu grown bad\n", double(drive.time_ps()) / 1e6, ch,
                             way, lun, (unsigned long long)m.addr);
+                else if (rc > 0)
+                    fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
+                            "LUN %u reads flip bits at %g more\n",
+                            double(drive.time_ps()) / 1e6, ch, way, lun, double(m.addr) / 1e9);
                 break;
             }
             case SB_BAKE:

@@ -123,6 +123,7 @@ def load_library(build=True):
             "sl_sim_quit": (i32, [vp]),
             "sl_sim_bake": (i32, [vp, u64]),
             "sl_sim_precycle": (i32, [vp, u64]),
+            "sl_sim_bit_errors": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, u64]),
             "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_uint]),
             "sl_sim_time_ps": (u64, [vp]),
@@ -283,6 +284,12 @@ class Transport:
         Drive open, use Drive.precycle."""
         return _sim_precycle(self._lib, self._t, cycles)
 
+    def bit_errors(self, channel, way, lun, rber):
+        """sim only: injected bit errors (SB_FAULT_BIT_ERRORS): every read of that LUN flips
+        bits at `rber` (0 .. 0.5, to 1e-9; 0 ends it) more, a degraded die. True; False for
+        a drive with the NAND emulator. With a Drive open, use Drive.bit_errors."""
+        return _sim_bit_errors(self._lib, self._t, channel, way, lun, rber)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
@@ -315,6 +322,16 @@ def _sim_precycle(lib, t, cycles):
     if isinstance(cycles, bool) or not isinstance(cycles, int) or not 1 <= cycles <= 10**7:
         raise ValueError(f"precycle: cycles={cycles!r} outside 1..10^7")
     return _sim_check(lib, t, lib.sl_sim_precycle(t, cycles))
+
+
+def _sim_bit_errors(lib, t, channel, way, lun, rber):
+    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"bit_errors: {name}={v!r} must be an integer >= 0")
+    if isinstance(rber, bool) or not isinstance(rber, int | float) or not 0 <= rber <= 0.5:
+        raise ValueError(f"bit_errors: rber={rber!r} outside 0..0.5")
+    return _sim_check(lib, t, lib.sl_sim_bit_errors(t, channel, way, lun,
+                                                    round(rber * 1e9))) == 1
 
 
 def _sim_bad_block(lib, t, channel, way, lun, block):
@@ -430,6 +447,12 @@ class Drive:
         """sim only: pre-cycling of the drive's NAND through this controller's connection
         (Transport.precycle)."""
         return _sim_precycle(self._lib, self._lib.sl_ctrl_transport(self._c), cycles)
+
+    def bit_errors(self, channel, way, lun, rber):
+        """sim only: injected bit errors through this controller's connection
+        (Transport.bit_errors)."""
+        return _sim_bit_errors(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
+                               lun, rber)
 
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block through this controller's connection

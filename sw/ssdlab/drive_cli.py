@@ -498,6 +498,29 @@ def bad_block(dev, as_json, channel, way, lun, block):
           "nothing injected: this drive's NAND (the emulator) has no die models")
 
 
+@drive.command("bit-errors")
+@click.option("--channel", type=click.IntRange(0, 255), required=True)
+@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
+              help="chip enable on the channel")
+@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@click.option("--rber", type=click.FloatRange(0, 0.5), required=True,
+              help="bits flipped per bit read, on top of the die's own (0 ends the fault)")
+@_device_options
+def bit_errors(dev, as_json, channel, way, lun, rber):
+    """Fault injection (sim only): a degraded die. From now on every read of that LUN flips
+    bits at RBER more, drawn afresh at each read; the ECC corrects them while a codeword
+    holds no more than t (vendor log C0h: corrected reads, the most bits), past that the
+    read fails after read retry: an Unrecovered Read Error."""
+    if dev["vfio"]:
+        raise click.UsageError("bit-errors injects into a simulated drive: it takes --sim, "
+                               "not --vfio")
+    ok = _transport(dev, lambda t: t.bit_errors(channel, way, lun, rber))
+    _emit(as_json, {"bit_errors": dict(channel=channel, way=way, lun=lun, rber=rber),
+                    "injected": ok},
+          f"channel {channel} way {way} LUN {lun}: reads flip bits at {rber:g} more" if ok
+          else "nothing injected: this drive's NAND (the emulator) has no die models")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

@@ -25,10 +25,10 @@ records:
   critical warning, percentage used).
 
 All times are simulated. The firmware's erase counts (SMART's Percentage Used) do not see
-the pre-cycling, as a drive built from pre-cycled parts would not. Each read draws its
-flips afresh (the die model has no stuck bits), so a retry's read at another level is a
-new draw: read retry recovers wear errors here more often than on a part whose worn cells
-stay wrong.
+the pre-cycling, as a drive built from pre-cycled parts would not. The dies' wear errors are
+each page's weak cells, the same bits on every read (spec/nand_errors.py), so a read retry
+does not recover them: a codeword fails for the host once its weak cells outnumber t, at the
+rate the binomial tail beside the figures predicts.
 """
 
 import json
@@ -38,7 +38,7 @@ from pathlib import Path
 
 __all__ = ["DEFAULT_STEPS", "WearoutRun", "codeword_fail_probability", "run_wearout"]
 
-DEFAULT_STEPS = (0, 3000, 10000, 20000, 25000, 30000)
+DEFAULT_STEPS = (0, 3000, 10000, 20000, 23000, 26000)
 PARAMS = {"n_channels": 2, "n_ways": 1, "ecc": "persona", "nand_bit_errors": True}
 SCALE = {"blocks_per_plane": 16, "pages_per_block": 16}
 BOOT_US = 60000
@@ -71,7 +71,7 @@ class WearoutRun:
     """One run's drive and figures. `drive`: an open sw.ssdlab.drive.Drive of a build made
     by `build()`; `code`: the persona's BchCode."""
 
-    def __init__(self, drive, code, fill_mib=8, seed=1, bench_ios=200, log=print):
+    def __init__(self, drive, code, fill_mib=4, seed=1, bench_ios=200, log=print):
         from sw.ssdlab.drive import Pattern
         self.d, self.code, self.log = drive, code, log
         info = drive.info()
@@ -213,7 +213,7 @@ def build(persona="crucial-m500-960", log=None):
     return build_drive(cfg, log=log or sys.stderr), cfg
 
 
-def run_wearout(persona="crucial-m500-960", steps=DEFAULT_STEPS, fill_mib=8, bake_h=0.0,
+def run_wearout(persona="crucial-m500-960", steps=DEFAULT_STEPS, fill_mib=4, bake_h=0.0,
                 seed=1, bench_ios=200, out=None, log=print):
     """Build the drive, run every step, write wearout.json, wearout.md and wearout.png into
     `out` (when given); returns the report dict."""

@@ -216,7 +216,7 @@ Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     int level = fit == features.end() ? 0 : fit->second[0];
     double pe = (double)(b.erase_count + precycled);
     double wear = cfg.wear_rber(pe);
-    double rber = cfg.read_rber(pe, age_h, (double)b.reads, level);
+    double rber = cfg.read_rber(pe, age_h, (double)b.reads, level) + luns[lun_i].fault_rber;
     b.reads += 1;
     uint64_t n = 8 * data.size();
     stats["bits_read"] += (int64_t)n;

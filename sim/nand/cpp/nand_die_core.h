@@ -72,6 +72,7 @@ struct Lun {
     int index = 0;
     double busy_until = 0, array_busy_until = 0;
     bool fail = false, failc = false;
+    double fault_rber = 0;                          // injected bit errors (inject_bit_errors)
     std::unordered_map<int, Block> blocks;
     std::map<int, Bytes> registers;                 // plane -> image
     bool data_reg_valid = false;
@@ -128,6 +129,8 @@ class NandDieCore {
     int data_interface() const;     // 0 SDR, 2 NV-DDR2 (SET FEATURES 01h P1 bits 5:4)
     bool is_factory_bad(int lun, int block) const;
     void inject_bad_block(int lun, int block, const std::string &reason = "injected");
+    // Fault injection: every read of the LUN flips bits at `rber` more (NandDie.inject_bit_errors)
+    void inject_bit_errors(int lun, double rber) { luns[lun].fault_rber = rber; }
     // Not an ONFI command: a retention bake, every programmed page ages `hours` (NandDie.bake)
     void bake(double hours) { baked_h += hours; }
     // Not an ONFI command: every block takes `cycles` more P/E cycles, as a lab pre-cycles

@@ -190,6 +190,20 @@ int nand_die_fast_bad_block(int die_id, int lun, int block) {
     return -1;
 }
 
+// For the harness's fault injection (SB_FAULT_BIT_ERRORS): every read of LUN `lun` of the
+// die DIE_ID `die_id` flips bits at `rber` more (0 ends it). 1: done; 0: no die models;
+// -1: no such die or LUN, or rber outside 0..0.5.
+int nand_die_fast_bit_errors(int die_id, int lun, double rber) {
+    if (models.empty()) return 0;
+    for (auto &m : models) {
+        if (m->die_id != die_id) continue;
+        if (lun < 0 || lun >= m->die.g.luns || !(rber >= 0 && rber <= 0.5)) return -1;
+        m->die.inject_bit_errors(lun, rber);
+        return 1;
+    }
+    return -1;
+}
+
 // For the harness's retention bake (SB_BAKE): every die's programmed pages age `hours`
 // (NandDie.bake; spec/nand_errors.py). Returns the number of dies.
 int nand_die_fast_bake(double hours) {

@@ -179,6 +179,7 @@ class NandLun:
         self._events = []           # heap of (time, seq, fn)
         self._inflight = []         # (end, kind, items): what RESET would abort
         self._factory_erased = factory_erased
+        self.fault_rber = 0.0       # injected bit errors on every read (inject_bit_errors)
 
     def rdy(self, now):
         return now >= self.busy_until
@@ -395,6 +396,13 @@ class NandDie:
         """Every factory bad block of a LUN (walks all blocks: call it on small geometries)."""
         return [b for b in range(self.geometry.blocks_per_lun) if self.is_factory_bad(lun, b)]
 
+    def inject_bit_errors(self, lun, rber):
+        """Fault injection: every read of LUN `lun` from now on flips bits at `rber` (0..0.5)
+        more, drawn afresh at each read (a degraded die; 0 ends it)."""
+        if isinstance(rber, bool) or not isinstance(rber, int | float) or not 0 <= rber <= 0.5:
+            raise ValueError(f"NandDie.inject_bit_errors rber = {rber!r}: must be in 0..0.5")
+        self.luns[lun].fault_rber = float(rber)
+
     def inject_bad_block(self, lun, block, reason="injected"):
         """Make (lun, block) a grown bad block: its programs and erases FAIL from now on."""
         self.luns[lun].block(block).bad = f"grown bad block ({reason})"
@@ -481,7 +489,7 @@ class NandDie:
         age_h = age_hours(self.now, born_ns, self.baked_h, born_baked)
         level = self.features.get(RETRY_FEATURE, bytes(4))[0]
         pe = b.erase_count + self.precycled
-        p = self.bit_errors.read_rber(pe, age_h, b.reads, level)
+        p = self.bit_errors.read_rber(pe, age_h, b.reads, level) + self.luns[lun_i].fault_rber
         b.reads += 1
         n = 8 * len(data)
         self.stats["bits_read"] += n

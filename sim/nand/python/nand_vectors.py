@@ -46,6 +46,7 @@ FEATURES bytes appear twice each):
     DISTURB <lun> <block> <n>  backdoor: the block's reads since erase become n
     BAKE <hours>            backdoor: a retention bake, every programmed page ages <hours>
     PRECYCLE <cycles>       backdoor: every block takes <cycles> more P/E cycles
+    BITERR <lun> <rber>     inject bit errors: every read of the LUN flips <rber> more
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
     POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
@@ -434,6 +435,8 @@ def run_file(path):
             r.die.bake(float(args[0]))
         elif key == "PRECYCLE":
             r.die.precycle(int(args[0]))
+        elif key == "BITERR":
+            r.die.inject_bit_errors(int(args[0]), float(args[1]))
         elif key == "BAD":
             r.die.inject_bad_block(int(args[0]), int(args[1]))
         elif key == "WP":
@@ -564,6 +567,10 @@ class Scenario:
     def bake(self, hours):
         self.die.bake(hours)
         self._emit(f"BAKE {hours!r}")
+
+    def bit_errors_fault(self, lun, rber):
+        self.die.inject_bit_errors(lun, rber)
+        self._emit(f"BITERR {lun} {rber!r}")
 
     def precycle(self, cycles):
         self.die.precycle(cycles)
@@ -1094,6 +1101,25 @@ def _sc_precycle():
     s.erase(s.row(1, 5, 0))
     s.program(s.row(1, 5, 0), pat=(72, n))
     s.read(s.row(1, 5, 0), 0, n, pat=(72, n))
+    s.stats()
+    return s
+
+
+def _sc_fault_bit_errors():
+    s = Scenario("fault_bit_errors", seed=14, bit_errors=BitErrorModel(1e-6, 0.0, 1.0))
+    n = s.g.register_bytes
+    s.reset()
+    for lun in (0, 1):
+        s.erase(s.row(lun, 2, 0))
+        s.program(s.row(lun, 2, 0), pat=(80 + lun, n))
+    s.comment("injected bit errors on LUN 1: its reads flip 1e-3 more, LUN 0's do not")
+    s.bit_errors_fault(1, 1e-3)
+    for lun in (0, 1, 1):
+        s.read(s.row(lun, 2, 0), 0, n, pat=(80 + lun, n))
+        s.stats()
+    s.comment("the fault ends: LUN 1 reads as before")
+    s.bit_errors_fault(1, 0.0)
+    s.read(s.row(1, 2, 0), 0, n, pat=(81, n))
     s.stats()
     return s
 
@@ -1876,6 +1902,7 @@ SCENARIOS = {
     "bit_errors": _sc_bit_errors,
     "retention_retry": _sc_retention_retry,
     "precycle": _sc_precycle,
+    "fault_bit_errors": _sc_fault_bit_errors,
     "timing": _sc_timing,
     "nvddr2": _sc_nvddr2,
     "nvddr2_timing": _sc_nvddr2_timing,

@@ -385,6 +385,23 @@ int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, uns
     return rc < 0 ? rc : (int)m.data;
 }
 
+int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                      uint64_t rber_ppb)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (channel > 0xFF || way > 0xFF || lun > 0xFF || rber_ppb > 500000000ull)
+        return sl_terr(t, -EINVAL, "bit errors: channel %u, way %u, LUN %u, %llu per 10^9 "
+                       "out of range", channel, way, lun, (unsigned long long)rber_ppb);
+    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_BIT_ERRORS,
+                       .data = channel | way << 8 | lun << 16, .addr = rber_ppb};
+    int rc = xfer(sim_of(t), &m);
+    if (rc == -EINVAL)
+        return sl_terr(t, -EINVAL, "bit errors: no LUN %u on channel %u, way %u", lun,
+                       channel, way);
+    return rc < 0 ? rc : (int)m.data;
+}
+
 uint64_t sl_sim_time_ps(struct sl_transport *t)
 {
     return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;

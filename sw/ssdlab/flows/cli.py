@@ -205,9 +205,9 @@ def _pe_steps(ctx, param, value):
 @sim_group.command("wearout")
 @click.option("--persona", default="crucial-m500-960", show_default=True,
               help="A persona with a BCH code (ecc.scheme bch).")
-@click.option("--steps", default="0,3000,10000,20000,25000,30000", show_default=True,
+@click.option("--steps", default="0,3000,10000,20000,23000,26000", show_default=True,
               callback=_pe_steps, help="The P/E counts the NAND is pre-cycled to, in order.")
-@click.option("--fill-mib", type=click.IntRange(1, 64), default=8, show_default=True,
+@click.option("--fill-mib", type=click.IntRange(1, 64), default=4, show_default=True,
               help="Data written once and read back whole at every step.")
 @click.option("--bake-hours", type=click.FloatRange(0, 1e6), default=0.0, show_default=True,
               help="A retention bake before each step's reads.")

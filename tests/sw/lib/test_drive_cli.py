@@ -51,6 +51,10 @@ def run(*args, env=None):
     (["bad-block", "--sim", "s", "--channel", "0"], "Missing option '--block'"),
     (["bad-block", "--sim", "s", "--channel", "-1", "--block", "3"],
      "Invalid value for '--channel'"),
+    (["bit-errors", "--sim", "s", "--channel", "0", "--rber", "0.6"],
+     "Invalid value for '--rber'"),
+    (["bit-errors", "--vfio", "0000:01:00.0", "--channel", "0", "--rber", "1e-3"],
+     "takes --sim, not --vfio"),
     (["identify", "--sim", "s", "--timeout", "0"], "Invalid value for '--timeout'"),
 ])
 def test_usage_errors(args, needle):
@@ -178,6 +182,8 @@ def test_end_to_end_on_fake_harness(harness):
     r = run("precycle", "3000", env=harness)    # nor wears
     assert r.exit_code == 0 and "nothing pre-cycled" in r.output, r.output
     r = run("bad-block", "--channel", "1", "--block", "6", env=harness)
+    assert r.exit_code == 0 and "nothing injected" in r.output, r.output
+    r = run("bit-errors", "--channel", "1", "--rber", "1e-3", env=harness)
     assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("verify", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness)
     assert r.exit_code == 0, r.output

@@ -158,7 +158,9 @@ static void serve(struct server *s, struct sb_msg *m)
         m->data = 4;
         break;
     case SB_FAULT:          /* one die: channel 1, way 0, LUN 0, 64 blocks */
-        if (m->size != SB_FAULT_BAD_BLOCK)
+        if (m->size == SB_FAULT_BIT_ERRORS)
+            m->status = m->data != 1 ? SB_ERR_ARG : 0, m->data = m->data == 1;
+        else if (m->size != SB_FAULT_BAD_BLOCK)
             m->status = SB_ERR_ARG;
         else if (m->data != 1 || m->addr >= 64)
             m->status = SB_ERR_ARG;
@@ -483,6 +485,14 @@ static void msix_setup(void)
     CHECK_EQ(sl_sim_bad_block(t, 2, 0, 0, 5), -EINVAL);
     CHECK_EQ(sl_sim_bad_block(t, 1, 0, 0, 64), -EINVAL);
     CHECK_EQ(sl_sim_bad_block(t, 256, 0, 0, 5), -EINVAL);
+    /* injected bit errors: parts per billion, range checked before anything is sent */
+    CHECK_EQ(sl_sim_bit_errors(t, 1, 0, 0, 1000000), 1);
+    CHECK_EQ(srv.req[srv.nreq - 1].size, SB_FAULT_BIT_ERRORS);
+    CHECK_EQ(srv.req[srv.nreq - 1].addr, 1000000);
+    CHECK_EQ(sl_sim_bit_errors(t, 2, 0, 0, 1000), -EINVAL);
+    n0 = srv.nreq;
+    CHECK_EQ(sl_sim_bit_errors(t, 1, 0, 0, 500000001ull), -EINVAL);
+    CHECK_EQ(srv.nreq, n0);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
     uint64_t c[40] = {0};
     CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);

@@ -92,7 +92,11 @@ int sl_sim_precycle(struct sl_transport *t, uint64_t cycles);
  * its low bits) of LUN `lun` of the die on channel `channel`, way (chip enable) `way` fails
  * every program and erase from now on (its FAIL status bit), as a block that wears out does.
  * Returns 1, 0 when the drive has no die models (the NAND emulator), or a negative errno
- * (-EINVAL: no such die, LUN or block). */
+ * (-EINVAL: no such die, LUN or block). sl_sim_bit_errors (SB_FAULT_BIT_ERRORS): every read
+ * of that LUN flips bits at `rber_ppb` parts per billion (0 .. 5 x 10^8; 0 ends it) more;
+ * returns as sl_sim_bad_block. */
+int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                      uint64_t rber_ppb);
 int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
                      unsigned block);
 /* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
