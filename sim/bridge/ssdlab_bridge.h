@@ -79,6 +79,8 @@
  *                  SB_FAULT_BIT_ERRORS: every read of LUN data[23:16] of that die flips bits
  *                  at `addr` parts per billion (0 .. 5 x 10^8; 0 ends it) more, drawn afresh
  *                  at each read (a degraded die). Reply as for SB_FAULT_BAD_BLOCK.
+ *                  SB_FAULT_DIE_FAIL: LUN data[23:16] of that die fails for good: every
+ *                  program and erase FAILs, every page reads back noise. Reply as above.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -126,6 +128,7 @@ enum sb_type {
 /* SB_FAULT's size: the fault injected. */
 #define SB_FAULT_BAD_BLOCK  1u
 #define SB_FAULT_BIT_ERRORS 2u
+#define SB_FAULT_DIE_FAIL   3u
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
 #define SB_RESET_POWER_CUT  1u

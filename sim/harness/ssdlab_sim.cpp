@@ -50,6 +50,7 @@ int nand_die_fast_precycle(long long cycles);
 void nand_die_fast_error_stats(long long *bits_read, long long *bit_errors);
 int nand_die_fast_bad_block(int die_id, int lun, int block);
 int nand_die_fast_bit_errors(int die_id, int lun, double rber);
+int nand_die_fast_die_fail(int die_id, int lun);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -923,9 +924,14 @@ int main(int argc, char **argv) {
                 else if (m.size == SB_FAULT_BIT_ERRORS && way < 8 && m.addr <= 500000000ull)
                     rc = nand_die_fast_bit_errors(int(ch * 8 + way), int(lun),
                                                   double(m.addr) / 1e9);
+                else if (m.size == SB_FAULT_DIE_FAIL && way < 8)
+                    rc = nand_die_fast_die_fail(int(ch * 8 + way), int(lun));
                 if (rc < 0) r.status = SB_ERR_ARG;
                 else r.data = uint64_t(rc);
-                if (rc > 0 && m.size == SB_FAULT_BAD_BLOCK)
+                if (rc > 0 && m.size == SB_FAULT_DIE_FAIL)
+                    fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
+                            "LUN %u failed\n", double(drive.time_ps()) / 1e6, ch, way, lun);
+                else if (rc > 0 && m.size == SB_FAULT_BAD_BLOCK)
                     fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
                             "LUN %u block %llu grown bad\n", double(drive.time_ps()) / 1e6, ch,
                             way, lun, (unsigned long long)m.addr);

@@ -124,6 +124,7 @@ def load_library(build=True):
             "sl_sim_bake": (i32, [vp, u64]),
             "sl_sim_precycle": (i32, [vp, u64]),
             "sl_sim_bit_errors": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, u64]),
+            "sl_sim_die_fail": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]),
             "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_uint]),
             "sl_sim_time_ps": (u64, [vp]),
@@ -290,6 +291,12 @@ class Transport:
         a drive with the NAND emulator. With a Drive open, use Drive.bit_errors."""
         return _sim_bit_errors(self._lib, self._t, channel, way, lun, rber)
 
+    def die_fail(self, channel, way, lun):
+        """sim only: a die failure (SB_FAULT_DIE_FAIL): that LUN fails for good, its programs
+        and erases FAIL and its reads return noise. True; False for a drive with the NAND
+        emulator. With a Drive open, use Drive.die_fail."""
+        return _sim_die_fail(self._lib, self._t, channel, way, lun)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
@@ -322,6 +329,13 @@ def _sim_precycle(lib, t, cycles):
     if isinstance(cycles, bool) or not isinstance(cycles, int) or not 1 <= cycles <= 10**7:
         raise ValueError(f"precycle: cycles={cycles!r} outside 1..10^7")
     return _sim_check(lib, t, lib.sl_sim_precycle(t, cycles))
+
+
+def _sim_die_fail(lib, t, channel, way, lun):
+    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"die_fail: {name}={v!r} must be an integer >= 0")
+    return _sim_check(lib, t, lib.sl_sim_die_fail(t, channel, way, lun)) == 1
 
 
 def _sim_bit_errors(lib, t, channel, way, lun, rber):
@@ -453,6 +467,12 @@ class Drive:
         (Transport.bit_errors)."""
         return _sim_bit_errors(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
                                lun, rber)
+
+    def die_fail(self, channel, way, lun):
+        """sim only: a die failure through this controller's connection
+        (Transport.die_fail)."""
+        return _sim_die_fail(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
+                             lun)
 
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block through this controller's connection

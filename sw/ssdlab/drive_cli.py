@@ -521,6 +521,26 @@ def bit_errors(dev, as_json, channel, way, lun, rber):
           else "nothing injected: this drive's NAND (the emulator) has no die models")
 
 
+@drive.command("die-fail")
+@click.option("--channel", type=click.IntRange(0, 255), required=True)
+@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
+              help="chip enable on the channel")
+@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@_device_options
+def die_fail(dev, as_json, channel, way, lun):
+    """Fault injection (sim only): a whole die fails. From now on every program and erase of
+    that LUN fails and every read returns noise; the firmware declares the die failed (SMART
+    Critical Warning: reliability degraded), its data is lost (Unrecovered Read Errors) and
+    no write goes to it again."""
+    if dev["vfio"]:
+        raise click.UsageError("die-fail injects into a simulated drive: it takes --sim, "
+                               "not --vfio")
+    ok = _transport(dev, lambda t: t.die_fail(channel, way, lun))
+    _emit(as_json, {"die_fail": dict(channel=channel, way=way, lun=lun), "injected": ok},
+          f"channel {channel} way {way} LUN {lun}: failed" if ok
+          else "nothing injected: this drive's NAND (the emulator) has no die models")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

@@ -194,6 +194,20 @@ std::vector<uint64_t> NandDieCore::flip_positions(uint64_t n_bits, double p, PyR
 Bytes NandDieCore::array_read(int lun_i, int block, int page, size_t &nflips) {
     nflips = 0;
     stats["reads"] += 1;
+    if (luns[lun_i].dead) {             // a failed die: noise, whatever the page held
+        Bytes img(g.register_bytes, 0xFF);
+        auto bit = luns[lun_i].blocks.find(block);
+        if (bit != luns[lun_i].blocks.end()) {
+            auto pit = bit->second.pages.find(page);
+            if (pit != bit->second.pages.end()) img = pit->second;
+        }
+        stats["bits_read"] += 8 * (int64_t)img.size();
+        auto flips = flip_positions(8 * img.size(), 0.5, rng);
+        for (uint64_t f : flips) img[f >> 3] ^= (uint8_t)(1 << (f & 7));
+        stats["bit_errors"] += (int64_t)flips.size();
+        nflips = flips.size();
+        return img;
+    }
     if (is_factory_bad(lun_i, block)) {
         Bytes img(g.register_bytes, 0xFF);
         if (page == 0 || page == g.pages_per_block - 1) img[g.page_bytes] = 0x00;
@@ -701,6 +715,7 @@ bool NandDieCore::read_data(double n, int nbytes, Bytes &out) {
 std::string NandDieCore::program_allowed(Lun &lun, int block, int page) {
     Block &b = lun.block(block);
     if (!wp_n) return "write protect";
+    if (lun.dead) return "die failed";
     if (is_factory_bad(lun.index, block)) return "factory bad block";
     if (!b.bad.empty()) return b.bad;
     std::string rule, msg;
@@ -830,6 +845,8 @@ OpResult NandDieCore::erase_block(double n, uint64_t row, int confirm, bool slc)
         std::string reason;
         if (!wp_n) {
             reason = "write protect";
+        } else if (lun.dead) {
+            reason = "die failed";
         } else if (is_factory_bad(lun.index, (int)blk)) {
             reason = "factory bad block";
         } else if (!b.bad.empty()) {

@@ -73,6 +73,7 @@ struct Lun {
     double busy_until = 0, array_busy_until = 0;
     bool fail = false, failc = false;
     double fault_rber = 0;                          // injected bit errors (inject_bit_errors)
+    bool dead = false;                              // the die failed (inject_die_failure)
     std::unordered_map<int, Block> blocks;
     std::map<int, Bytes> registers;                 // plane -> image
     bool data_reg_valid = false;
@@ -131,6 +132,8 @@ class NandDieCore {
     void inject_bad_block(int lun, int block, const std::string &reason = "injected");
     // Fault injection: every read of the LUN flips bits at `rber` more (NandDie.inject_bit_errors)
     void inject_bit_errors(int lun, double rber) { luns[lun].fault_rber = rber; }
+    // Fault injection: the LUN fails for good (NandDie.inject_die_failure)
+    void inject_die_failure(int lun) { luns[lun].dead = true; }
     // Not an ONFI command: a retention bake, every programmed page ages `hours` (NandDie.bake)
     void bake(double hours) { baked_h += hours; }
     // Not an ONFI command: every block takes `cycles` more P/E cycles, as a lab pre-cycles

@@ -204,6 +204,20 @@ int nand_die_fast_bit_errors(int die_id, int lun, double rber) {
     return -1;
 }
 
+// For the harness's fault injection (SB_FAULT_DIE_FAIL): LUN `lun` of the die DIE_ID
+// `die_id` fails for good (NandDie.inject_die_failure). 1: done; 0: no die models; -1: no
+// such die or LUN.
+int nand_die_fast_die_fail(int die_id, int lun) {
+    if (models.empty()) return 0;
+    for (auto &m : models) {
+        if (m->die_id != die_id) continue;
+        if (lun < 0 || lun >= m->die.g.luns) return -1;
+        m->die.inject_die_failure(lun);
+        return 1;
+    }
+    return -1;
+}
+
 // For the harness's retention bake (SB_BAKE): every die's programmed pages age `hours`
 // (NandDie.bake; spec/nand_errors.py). Returns the number of dies.
 int nand_die_fast_bake(double hours) {

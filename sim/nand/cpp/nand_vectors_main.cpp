@@ -287,6 +287,8 @@ int run_file(const std::string &path) {
             m.die.luns[std::stoi(w[1])].block(std::stoi(w[2])).reads = std::stoll(w[3]);
         } else if (key == "BAKE") {
             m.die.bake(std::strtod(w[1].c_str(), 0));
+        } else if (key == "DIE_FAIL") {
+            m.die.inject_die_failure(std::stoi(w[1]));
         } else if (key == "BITERR") {
             m.die.inject_bit_errors(std::stoi(w[1]), std::strtod(w[2].c_str(), 0));
         } else if (key == "PRECYCLE") {

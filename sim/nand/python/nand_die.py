@@ -180,6 +180,7 @@ class NandLun:
         self._inflight = []         # (end, kind, items): what RESET would abort
         self._factory_erased = factory_erased
         self.fault_rber = 0.0       # injected bit errors on every read (inject_bit_errors)
+        self.dead = False           # the die failed (inject_die_failure)
 
     def rdy(self, now):
         return now >= self.busy_until
@@ -403,6 +404,12 @@ class NandDie:
             raise ValueError(f"NandDie.inject_bit_errors rber = {rber!r}: must be in 0..0.5")
         self.luns[lun].fault_rber = float(rber)
 
+    def inject_die_failure(self, lun):
+        """Fault injection: LUN `lun` fails for good, as a whole die does: every program and
+        erase FAILs, every page reads back noise (each bit flipped with probability 1/2, so
+        no ECC passes it). Commands, status and R/B# still answer."""
+        self.luns[lun].dead = True
+
     def inject_bad_block(self, lun, block, reason="injected"):
         """Make (lun, block) a grown bad block: its programs and erases FAIL from now on."""
         self.luns[lun].block(block).bad = f"grown bad block ({reason})"
@@ -476,6 +483,17 @@ class NandDie:
         programmed page counts towards its block's read disturb after its own errors."""
         g = self.geometry
         self.stats["reads"] += 1
+        if self.luns[lun_i].dead:           # a failed die: noise, whatever the page held
+            b = self.luns[lun_i].blocks.get(block)
+            data = (None if b is None else b.pages.get(page)) or b"\xff" * g.register_bytes
+            n = 8 * len(data)
+            self.stats["bits_read"] += n
+            flips = self._flip_positions(n, 0.5)
+            img = bytearray(data)
+            for bit in flips:
+                img[bit >> 3] ^= 1 << (bit & 7)
+            self.stats["bit_errors"] += len(flips)
+            return bytes(img), flips
         if self.is_factory_bad(lun_i, block):
             img = bytearray(b"\xff" * g.register_bytes)
             if page in (0, g.pages_per_block - 1):
@@ -960,6 +978,8 @@ class NandDie:
         b = lun.block(block)
         if not self.wp_n:
             return "write protect"
+        if lun.dead:
+            return "die failed"
         if self.is_factory_bad(lun.index, block):
             return "factory bad block"
         if b.bad:
@@ -1082,6 +1102,8 @@ class NandDie:
             reason = None
             if not self.wp_n:
                 reason = "write protect"
+            elif lun.dead:
+                reason = "die failed"
             elif self.is_factory_bad(lun.index, block):
                 reason = "factory bad block"
             elif b.bad:

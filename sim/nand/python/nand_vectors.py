@@ -47,6 +47,8 @@ FEATURES bytes appear twice each):
     BAKE <hours>            backdoor: a retention bake, every programmed page ages <hours>
     PRECYCLE <cycles>       backdoor: every block takes <cycles> more P/E cycles
     BITERR <lun> <rber>     inject bit errors: every read of the LUN flips <rber> more
+    DIE_FAIL <lun>          inject a die failure: the LUN's programs and erases FAIL, its
+                            reads return noise
     BAD <lun> <block>       inject a grown bad block
     WP 0|1                  the WP# pin
     POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
@@ -435,6 +437,8 @@ def run_file(path):
             r.die.bake(float(args[0]))
         elif key == "PRECYCLE":
             r.die.precycle(int(args[0]))
+        elif key == "DIE_FAIL":
+            r.die.inject_die_failure(int(args[0]))
         elif key == "BITERR":
             r.die.inject_bit_errors(int(args[0]), float(args[1]))
         elif key == "BAD":
@@ -567,6 +571,10 @@ class Scenario:
     def bake(self, hours):
         self.die.bake(hours)
         self._emit(f"BAKE {hours!r}")
+
+    def die_fail(self, lun):
+        self.die.inject_die_failure(lun)
+        self._emit(f"DIE_FAIL {lun}")
 
     def bit_errors_fault(self, lun, rber):
         self.die.inject_bit_errors(lun, rber)
@@ -1120,6 +1128,19 @@ def _sc_fault_bit_errors():
     s.comment("the fault ends: LUN 1 reads as before")
     s.bit_errors_fault(1, 0.0)
     s.read(s.row(1, 2, 0), 0, n, pat=(81, n))
+    s.stats()
+    s.comment("LUN 1 fails: noise from a programmed and an erased page, program and erase FAIL")
+    s.die_fail(1)
+    s.read(s.row(1, 2, 0), 0, 64)
+    s.read(s.row(1, 3, 0), 0, 16)
+    s.program(s.row(1, 2, 1), pat=(82, 16))
+    s.status()
+    s.erase(s.row(1, 4, 0))
+    s.status()
+    s.comment("LUN 0 is unharmed")
+    s.read(s.row(0, 2, 0), 0, n, pat=(80, n))
+    s.erase(s.row(0, 4, 0))
+    s.status()
     s.stats()
     return s
 

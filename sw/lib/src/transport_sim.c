@@ -402,6 +402,22 @@ int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, un
     return rc < 0 ? rc : (int)m.data;
 }
 
+int sl_sim_die_fail(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun)
+{
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (channel > 0xFF || way > 0xFF || lun > 0xFF)
+        return sl_terr(t, -EINVAL, "die failure: channel %u, way %u, LUN %u out of range",
+                       channel, way, lun);
+    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_DIE_FAIL,
+                       .data = channel | way << 8 | lun << 16};
+    int rc = xfer(sim_of(t), &m);
+    if (rc == -EINVAL)
+        return sl_terr(t, -EINVAL, "die failure: no LUN %u on channel %u, way %u", lun,
+                       channel, way);
+    return rc < 0 ? rc : (int)m.data;
+}
+
 uint64_t sl_sim_time_ps(struct sl_transport *t)
 {
     return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;

@@ -59,7 +59,8 @@ NOT_EMULATED = {
     "random": "raw bit errors (rber_base, rber_per_kcycle)",
     "retention_retry": "raw bit errors (retention, read disturb, read retry levels)",
     "precycle": "raw bit errors and a P/E limit of pre-cycled blocks (PRECYCLE)",
-    "fault_bit_errors": "raw bit errors, injected on a LUN (BITERR)",
+    "fault_bit_errors": "raw bit errors, injected on a LUN (BITERR), and a failed die "
+                        "(DIE_FAIL)",
     "timing": "interface timing checks (PINS/TIMING): a die does not report them",
     "full_part": "the full 8 KB x 256 x 4096-block geometry: 8.6 GB, more than the card's DRAM",
     "sparse_4tb": "a 4 TB target: more than the card's DRAM",

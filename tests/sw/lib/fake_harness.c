@@ -124,7 +124,8 @@ static int serve(struct fake_dev *d, struct sb_msg *m, const char *ramfile, unsi
         m->data = m->addr = 0;
         break;
     case SB_FAULT:          /* no die models here: nothing injected */
-        if (m->size != SB_FAULT_BAD_BLOCK && m->size != SB_FAULT_BIT_ERRORS)
+        if (m->size != SB_FAULT_BAD_BLOCK && m->size != SB_FAULT_BIT_ERRORS &&
+            m->size != SB_FAULT_DIE_FAIL)
             m->status = SB_ERR_ARG;
         m->data = 0;
         break;

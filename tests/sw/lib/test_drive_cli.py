@@ -55,6 +55,7 @@ def run(*args, env=None):
      "Invalid value for '--rber'"),
     (["bit-errors", "--vfio", "0000:01:00.0", "--channel", "0", "--rber", "1e-3"],
      "takes --sim, not --vfio"),
+    (["die-fail", "--sim", "s"], "Missing option '--channel'"),
     (["identify", "--sim", "s", "--timeout", "0"], "Invalid value for '--timeout'"),
 ])
 def test_usage_errors(args, needle):
@@ -184,6 +185,8 @@ def test_end_to_end_on_fake_harness(harness):
     r = run("bad-block", "--channel", "1", "--block", "6", env=harness)
     assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("bit-errors", "--channel", "1", "--rber", "1e-3", env=harness)
+    assert r.exit_code == 0 and "nothing injected" in r.output, r.output
+    r = run("die-fail", "--channel", "1", "--lun", "1", env=harness)
     assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("verify", "--lba", "5", "--count", "3", "--pattern", "seed:9", env=harness)
     assert r.exit_code == 0, r.output

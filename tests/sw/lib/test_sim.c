@@ -158,7 +158,7 @@ static void serve(struct server *s, struct sb_msg *m)
         m->data = 4;
         break;
     case SB_FAULT:          /* one die: channel 1, way 0, LUN 0, 64 blocks */
-        if (m->size == SB_FAULT_BIT_ERRORS)
+        if (m->size == SB_FAULT_BIT_ERRORS || m->size == SB_FAULT_DIE_FAIL)
             m->status = m->data != 1 ? SB_ERR_ARG : 0, m->data = m->data == 1;
         else if (m->size != SB_FAULT_BAD_BLOCK)
             m->status = SB_ERR_ARG;
@@ -493,6 +493,11 @@ static void msix_setup(void)
     n0 = srv.nreq;
     CHECK_EQ(sl_sim_bit_errors(t, 1, 0, 0, 500000001ull), -EINVAL);
     CHECK_EQ(srv.nreq, n0);
+    /* a die failure */
+    CHECK_EQ(sl_sim_die_fail(t, 1, 0, 0), 1);
+    CHECK_EQ(srv.req[srv.nreq - 1].size, SB_FAULT_DIE_FAIL);
+    CHECK_EQ(sl_sim_die_fail(t, 2, 0, 0), -EINVAL);
+    CHECK_EQ(sl_sim_die_fail(t, 1, 256, 0), -EINVAL);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
     uint64_t c[40] = {0};
     CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);

@@ -94,7 +94,9 @@ int sl_sim_precycle(struct sl_transport *t, uint64_t cycles);
  * Returns 1, 0 when the drive has no die models (the NAND emulator), or a negative errno
  * (-EINVAL: no such die, LUN or block). sl_sim_bit_errors (SB_FAULT_BIT_ERRORS): every read
  * of that LUN flips bits at `rber_ppb` parts per billion (0 .. 5 x 10^8; 0 ends it) more;
- * returns as sl_sim_bad_block. */
+ * returns as sl_sim_bad_block. sl_sim_die_fail (SB_FAULT_DIE_FAIL): that LUN fails for good
+ * (programs and erases FAIL, reads return noise); returns as sl_sim_bad_block. */
+int sl_sim_die_fail(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun);
 int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
                       uint64_t rber_ppb);
 int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
