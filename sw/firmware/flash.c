@@ -203,9 +203,10 @@ static void dispatch(const struct hal_flash_cpl *c)
         retry_queue(c->tag);
         return;
     }
-    if (c->ecc_fail && !probing)
+    if (c->ecc_fail && !probing) {
         C.ecc_failed_reads++;
-    else if (c->ecc_bits && !c->error)
+        die_strike(x->die);
+    } else if (c->ecc_bits && !c->error)
         read_health(x, false, c->ecc_bits);
     complete(c->tag, c->fail, c->error, c->ecc_fail);
 }
@@ -306,8 +307,10 @@ static void retry_run(uint32_t t)
                     C.retry_recovered++;
                     read_health(&ctx[r->cur], true, 0);
                 }
-                else
-                    C.ecc_failed_reads += !probing;
+                else if (!probing) {
+                    C.ecc_failed_reads++;
+                    die_strike(ctx[r->cur].die);    /* the die may have failed as a whole */
+                }
                 complete((uint8_t)r->cur, false, false, !r->step_ok);
                 if (r->level == 0) {
                     retry_end(r);

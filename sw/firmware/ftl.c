@@ -270,6 +270,8 @@ static void grp_submit(uint32_t g)
         uint32_t d = F.rr_die;
         F.rr_die = (F.rr_die + 1) % F.n_dies;
         struct die_info *di = &F.die[d];
+        if (di->dead)
+            continue;           /* out of service (ftl_die.c) */
         if (di->upp < gr->upp)
             continue;           /* mixed parts: a smaller page cannot take the group's units
                                  * (a larger one can: its extra columns stay unmapped) */
@@ -354,6 +356,10 @@ static void grp_program_done(uint32_t g, uint32_t unused, bool fail)
     struct grp *gr = &F.grp[g];
     struct blk_info *b = &F.blk[bidx(gr->die, gr->blk)];
     b->inflight--;
+    if (fail)
+        die_strike(gr->die);
+    else
+        die_good(gr->die);
     if (fail || b->state == BLK_RETIRING || b->state == BLK_BAD) {
         if (fail)
             blk_retire(gr->die, gr->blk);

@@ -69,6 +69,8 @@ struct die_info {
     int32_t  gc_blk;            /* GC victim being relocated page by page (BLK_VICTIM), -1 */
     uint32_t gc_page;           /* its next page to look at */
     uint32_t gc_valid0;         /* its valid units when chosen (the pace's rate) */
+    uint8_t  dead;              /* failed as a whole: out of service (ftl_die.c) */
+    uint8_t  strikes;           /* its failures in a row (ftl_die.c) */
 };
 
 /* write buffer group: one multi-plane page of one die (pu_units slots) */
@@ -140,6 +142,8 @@ struct ftl {
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
     bool     refresh_pending;   /* a block has `refresh` set */
+    bool     die_check;         /* a die reached its strikes: die_poll tests it */
+    bool     die_warned;        /* the reliability event of a failed die was raised */
     uint32_t boot_cycles;       /* the last boot: cycles from fw_init to ready */
     uint32_t jnl_replayed;      /* the last boot: journal pages applied */
     bool     ckpt_clean;        /* the checkpoint loaded at boot was written by a shutdown */
@@ -226,6 +230,10 @@ uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
 void refresh_poll(void);
+void die_strike(uint32_t die);      /* ftl_die.c: a program, erase or read of it failed */
+void die_good(uint32_t die);        /* ... a program or erase of it passed */
+void die_poll(void);
+uint32_t die_dead_count(void);
 void blk_refresh_mark(uint32_t die, uint32_t blk);   /* ftl_block.c */
 void blk_mark_releasing(void);                  /* the pending blocks join a release */
 void blk_release_pending(bool all);             /* its commit is on flash (all: a checkpoint) */

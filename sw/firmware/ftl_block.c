@@ -116,8 +116,12 @@ void blk_release_pending(bool all)
 void blk_erase_done(uint32_t die, uint32_t blk, bool fail)
 {
     F.blk[bidx(die, blk)].inflight--;
-    if (fail)
+    if (fail) {
+        die_strike(die);
         blk_retire(die, blk);
+    } else {
+        die_good(die);
+    }
 }
 
 void blk_invalidate(uint32_t ppn)
@@ -280,9 +284,18 @@ uint32_t blk_avg_erase(void)
 void blk_spare_update(void)
 {
     uint32_t good = 0, total = F.n_dies * F.nblk - F.n_sys - 1;   /* - the directory */
-    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
-        good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
-                F.blk[b].state != BLK_SYS;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        uint32_t die_good = 0, die_data = 0;
+        for (uint32_t b = d * F.nblk; b < (d + 1) * F.nblk; b++) {
+            die_data += F.blk[b].state != BLK_SYS;
+            die_good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
+                        F.blk[b].state != BLK_SYS;
+        }
+        good += die_good;
+        /* no block left to write: out of service (also at boot, after ftl_die.c's failure) */
+        if (die_data && !die_good)
+            F.die[d].dead = 1;
+    }
     uint32_t need = (F.user_units + F.upb - 1) / F.upb + 2 * F.n_dies + 1;
     if (need >= total)
         need = total - 1;       /* a drive of one or two dies: one spare block by design */

@@ -227,6 +227,7 @@ void gc_ensure(void)
 {
     if (F.in_gc || F.in_ckpt || F.quiesced)
         return;
+    die_poll();
     retire_poll();
     refresh_poll();
     /* only after an allocation took a die below gc_low: no per-poll scan of every die */
@@ -236,6 +237,8 @@ void gc_ensure(void)
     bool short_free = false, pending = false, none_free = false;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];
+        if (di->dead)
+            continue;
         while (di->n_free + di->n_pending < gc_floor() && gc_one(d))
             C.gc_fg_blocks++;
         short_free |= di->n_free < ftl_config.gc_low;

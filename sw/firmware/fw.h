@@ -126,7 +126,9 @@ struct fw_counters {
     uint64_t read_retries;                      /* reads again at a read-retry level */
     uint64_t retry_recovered;                   /* failed reads a read retry recovered */
     uint64_t refreshed_blocks;                  /* blocks whose data moved (drifting cells) */
-    uint64_t units_lost;                        /* units GC could not read (MAP_UNC) */
+    uint64_t units_lost;                        /* units GC could not read, or on a failed
+                                                 * die (MAP_UNC) */
+    uint64_t dead_dies;                         /* dies taken out of service (ftl_die.c) */
 };
 extern struct fw_counters C;
 

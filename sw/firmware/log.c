@@ -138,7 +138,8 @@ static uint32_t build_smart(void)
     *SMART(AVAILABLE_SPARE) = (uint8_t)spare;
     *SMART(AVAILABLE_SPARE_THRESHOLD) = SPARE_THRESHOLD;
     *SMART(CRITICAL_WARNING) = (uint8_t)((spare < SPARE_THRESHOLD ? NVME_CRIT_SPARE : 0) |
-                                         (F.failed ? NVME_CRIT_RELIABILITY : 0) |
+                                         (F.failed || die_dead_count() ? NVME_CRIT_RELIABILITY
+                                                                       : 0) |
                                          (ftl_read_only() ? NVME_CRIT_READ_ONLY : 0));
     *SMART(PERCENTAGE_USED) = (uint8_t)(used > 255 ? 255 : used);
     struct hal_hw_read_counts hw;       /* reads the hardware path carried */
@@ -230,6 +231,7 @@ static uint32_t build_vendor(void)
     put_le(p + 360, 8, hw.handbacks);
     put_le(p + 368, 8, C.refreshed_blocks);
     put_le(p + 376, 8, C.units_lost);
+    put_le(p + 384, 8, C.dead_dies);
     return 512;
 }
 

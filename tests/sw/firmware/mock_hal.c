@@ -33,6 +33,7 @@ struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase, sl
 static uint8_t *flash;
 static struct mpage *pages;
 static uint8_t *retry_level;      /* each die's read-retry level (its target's SET FEATURES 89h) */
+static bool *die_dead;            /* mock_die_fail: the die failed as a whole */
 static struct mblk *blks;
 static uint32_t n_dies, lun_blocks, page_total;
 
@@ -102,6 +103,7 @@ void mock_init(const struct mock_cfg *c)
     memset(flash, 0xFF, np * page_total);
     pages = calloc(np, sizeof(*pages));
     retry_level = calloc(n_dies, 1);
+    die_dead = calloc(n_dies, sizeof(*die_dead));
     blks = calloc((size_t)n_dies * lun_blocks, sizeof(*blks));
     buf = calloc(cfg.buf_slots, SLOT_BYTES);
     mock_host = calloc(1, MOCK_HOST_BYTES);
@@ -133,7 +135,8 @@ void mock_power_cycle(void)
 
 void mock_free(void)
 {
-    free(flash); free(pages); free(retry_level); free(blks); free(buf); free(mock_host);
+    free(flash); free(pages); free(retry_level); free(die_dead); free(blks); free(buf);
+    free(mock_host);
     free(oq); free(oq_head); free(oq_n);
 }
 
@@ -151,6 +154,11 @@ void mock_factory_bad(uint32_t die, uint32_t lb)
 void mock_fail_next_program(uint32_t die, uint32_t lb)
 {
     blks[die * lun_blocks + lb].fail_program = true;
+}
+
+void mock_die_fail(uint32_t die)
+{
+    die_dead[die] = true;
 }
 
 void mock_fail_next_erase(uint32_t die, uint32_t lb)
@@ -748,6 +756,19 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
         }
         struct mblk *b = &blks[die * lun_blocks + lb];
         uint8_t *d = buf + (size_t)((op->buffer + p * plane_slots) & 0xFFFF) * SLOT_BYTES;
+        if (die_dead[die] && (op->op == FLASH_READ || op->op == FLASH_PROGRAM ||
+                              op->op == FLASH_ERASE)) {
+            /* a failed die: noise no ECC takes, every program and erase FAILs */
+            if (op->op == FLASH_READ) {
+                memset(d, 0xA5, op->length);
+                c->ecc_fail = cfg.ecc_data_bytes && !op->raw;
+                mock_stats.reads++;
+            } else {
+                c->fail = true;
+                c->status = 0xE1;
+            }
+            continue;
+        }
         if (op->op == FLASH_READ) {
             if ((uint32_t)op->column + op->length > die_total(die)) {
                 c->error = true;

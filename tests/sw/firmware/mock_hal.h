@@ -81,6 +81,7 @@ uint32_t mock_dies(void);
 void mock_factory_bad(uint32_t die, uint32_t lun_block);       /* marker 00h, never erases */
 void mock_fail_next_program(uint32_t die, uint32_t lun_block);
 void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
+void mock_die_fail(uint32_t die);   /* for good: programs and erases FAIL, reads are noise */
 void mock_clear_faults(void);                   /* every armed failure disarmed */
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);

@@ -1187,6 +1187,127 @@ static void t_ecc(void)
     CHECK(vendor(328) == 0, "failed ECC reads %llu", (unsigned long long)vendor(328));
 }
 
+/* A die that fails as a whole (the mock's: its programs and erases FAIL, its reads are noise
+ * the ECC rejects) while the host writes, on a drive whose over-provisioning outlasts a
+ * quarter of its NAND (with less, losing a die leaves no spare: read-only, as t_spare): after three failures in a row and a failed erase
+ * test the firmware takes it out of service. Every unit it held reads as an Unrecovered
+ * Read Error (lost, MAP_UNC: there is no parity), never as garbage; every other unit reads
+ * back right; writes go on to the other dies and read back; the vendor log counts the dead
+ * die and the lost units, SMART's Critical Warning says reliability is degraded. After a
+ * power cycle the die is still out of service (all its blocks bad) and the lost units still
+ * fail; written again, they read back. */
+static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page);
+
+static void t_diefail(void)
+{
+    struct mock_cfg c = cfg_ecc();
+    c.op_permille = 400;        /* a quarter of the raw capacity lost still leaves spare */
+    setup(c);
+    uint64_t half = F.ns_lbas / 2;
+    for (uint64_t l = 0; l < half; l += 64)
+        wr(l, 64, l + 3, 8, 0);
+    flush();
+    const uint32_t dead = 1;
+    uint32_t n_units = (uint32_t)(half >> F.spu_shift), lost = 0;
+    bool *on_dead = calloc(n_units, 1);
+    for (uint32_t u = 0; u < n_units; u++) {
+        uint32_t die, lb, page;
+        lba_page((uint64_t)u << F.spu_shift, &die, &lb, &page);
+        on_dead[u] = die == dead;
+        lost += on_dead[u];
+    }
+    CHECK(lost > 0 && lost < n_units, "units on die %u: %u of %u", dead, lost, n_units);
+    mock_die_fail(dead);
+    for (uint64_t l = half; l < F.ns_lbas; l += 64)
+        wr(l, 64, l + 5, 8, 0);
+    drain();
+    flush();
+    CHECK(F.die[dead].dead, "die %u still in service", dead);
+    for (uint64_t u = half >> F.spu_shift; u < (F.ns_lbas >> F.spu_shift); u++)
+        CHECK(F.l2p[u] != MAP_NONE && F.l2p[u] != MAP_UNC, "unit %llu written after the "
+              "failure is not mapped: %08x", (unsigned long long)u, F.l2p[u]);
+    CHECK(vendor(384) == 1 && vendor(376) == lost, "dead dies %llu, units lost %llu (want %u)",
+          (unsigned long long)vendor(384), (unsigned long long)vendor(376), lost);
+    for (uint32_t d = 0; d < mock_dies(); d++)
+        CHECK(d == dead || !F.die[d].dead, "die %u taken out of service too", d);
+    uint8_t *p = mock_host + HOST_DATA;
+    struct mock_cpl cl = get_log(0x02, 512, 0, false);
+    CHECK(cl.status == 0 && (p[0] & NVME_CRIT_RELIABILITY), "critical warning %02x", p[0]);
+    for (int boots = 0; boots < 2; boots++) {
+        for (uint32_t u = 0; u < n_units; u++) {
+            uint64_t l = (uint64_t)u << F.spu_shift;
+            if (on_dead[u])
+                CHECK(raw_io(0x02, l, spu(), 1) == NVME_SC_UNRECOVERED_READ_ERROR,
+                      "LBA %llu of the failed die read back", (unsigned long long)l);
+            else
+                rd(l, spu(), 8);
+        }
+        for (uint64_t l = half; l < F.ns_lbas; l += 64)
+            rd(l, 64, 8);
+        drain();
+        flush();
+        mock_set_shutdown(1);
+        fw_poll();
+        mock_power_cycle();
+        boot();
+        CHECK(F.die[dead].dead, "after a power cycle die %u is in service again", dead);
+        cl = get_log(0x02, 512, 0, false);
+        CHECK(p[0] & NVME_CRIT_RELIABILITY, "critical warning %02x after a boot", p[0]);
+    }
+    /* written again, the lost units read back (from the other dies) */
+    for (uint32_t u = 0; u < n_units; u++)
+        if (on_dead[u])
+            wr((uint64_t)u << F.spu_shift, spu(), u + 11, 8, 0);
+    drain();
+    for (uint32_t u = 0; u < n_units; u++)
+        if (on_dead[u])
+            rd((uint64_t)u << F.spu_shift, spu(), 8);
+    drain();
+    free(on_dead);
+    ftl_config.op_permille = 70;        /* the default, for the tests that follow */
+}
+
+/* The same die failure seen by reads alone (no write reaches the die): its reads fail past
+ * the ECC, three Unrecovered Read Errors in a row start the erase test, and once it fails
+ * the die is out of service and all its units are lost, the others read back right. */
+static void t_diefail_reads(void)
+{
+    struct mock_cfg c = cfg_ecc();
+    c.op_permille = 400;
+    setup(c);
+    for (uint64_t l = 0; l < F.ns_lbas; l += 64)
+        wr(l, 64, l + 3, 8, 0);
+    flush();
+    const uint32_t dead = 2;
+    uint32_t n_units = (uint32_t)(F.ns_lbas >> F.spu_shift), lost = 0, ures = 0;
+    bool *on_dead = calloc(n_units, 1);
+    for (uint32_t u = 0; u < n_units; u++) {
+        uint32_t die, lb, page;
+        lba_page((uint64_t)u << F.spu_shift, &die, &lb, &page);
+        on_dead[u] = die == dead;
+        lost += on_dead[u];
+    }
+    mock_die_fail(dead);
+    for (uint32_t u = 0; u < n_units; u++) {
+        if (!on_dead[u]) {
+            rd((uint64_t)u << F.spu_shift, spu(), 1);
+            continue;
+        }
+        CHECK(raw_io(0x02, (uint64_t)u << F.spu_shift, spu(), 1) ==
+              NVME_SC_UNRECOVERED_READ_ERROR, "unit %u of the failed die read back", u);
+        ures++;
+        if (ures == 3)
+            fw_poll();      /* the main loop's die_poll: the erase test */
+        CHECK(ures < 3 || F.die[dead].dead, "die %u in service after %u errors", dead, ures);
+    }
+    CHECK(vendor(384) == 1 && vendor(376) == lost && vendor(328) == 3,
+          "dead dies %llu, units lost %llu of %u, failed ECC reads %llu (want 3)",
+          (unsigned long long)vendor(384), (unsigned long long)vendor(376), lost,
+          (unsigned long long)vendor(328));
+    free(on_dead);
+    ftl_config.op_permille = 70;
+}
+
 /* The flash page holding LBA `lba` now: die, LUN block (the mock's numbering), page. */
 static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page)
 {
@@ -2416,7 +2537,7 @@ static const struct test tests[] = {
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
-    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "persona_op", t_persona_op },
+    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "diefail_reads", t_diefail_reads }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },

@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* ftl_die.c - a die that fails as a whole: told apart from a bad block or a weak page by
+ * repeated failures and an erase test, then taken out of service. Its data is lost (there is
+ * no parity yet): every unit it held reads as an Unrecovered Read Error, never as garbage;
+ * no write goes to it again; the SMART Critical Warning says reliability is degraded. */
+#include "ftl.h"
+
+/* Failures of a die's programs, erases or reads (past read retry) in a row, with no program
+ * or erase passing between them, before the die is tested. */
+#define DIE_STRIKES 3u
+
+/* A program, erase or read (past retry) of the die failed. */
+void die_strike(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    if (di->dead)
+        return;
+    if (++di->strikes >= DIE_STRIKES)
+        F.die_check = true;
+}
+
+/* A program or erase of the die passed: a failure before it was the block's, not the die's. */
+void die_good(uint32_t die)
+{
+    F.die[die].strikes = 0;
+}
+
+/* The test: erase a free block of the die (its next erase, when taken, repeats it). A die
+ * whose erase of a block no one wrote fails has failed as a whole; a die with no free block
+ * to test is judged by its failures alone. */
+static bool die_test_failed(uint32_t die)
+{
+    for (uint32_t k = 0; k < F.nblk; k++) {
+        struct blk_info *b = &F.blk[bidx(die, k)];
+        if (b->state != BLK_FREE || b->inflight)
+            continue;
+        struct hal_flash_op op = { .op = FLASH_ERASE,
+                                   .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                                   .block = (uint16_t)(k << F.plane_bits), .slc = b->slc };
+        flash_op_addr(&op, die);
+        b->erase_count++;
+        C.erases++;
+        struct hal_flash_cpl c = flash_sync(&op);
+        if (c.fail || c.error)
+            blk_retire(die, k);
+        return c.fail || c.error;
+    }
+    return true;
+}
+
+/* Take the die out of service: every block retired (its data is lost: MAP_UNC, journaled),
+ * none allocated again (grp_submit skips a dead die, GC and the spare count leave it). */
+static void die_fail(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    di->dead = 1;
+    C.dead_dies++;
+    for (uint32_t k = 0; k < F.nblk; k++) {
+        struct blk_info *b = &F.blk[bidx(die, k)];
+        if (b->state == BLK_BAD || b->state == BLK_SYS)
+            continue;
+        uint32_t per_blk = F.ppb * F.pu_units, first = bidx(die, k) * per_blk;
+        for (uint32_t ppn = first; b->valid && ppn < first + per_blk; ppn++) {
+            uint32_t lpn = F.p2l[ppn];
+            if (lpn != MAP_NONE && F.l2p[lpn] == ppn) {
+                ftl_map_set(lpn, MAP_UNC);     /* invalidates ppn */
+                C.units_lost++;
+            }
+        }
+        blk_retire(die, k);
+    }
+    if (!F.die_warned) {
+        F.die_warned = true;
+        log_aer_event(NVME_AER_TYPE_SMART_HEALTH, NVME_AER_SMART_NVM_SUBSYSTEM_RELIABILITY,
+                      NVME_LOG_SMART_HEALTH);
+    }
+}
+
+/* From the main loop (gc_ensure), never inside a completion: test each die that reached its
+ * strikes; take it out of service when the test fails. */
+void die_poll(void)
+{
+    if (!F.die_check || F.in_gc || F.in_ckpt)
+        return;
+    F.die_check = false;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        struct die_info *di = &F.die[d];
+        if (di->dead || di->strikes < DIE_STRIKES)
+            continue;
+        di->strikes = 0;
+        if (die_test_failed(d))
+            die_fail(d);
+    }
+}
+
+uint32_t die_dead_count(void)
+{
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++)
+        n += F.die[d].dead;
+    return n;
+}
