@@ -26,7 +26,8 @@ SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not
 TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq_delete",
          "queues_mqes",
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "restart", "format",
-         "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail", "diefail_reads", "persona_op", "idle_gc",
+         "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail",
+         "diefail_reads", "persona_op", "idle_gc",
          "luns", "luns_drive", "perf", "slc_static", "slc_dynamic",
          "mixed", "powercut", "powercut_full", "spare", "release"]
 # the long power-cut campaign (1,500 cuts) is the full tier's; smoke runs 40
