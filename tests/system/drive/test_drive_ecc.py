@@ -16,7 +16,7 @@ import random
 
 import pytest
 
-from .test_drive import SEED, short_workload
+from .test_drive import LBA, SEED, UNIT, Image, short_workload, shuffled_fill
 from .test_drive_luns import PARAMS, open_drive
 
 ECC_PARAMS = {**PARAMS, "ecc": "persona",
@@ -101,3 +101,45 @@ def test_drive_read_retry(drive):
     img.verify(d)
     smart = d.smart_log()
     assert smart["unsafe_shutdowns"] == 0 and smart["media_errors"] == 0, smart
+
+
+@pytest.mark.full
+def test_drive_die_failure(drive):
+    """A whole die killed mid-run (SB_FAULT_DIE_FAIL: `ssdlab drive die-fail --channel 1
+    --lun 1`): 4 MiB written, the die fails, 1 MiB more written (its programs there fail),
+    then every 4 KiB of the first 4 MiB read back: the firmware takes the die out of service
+    (vendor log dead_dies 1), every unit it held is an Unrecovered Read Error (lost: this
+    persona has no die parity), every other unit reads back right, never wrong data; SMART's
+    Critical Warning says reliability is degraded and counts the media errors. Last in the
+    module: the drive keeps the failed die."""
+    from sw.ssdlab.drive import NvmeStatusError
+    d = drive.d
+    rng = random.Random(f"{SEED}-luns-diefail")
+    n = 4 << 11
+    img = shuffled_fill(d, rng, n)
+    d.flush()
+    assert d.die_fail(1, 0, 1)                  # channel 1, way 0, LUN 1: the FTL's die 3
+    more = Image(n, 2 << 11)
+    for lba in range(n, n + (2 << 11), 256):
+        try:
+            more.write(d, lba, 256, rng.randrange(1, 1 << 31))
+        except NvmeStatusError:                 # read-only once the spare is gone
+            break
+    lost = wrong = 0
+    for lba in range(0, n, UNIT):
+        try:
+            got = d.read(lba, UNIT)
+        except NvmeStatusError as e:
+            assert e.status & 0x7FF == 0x281, hex(e.status)     # Unrecovered Read Error
+            lost += 1
+            continue
+        wrong += got != bytes(img.data[lba * LBA:(lba + UNIT) * LBA])
+    log, smart = d.ftl_log(), d.smart_log()
+    print(f"die failure: {lost} of {n // UNIT} units lost, {wrong} wrong; vendor log: dead "
+          f"dies {log['dead_dies']}, units lost {log['units_lost']}; SMART: critical "
+          f"warning {smart['critical_warning']:#x}, available spare "
+          f"{smart['available_spare']} %, media errors {smart['media_errors']}")
+    assert log["dead_dies"] == 1 and wrong == 0, (log, wrong)
+    # a quarter of the units, give or take the striping's order
+    assert n // UNIT // 8 <= lost <= n // UNIT // 2 and log["units_lost"] >= lost, log
+    assert smart["critical_warning"] & 0x04 and smart["media_errors"] >= lost, smart
