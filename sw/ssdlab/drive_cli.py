@@ -476,11 +476,30 @@ def precycle(dev, as_json, cycles):
           "nothing pre-cycled: this drive's NAND (the emulator) does not wear")
 
 
+def _die_options(f):
+    """--channel, --way, --lun: the die (LUN) a fault is injected into."""
+    for opt in reversed([
+            click.option("--channel", type=click.IntRange(0, 255), required=True),
+            click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
+                         help="chip enable on the channel"),
+            click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)]):
+        f = opt(f)
+    return f
+
+
+def _inject(dev, as_json, command, call, record, done):
+    """A fault injected into a simulated drive: `call(transport)` -> injected; the JSON
+    record and the text when it was."""
+    if dev["vfio"]:
+        raise click.UsageError(f"{command} injects into a simulated drive: it takes --sim, "
+                               "not --vfio")
+    ok = _transport(dev, call)
+    _emit(as_json, {**record, "injected": ok}, done if ok else
+          "nothing injected: this drive's NAND (the emulator) has no die models")
+
+
 @drive.command("bad-block")
-@click.option("--channel", type=click.IntRange(0, 255), required=True)
-@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
-              help="chip enable on the channel")
-@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@_die_options
 @click.option("--block", type=click.IntRange(0), required=True,
               help="block of the LUN (the plane in its low bits)")
 @_device_options
@@ -488,21 +507,13 @@ def bad_block(dev, as_json, channel, way, lun, block):
     """Fault injection (sim only): a grown bad block. From now on every program and erase of
     that block fails (its FAIL status bit), as a worn-out block's does; the firmware retires
     it, and SMART's Available Spare shows it."""
-    if dev["vfio"]:
-        raise click.UsageError("bad-block injects into a simulated drive: it takes --sim, "
-                               "not --vfio")
-    ok = _transport(dev, lambda t: t.bad_block(channel, way, lun, block))
-    _emit(as_json, {"bad_block": dict(channel=channel, way=way, lun=lun, block=block),
-                    "injected": ok},
-          f"channel {channel} way {way} LUN {lun} block {block}: grown bad" if ok else
-          "nothing injected: this drive's NAND (the emulator) has no die models")
+    _inject(dev, as_json, "bad-block", lambda t: t.bad_block(channel, way, lun, block),
+            {"bad_block": dict(channel=channel, way=way, lun=lun, block=block)},
+            f"channel {channel} way {way} LUN {lun} block {block}: grown bad")
 
 
 @drive.command("bit-errors")
-@click.option("--channel", type=click.IntRange(0, 255), required=True)
-@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
-              help="chip enable on the channel")
-@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@_die_options
 @click.option("--rber", type=click.FloatRange(0, 0.5), required=True,
               help="bits flipped per bit read, on top of the die's own (0 ends the fault)")
 @_device_options
@@ -511,34 +522,22 @@ def bit_errors(dev, as_json, channel, way, lun, rber):
     bits at RBER more, drawn afresh at each read; the ECC corrects them while a codeword
     holds no more than t (vendor log C0h: corrected reads, the most bits), past that the
     read fails after read retry: an Unrecovered Read Error."""
-    if dev["vfio"]:
-        raise click.UsageError("bit-errors injects into a simulated drive: it takes --sim, "
-                               "not --vfio")
-    ok = _transport(dev, lambda t: t.bit_errors(channel, way, lun, rber))
-    _emit(as_json, {"bit_errors": dict(channel=channel, way=way, lun=lun, rber=rber),
-                    "injected": ok},
-          f"channel {channel} way {way} LUN {lun}: reads flip bits at {rber:g} more" if ok
-          else "nothing injected: this drive's NAND (the emulator) has no die models")
+    _inject(dev, as_json, "bit-errors", lambda t: t.bit_errors(channel, way, lun, rber),
+            {"bit_errors": dict(channel=channel, way=way, lun=lun, rber=rber)},
+            f"channel {channel} way {way} LUN {lun}: reads flip bits at {rber:g} more")
 
 
 @drive.command("die-fail")
-@click.option("--channel", type=click.IntRange(0, 255), required=True)
-@click.option("--way", type=click.IntRange(0, 255), default=0, show_default=True,
-              help="chip enable on the channel")
-@click.option("--lun", type=click.IntRange(0, 255), default=0, show_default=True)
+@_die_options
 @_device_options
 def die_fail(dev, as_json, channel, way, lun):
     """Fault injection (sim only): a whole die fails. From now on every program and erase of
     that LUN fails and every read returns noise; the firmware declares the die failed (SMART
     Critical Warning: reliability degraded), its data is lost (Unrecovered Read Errors) and
     no write goes to it again."""
-    if dev["vfio"]:
-        raise click.UsageError("die-fail injects into a simulated drive: it takes --sim, "
-                               "not --vfio")
-    ok = _transport(dev, lambda t: t.die_fail(channel, way, lun))
-    _emit(as_json, {"die_fail": dict(channel=channel, way=way, lun=lun), "injected": ok},
-          f"channel {channel} way {way} LUN {lun}: failed" if ok
-          else "nothing injected: this drive's NAND (the emulator) has no die models")
+    _inject(dev, as_json, "die-fail", lambda t: t.die_fail(channel, way, lun),
+            {"die_fail": dict(channel=channel, way=way, lun=lun)},
+            f"channel {channel} way {way} LUN {lun}: failed")
 
 
 @drive.command("quit")

@@ -1198,6 +1198,20 @@ static void t_ecc(void)
  * fail; written again, they read back. */
 static void lba_page(uint64_t lba, uint32_t *die, uint32_t *lb, uint32_t *page);
 
+/* Which of units 0..n-1 are on `die` now (their count in *count); the caller frees it. */
+static bool *units_on_die(uint32_t n, uint32_t die, uint32_t *count)
+{
+    bool *on = calloc(n, 1);
+    *count = 0;
+    for (uint32_t u = 0; u < n; u++) {
+        uint32_t d, lb, page;
+        lba_page((uint64_t)u << F.spu_shift, &d, &lb, &page);
+        on[u] = d == die;
+        *count += on[u];
+    }
+    return on;
+}
+
 static void t_diefail(void)
 {
     struct mock_cfg c = cfg_ecc();
@@ -1208,14 +1222,8 @@ static void t_diefail(void)
         wr(l, 64, l + 3, 8, 0);
     flush();
     const uint32_t dead = 1;
-    uint32_t n_units = (uint32_t)(half >> F.spu_shift), lost = 0;
-    bool *on_dead = calloc(n_units, 1);
-    for (uint32_t u = 0; u < n_units; u++) {
-        uint32_t die, lb, page;
-        lba_page((uint64_t)u << F.spu_shift, &die, &lb, &page);
-        on_dead[u] = die == dead;
-        lost += on_dead[u];
-    }
+    uint32_t n_units = (uint32_t)(half >> F.spu_shift), lost;
+    bool *on_dead = units_on_die(n_units, dead, &lost);
     CHECK(lost > 0 && lost < n_units, "units on die %u: %u of %u", dead, lost, n_units);
     mock_die_fail(dead);
     for (uint64_t l = half; l < F.ns_lbas; l += 64)
@@ -1279,14 +1287,8 @@ static void t_diefail_reads(void)
         wr(l, 64, l + 3, 8, 0);
     flush();
     const uint32_t dead = 2;
-    uint32_t n_units = (uint32_t)(F.ns_lbas >> F.spu_shift), lost = 0, ures = 0;
-    bool *on_dead = calloc(n_units, 1);
-    for (uint32_t u = 0; u < n_units; u++) {
-        uint32_t die, lb, page;
-        lba_page((uint64_t)u << F.spu_shift, &die, &lb, &page);
-        on_dead[u] = die == dead;
-        lost += on_dead[u];
-    }
+    uint32_t n_units = (uint32_t)(F.ns_lbas >> F.spu_shift), lost, ures = 0;
+    bool *on_dead = units_on_die(n_units, dead, &lost);
     mock_die_fail(dead);
     for (uint32_t u = 0; u < n_units; u++) {
         if (!on_dead[u]) {
