@@ -13,9 +13,10 @@ then each 4 KiB unit of a failed read alone) and a QD 1 random read benchmark. E
 records:
 
 - the raw bit error rate the dies gave (the harness's nand_bit_errors / nand_bits_read of
-  the step: the die's truth) and, beside it, the analytic chance that a codeword holds more
-  than t errors at that rate (binomial tail) and so the units a single read of each would
-  lose;
+  the step: the die's truth, read retries' reads at shifted levels included) and, beside it,
+  the part's wear rate at the step's P/E count (spec/nand_errors.py) and the analytic chance
+  that a codeword's weak cells outnumber t at that rate (binomial tail): the units a read
+  must lose;
 - the firmware's ECC counters (vendor log C0h): reads with bits corrected, the most bits in a
   codeword, reads again at a retry level and those recovered, refreshed blocks, hardware
   hand-backs;
@@ -71,9 +72,9 @@ class WearoutRun:
     """One run's drive and figures. `drive`: an open sw.ssdlab.drive.Drive of a build made
     by `build()`; `code`: the persona's BchCode."""
 
-    def __init__(self, drive, code, fill_mib=4, seed=1, bench_ios=200, log=print):
+    def __init__(self, drive, code, model, fill_mib=4, seed=1, bench_ios=200, log=print):
         from sw.ssdlab.drive import Pattern
-        self.d, self.code, self.log = drive, code, log
+        self.d, self.code, self.model, self.log = drive, code, model, log
         info = drive.info()
         self.lba_bytes = info["lba_bytes"]
         self.unit_lbas = 4096 // self.lba_bytes
@@ -169,12 +170,13 @@ class WearoutRun:
         rber = flips / bits if bits else 0.0
         c = self.code
         n_bits = 8 * c.data_bytes + c.ecc_bits
-        p_cw = codeword_fail_probability(rber, n_bits, c.t)
+        wear = self.model.wear_rber(pe)
+        p_cw = codeword_fail_probability(wear, n_bits, c.t)
         per_unit = 4096 // c.data_bytes
         p_unit = 1 - (1 - p_cw) ** per_unit
         row = {
             "pe": pe, "bake_h_total": self.bake_h,
-            "rber": rber, "die_bits_read": bits, "die_bit_errors": flips,
+            "rber": rber, "die_bits_read": bits, "die_bit_errors": flips, "model_rber": wear,
             "codeword_fail_p": p_cw, "unit_fail_p": p_unit,
             "units_read": units, "units_failed": failed, "units_wrong": wrong,
             "bench_ios": bench["ios"],
@@ -195,8 +197,9 @@ class WearoutRun:
 
 
 def row_text(r):
-    return (f"P/E {r['pe']:6d}: RBER {r['rber']:.2e} (codeword > t: {r['codeword_fail_p']:.1e}"
-            f" per read), {r['units_read']} units read, {r['units_failed']} failed, "
+    return (f"P/E {r['pe']:6d}: RBER {r['rber']:.2e} (part's wear rate {r['model_rber']:.2e}: "
+            f"codeword > t {r['codeword_fail_p']:.1e}, {r['units_read'] * r['unit_fail_p']:.1f} "
+            f"units expected to fail), {r['units_read']} units read, {r['units_failed']} failed, "
             f"{r['units_wrong']} wrong; {r['ecc_corrected_reads']} corrected reads, max "
             f"{r['ecc_max_bits_so_far']} bits; {r['read_retries']} retry reads, "
             f"{r['retry_recovered']} recovered; {r['refreshed_blocks']} refreshed; QD1 p50 "
@@ -218,6 +221,7 @@ def run_wearout(persona="crucial-m500-960", steps=DEFAULT_STEPS, fill_mib=4, bak
     """Build the drive, run every step, write wearout.json, wearout.md and wearout.png into
     `out` (when given); returns the report dict."""
     from spec.bch import BchCode
+    from spec.nand_geometry import PARTS
     from spec.persona.model import load_persona
     from sw.ssdlab.drive import Drive
     from sw.ssdlab.flows.sim import SimDrive
@@ -242,7 +246,8 @@ def run_wearout(persona="crucial-m500-960", steps=DEFAULT_STEPS, fill_mib=4, bak
     with SimDrive(build_dir, boot_us=BOOT_US) as sim:
         d = Drive(sim=sim.socket)
         try:
-            run = WearoutRun(d, code, fill_mib, seed, bench_ios, log)
+            run = WearoutRun(d, code, PARTS[c["part"]].bit_errors, fill_mib, seed, bench_ios,
+                             log)
             smart_before = run.smart()
             run.fill()
             for pe in steps:
@@ -265,14 +270,16 @@ def markdown(report):
              f"{code['data_bytes']} B (GF(2^{code['m']}))", "",
              f"Fill {cfg['fill_mib']} MiB written once, read back whole at every step; "
              f"bake {cfg['bake_h_per_step']} h per step; {cfg['bench']}. Simulated time.", "",
-             "| P/E | die RBER | P(codeword > t) | units read | failed | wrong | corrected "
-             "reads | max bits | retry reads | recovered | refreshed | QD1 p50 us | p99 us |"
-             " media errors |",
-             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| P/E | die RBER | part's wear RBER | P(codeword > t) | units read | failed "
+             "(expected) | wrong | corrected reads | max bits | retry reads | recovered | "
+             "refreshed | QD1 p50 us | p99 us | media errors |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in report["steps"]:
         lines.append(
-            f"| {r['pe']} | {r['rber']:.2e} | {r['codeword_fail_p']:.1e} | {r['units_read']} "
-            f"| {r['units_failed']} | {r['units_wrong']} | {r['ecc_corrected_reads']} | "
+            f"| {r['pe']} | {r['rber']:.2e} | {r['model_rber']:.2e} | "
+            f"{r['codeword_fail_p']:.1e} | {r['units_read']} | {r['units_failed']} "
+            f"({r['units_read'] * r['unit_fail_p']:.1f}) | {r['units_wrong']} | "
+            f"{r['ecc_corrected_reads']} | "
             f"{r['ecc_max_bits_so_far']} | {r['read_retries']} | {r['retry_recovered']} | "
             f"{r['refreshed_blocks']} | {r['lat_p50_ns'] / 1000:.1f} | "
             f"{r['lat_p99_ns'] / 1000:.1f} | {r['smart']['media_errors']} |")
@@ -293,6 +300,8 @@ def write_report(report, out):
     pe = [r["pe"] for r in st]
     fig, ax = plt.subplots(figsize=(7, 4))
     ax.semilogy(pe, [max(r["rber"], 1e-9) for r in st], "o-", label="die RBER (measured)")
+    ax.semilogy(pe, [max(r["model_rber"], 1e-9) for r in st], ":",
+                label="the part's wear RBER (model)")
     ax.semilogy(pe, [max(r["units_failed"] / r["units_read"], 1e-9) for r in st], "s-",
                 label="units failed / read (host)")
     ax.semilogy(pe, [max(r["unit_fail_p"], 1e-9) for r in st], "--",

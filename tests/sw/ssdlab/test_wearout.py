@@ -39,12 +39,13 @@ def test_tail_of_the_personas_code():
 
 
 def test_report_files(tmp_path):
-    row = {"pe": 0, "rber": 1e-6, "codeword_fail_p": 0.0, "unit_fail_p": 0.0,
+    row = {"pe": 0, "rber": 1e-6, "model_rber": 5e-7, "codeword_fail_p": 0.0, "unit_fail_p": 0.0,
            "units_read": 512, "units_failed": 0, "units_wrong": 0, "ecc_corrected_reads": 3,
            "ecc_max_bits_so_far": 2, "read_retries": 0, "retry_recovered": 0,
            "refreshed_blocks": 0, "lat_p50_ns": 110000, "lat_p99_ns": 150000,
            "smart": {"media_errors": 0}}
-    worn = {**row, "pe": 30000, "rber": 3e-3, "codeword_fail_p": 0.2, "unit_fail_p": 0.6,
+    worn = {**row, "pe": 30000, "rber": 3e-3, "model_rber": 3.3e-3, "codeword_fail_p": 0.2,
+            "unit_fail_p": 0.6,
             "units_failed": 300, "smart": {"media_errors": 300}}
     report = {"config": {"persona": "p", "part": "x", "channels": 2, "ways": 1, "luns": 2,
                          "code": {"m": 14, "t": 32, "data_bytes": 1024, "parity_bytes": 56},
@@ -55,5 +56,5 @@ def test_report_files(tmp_path):
     assert json.loads((tmp_path / "wearout.json").read_text()) == report
     md = (tmp_path / "wearout.md").read_text()
     assert md == markdown(report)
-    assert "| 30000 | 3.00e-03 | 2.0e-01 | 512 | 300 | 0 |" in md
+    assert "| 30000 | 3.00e-03 | 3.30e-03 | 2.0e-01 | 512 | 300 (307.2) | 0 |" in md
     assert (tmp_path / "wearout.png").stat().st_size > 10_000
