@@ -18,7 +18,8 @@ spec/fw_streams.py's fields. Around it:
 
 CSRs (the firmware's, sw/firmware/hal_soc.c): `enable`, `l2p_base`, `slc` (write: bits
 30:0 a block index, bit 31 its SLC mode), `begun` / `finished` (the fence), `idle`, and the
-counters `reads`, `punts`, `handbacks`, `lbas`, `corrected`, `max_bits`. They are not among
+counters `reads`, `punts`, `handbacks`, `lbas`, `corrected`, `max_bits`; `refresh_bits`,
+`hint` / `hint_ack` (a drifting block for the firmware to refresh). They are not among
 the firmware's wake sources: nothing here wakes the CPU, so a request the engine carries
 costs it no instruction.
 """
@@ -119,6 +120,12 @@ class FtlReadPath(LiteXModule):
         self._lbas = CSRStatus(48)
         self._corrected = CSRStatus(32, description="READs passed with bits corrected")
         self._max_bits = CSRStatus(7, description="most bits corrected in a codeword")
+        self._refresh_bits = CSRStorage(7, description="a READ passing with at least this "
+                                                       "many bits corrected names its block "
+                                                       "in `hint` (0: never)")
+        self._hint = CSRStatus(32, description="bit 31: a block to refresh is waiting; bits "
+                                               "30:0 its index (die x blocks + block)")
+        self._hint_ack = CSRStorage(1, description="write: the firmware took `hint`")
 
         # The map port: a read port of the RAM the map lives in (attach_map_port), one word
         # at a time, in order: the address, then the word one cycle later.
@@ -150,6 +157,8 @@ class FtlReadPath(LiteXModule):
         def fields(ep, names):
             return Cat(*[getattr(ep, n) for n, _ in names])
 
+        hint, hint_valid = Signal(core.block_index_bits), Signal()
+
         self._conns = dict(
             i_s_req__valid=sink_req.valid, o_s_req__ready=sink_req.ready,
             i_s_req__payload=fields(sink_req, self.req_fields),
@@ -172,7 +181,11 @@ class FtlReadPath(LiteXModule):
             o_reads=self._reads.status, o_punts=self._punts.status,
             o_handbacks=self._handbacks.status, o_lbas=self._lbas.status,
             o_corrected=self._corrected.status, o_max_bits=self._max_bits.status,
+            i_refresh_bits=self._refresh_bits.storage, i_hint_ack=self._hint_ack.re,
+            o_hint=hint, o_hint_valid=hint_valid,
         )
+        self.comb += self._hint.status.eq(Cat(hint, Signal(31 - core.block_index_bits),
+                                              hint_valid))
 
     def attach_map_port(self, port, base):
         """The map's RAM: `port` a synchronous read port (Migen) of the 32-bit RAM the

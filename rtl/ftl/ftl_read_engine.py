@@ -129,6 +129,13 @@ class FtlReadEngine(wiring.Component):
     corrected : out, 32 bits; the engine's READs that passed with bits corrected (ecc_bits
         non-zero), as the firmware counts its own (vendor log C0h, ecc_corrected_reads)
     max_bits : out, 7 bits; the most bits corrected in a codeword of those READs (ecc_bits)
+    refresh_bits : in, 7 bits; a READ that passes with at least this many bits corrected in a
+        codeword names its block in `hint` (0: never): its cells have drifted, the firmware
+        refreshes it (moves its data), as it does for its own reads
+    hint, hint_valid : out; the block index (die x blocks + block) of the latest such READ,
+        and that one is waiting (a later one replaces it: the firmware polls, and a drifting
+        block's next reads name it again)
+    hint_ack : in; the firmware took `hint` (clears hint_valid unless a new one arrives)
     """
 
     def __init__(self, tag_width=6, handle_slots=32, lbads=12, n_channels=18, n_ways=4,
@@ -206,6 +213,10 @@ class FtlReadEngine(wiring.Component):
             "handbacks": Out(32),
             "corrected": Out(32),
             "max_bits": Out(7),
+            "refresh_bits": In(7),
+            "hint": Out(self.block_index_bits),
+            "hint_valid": Out(1),
+            "hint_ack": In(1),
         })
 
     def elaborate(self, platform):
@@ -245,7 +256,8 @@ class FtlReadEngine(wiring.Component):
         # -- flash tags and per-die credits ----------------------------------------------------
         fbusy = Signal(self.n_ftags)
         ftab = m.submodules.ftab = memory.Memory(
-            shape=data.StructLayout({"tag": unsigned(tw), "die": unsigned(self.die_bits)}),
+            shape=data.StructLayout({"tag": unsigned(tw),
+                                     "blk": unsigned(self.block_index_bits)}),
             depth=self.n_ftags, init=[])
         ftab_wr = ftab.write_port()
         ftab_rd = ftab.read_port(domain="comb")
@@ -341,11 +353,11 @@ class FtlReadEngine(wiring.Component):
             ftab_rd.addr.eq(cpl_idx),
             ftab_wr.addr.eq(free_idx),
             ftab_wr.data.tag.eq(req.tag),
-            ftab_wr.data.die.eq(run_die),
+            ftab_wr.data.blk.eq(run_v[l_pu + l_ppb:][:self.block_index_bits]),
             ftab_wr.en.eq(emit),
         ]
         cpl_tag = ftab_rd.data.tag
-        cpl_die = ftab_rd.data.die
+        cpl_die = ftab_rd.data.blk[l_blk:]
         fbusy_next = Signal.like(fbusy)
         m.d.comb += fbusy_next.eq(fbusy)
         with m.If(cpl_fire):
@@ -411,6 +423,12 @@ class FtlReadEngine(wiring.Component):
             m.d.sync += self.corrected.eq(self.corrected + 1)
             with m.If(cpl.ecc_bits > self.max_bits):
                 m.d.sync += self.max_bits.eq(cpl.ecc_bits)
+        # a drifting block: the firmware refreshes it (hint_ack loses to a new hint)
+        with m.If(self.hint_ack):
+            m.d.sync += self.hint_valid.eq(0)
+        with m.If(cpl_fire & ~(cpl.fail | cpl.error | cpl.ecc_fail) & (self.refresh_bits != 0)
+                  & (cpl.ecc_bits >= self.refresh_bits)):
+            m.d.sync += [self.hint.eq(ftab_rd.data.blk), self.hint_valid.eq(1)]
         m.d.sync += failed.eq(failed_next)
 
         # -- the request FSM ------------------------------------------------------------------

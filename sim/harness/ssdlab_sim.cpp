@@ -804,10 +804,6 @@ int main(int argc, char **argv) {
     }
     strcpy(sa.sun_path, opt.socket_path.c_str());
     unlink(opt.socket_path.c_str());
-    if (bind(lfd, (sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0) {
-        fprintf(stderr, "ssdlab_sim: socket %s: %s\n", opt.socket_path.c_str(), strerror(errno));
-        return 1;
-    }
     struct sigaction sa_stop {};
     sa_stop.sa_handler = on_signal;          // no SA_RESTART: a blocked read or accept returns
     sigaction(SIGINT, &sa_stop, nullptr);
@@ -818,6 +814,12 @@ int main(int argc, char **argv) {
     drive.map_ram(ram, opt.ram_bytes);
     auto wall0 = std::chrono::steady_clock::now();
     if (opt.boot_us) drive.run_cycles(drive.ns_to_cycles(opt.boot_us * 1000));
+    // the socket appears once the boot has run: a host that finds it gets its HELLO answered
+    // at once (during the boot no keepalive could reach it)
+    if (bind(lfd, (sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0) {
+        fprintf(stderr, "ssdlab_sim: socket %s: %s\n", opt.socket_path.c_str(), strerror(errno));
+        return 1;
+    }
     fprintf(stderr, "ssdlab_sim: drive up at %.3f us simulated; attach with "
             "SSDLAB_SIM_SOCKET=%s (host RAM %s, %llu MiB)\n", drive.time_ps() / 1e6,
             opt.socket_path.c_str(), opt.ram_path.c_str(),

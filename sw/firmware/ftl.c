@@ -666,6 +666,9 @@ void ftl_hw_read_start(void)
         return;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         hal_hw_read_slc(b, F.blk[b].slc);
+    /* its READs name a block for refresh as the firmware's own do (flash.c read_health:
+     * more than 3/4 of t corrected in a codeword) */
+    hal_hw_read_refresh(G.id.ecc_t ? G.id.ecc_t * 3 / 4 + 1 : 0);
     hal_hw_read_setup(F.l2p, true);
 }
 

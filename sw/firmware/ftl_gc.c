@@ -159,6 +159,9 @@ void retire_poll(void)
  * meanwhile is dropped (emptied anyway). */
 void refresh_poll(void)
 {
+    uint32_t hint;              /* a block the hardware read path found drifting */
+    if (hal_hw_read_hint(&hint) && hint < F.n_dies * F.nblk)
+        blk_refresh_mark(hint / F.nblk, hint % F.nblk);
     if (F.in_gc || !F.refresh_pending)
         return;
     bool left = false, moved = false;

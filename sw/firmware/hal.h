@@ -211,6 +211,10 @@ struct hal_hw_read_counts {
     uint32_t max_bits;                  /* the most bits corrected in one of their codewords */
 };
 void hal_hw_read_counts(struct hal_hw_read_counts *c);
+/* A READ of the engine that passes with at least `bits` corrected in a codeword names its
+ * block (0: never); hal_hw_read_hint takes the latest one named (false: none waiting). */
+void hal_hw_read_refresh(uint32_t bits);
+bool hal_hw_read_hint(uint32_t *block);
 
 /* --- buffer memory ------------------------------------------------------------------- */
 

@@ -390,6 +390,21 @@ void hal_hw_read_fence(void)
 
 bool hal_hw_read_idle(void) { return ftl_read_idle_read() != 0; }
 
+void hal_hw_read_refresh(uint32_t bits)
+{
+    ftl_read_refresh_bits_write(bits);
+}
+
+bool hal_hw_read_hint(uint32_t *block)
+{
+    uint32_t v = ftl_read_hint_read();
+    if (!(v >> 31))
+        return false;
+    ftl_read_hint_ack_write(1);
+    *block = v & 0x7FFFFFFFu;
+    return true;
+}
+
 void hal_hw_read_counts(struct hal_hw_read_counts *c)
 {
     c->reads = ftl_read_reads_read();
@@ -405,6 +420,8 @@ void hal_hw_read_setup(const uint32_t *l2p, bool enable) { (void)l2p; (void)enab
 void hal_hw_read_slc(uint32_t block, bool slc) { (void)block; (void)slc; }
 void hal_hw_read_fence(void) { }
 bool hal_hw_read_idle(void) { return true; }
+void hal_hw_read_refresh(uint32_t bits) { (void)bits; }
+bool hal_hw_read_hint(uint32_t *block) { (void)block; return false; }
 void hal_hw_read_counts(struct hal_hw_read_counts *c)
 {
     *c = (struct hal_hw_read_counts){ 0 };

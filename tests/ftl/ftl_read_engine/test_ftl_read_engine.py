@@ -29,7 +29,7 @@ from collections import defaultdict, deque
 import cocotb
 import pytest
 from cocotb.clock import Clock
-from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
+from cocotb.triggers import ClockCycles, FallingEdge, ReadOnly, RisingEdge
 from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_fields
 from ssdlab_streams import StreamSink, StreamSource
 
@@ -49,6 +49,7 @@ PARAMS = dict(tag_width=4, handle_slots=8, lbads=12, n_channels=3, n_ways=2, n_l
               units_per_page=4, planes=2, pages_per_block=16, blocks=16, map_addr_width=16,
               ftag_base=192, n_ftags=8, die_credits=2, max_len=18432)
 N_LPN = 1 << 12             # logical units of the namespace
+REFRESH_BITS = 32           # a READ with this many bits corrected names its block
 N_REQUESTS = 600
 
 
@@ -114,7 +115,7 @@ class TB:
         self.cycle = 0
         self.fw_got = []                # requests the firmware took
         self.ops = defaultdict(list)    # front-end tag -> READs issued
-        self.out = {}                   # flash tag -> (front-end tag, die)
+        self.out = {}                   # flash tag -> (front-end tag, die, block index)
         self.per_die = defaultdict(int)
         self.per_tag = defaultdict(int)
         self.fail = defaultdict(bool)
@@ -124,6 +125,9 @@ class TB:
         self.done_reqs = []             # requests completed by the engine
         self.flash_q = []               # (due cycle, flash tag, fail)
         self.corrected, self.max_bits = 0, 0    # READs passed with bits corrected, most bits
+        self.drifting = set()           # blocks of READs passed with >= REFRESH_BITS corrected
+        self.last_drifting = None
+        self.hints = []                 # the engine's refresh hints, as taken
         self.free_tags = list(range(1 << p["tag_width"]))
         self.current_hw_tag = None
         self.n_ops = 0
@@ -140,6 +144,19 @@ class TB:
         dut.s_map__valid.value = 0
         dut.s_fcpl__valid.value = 0
         cocotb.start_soon(self._clock_work())
+        cocotb.start_soon(self._take_hints())
+
+    async def _take_hints(self):
+        """The firmware's poll of the refresh hint: now and then, take it and ack."""
+        dut = self.dut
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            take = int(dut.hint_valid.value) and self.rng.random() < 0.2
+            if take:
+                self.hints.append(int(dut.hint.value))
+            await FallingEdge(dut.clk)
+            dut.hint_ack.value = int(bool(take))
 
     # -- the map ---------------------------------------------------------------------------
     def _map_read(self, lpn):
@@ -178,7 +195,8 @@ class TB:
         self.per_die[die] += 1
         assert self.per_die[die] <= p["die_credits"], f"die {die}: {self.per_die[die]} READs"
         self.per_tag[owner] += 1
-        self.out[ftag] = (owner, die)
+        bidx = die * p["blocks"] + (f["block"] >> (p["planes"].bit_length() - 1))
+        self.out[ftag] = (owner, die, bidx)
         self.ops[owner].append(f)
         self.n_ops += 1
         self.n_multi += bin(f["plane_mask"]).count("1") > 1
@@ -211,7 +229,7 @@ class TB:
                 e = self.rng.choice(due)
                 self.flash_q.remove(e)
                 _, ftag, fail = e
-                owner, die = self.out.pop(ftag)
+                owner, die, bidx = self.out.pop(ftag)
                 self.per_die[die] -= 1
                 self.per_tag[owner] -= 1
                 self.fail[owner] |= fail
@@ -222,6 +240,9 @@ class TB:
                 if bits and not fail:
                     self.corrected += 1
                     self.max_bits = max(self.max_bits, bits)
+                if bits >= REFRESH_BITS and not fail:
+                    self.drifting.add(bidx)
+                    self.last_drifting = bidx
                 dut.s_fcpl__valid.value = 1
                 dut.s_fcpl__payload.value = struct_bits(
                     FlashCompletion, tag=ftag, fail=int(fail and not ecc_fail),
@@ -266,6 +287,8 @@ async def test_reads(dut):
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     dut.rst.value = 1
     dut.enable.value = 1
+    dut.refresh_bits.value = REFRESH_BITS
+    dut.hint_ack.value = 0
     ns_lbas = N_LPN * tb.spu - rng.randrange(tb.spu)        # the last unit partly outside
     dut.ns_lbas.value = ns_lbas
     tb.start()
@@ -359,6 +382,11 @@ async def test_reads(dut):
     assert int(dut.handbacks.value) == n_err
     assert int(dut.corrected.value) == tb.corrected and tb.corrected > 0
     assert int(dut.max_bits.value) == tb.max_bits
+    # refresh hints: only blocks whose READ passed with >= REFRESH_BITS; the latest one
+    # taken or still waiting
+    assert tb.hints and set(tb.hints) <= tb.drifting, (tb.hints, tb.drifting)
+    waiting = int(dut.hint.value) if int(dut.hint_valid.value) else None
+    assert tb.last_drifting in (waiting, tb.hints[-1]), (tb.last_drifting, waiting, tb.hints)
     done_lbas = sum(r["nlb"] + 1 for r in tb.done_reqs)
     assert int(dut.lbas.value) == done_lbas, f"lbas {int(dut.lbas.value)}, want {done_lbas}"
     assert int(dut.quiet.value) == 1

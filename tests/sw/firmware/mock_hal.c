@@ -914,6 +914,8 @@ bool hal_flash_pop(struct hal_flash_cpl *c)
 
 bool hal_hw_read_present(void) { return false; }
 void hal_hw_read_setup(const uint32_t *l2p, bool enable) { (void)l2p; (void)enable; }
+void hal_hw_read_refresh(uint32_t bits) { (void)bits; }
+bool hal_hw_read_hint(uint32_t *block) { (void)block; return false; }
 void hal_hw_read_slc(uint32_t block, bool slc) { (void)block; (void)slc; }
 void hal_hw_read_fence(void) { }
 bool hal_hw_read_idle(void) { return true; }
