@@ -36,8 +36,9 @@ static bool die_test_failed(uint32_t die)
             continue;
         struct hal_flash_op op = { .op = FLASH_ERASE,
                                    .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                                   .block = (uint16_t)(k << F.plane_bits), .slc = b->slc };
+                                   .block = (uint16_t)(k << F.plane_bits) };
         flash_op_addr(&op, die);
+        hal_hw_read_fence();    /* no READ decoded from an old map word may follow it (blk_take) */
         b->erase_count++;
         C.erases++;
         struct hal_flash_cpl c = flash_sync(&op);
