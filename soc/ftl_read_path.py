@@ -19,9 +19,9 @@ spec/fw_streams.py's fields. Around it:
 CSRs (the firmware's, sw/firmware/hal_soc.c): `enable`, `l2p_base`, `slc` (write: bits
 30:0 a block index, bit 31 its SLC mode), `begun` / `finished` (the fence), `idle`, and the
 counters `reads`, `punts`, `handbacks`, `lbas`, `corrected`, `max_bits`; `refresh_bits`,
-`hint` / `hint_ack` (a drifting block for the firmware to refresh). They are not among
-the firmware's wake sources: nothing here wakes the CPU, so a request the engine carries
-costs it no instruction.
+`hint` / `hint_ack` (a drifting block for the firmware to refresh). Only `hint_valid` is
+among the firmware's wake sources: nothing else here wakes the CPU, so a request the engine
+carries costs it no instruction.
 """
 
 from litex.gen import LiteXModule
@@ -157,7 +157,11 @@ class FtlReadPath(LiteXModule):
         def fields(ep, names):
             return Cat(*[getattr(ep, n) for n, _ in names])
 
-        hint, hint_valid = Signal(core.block_index_bits), Signal()
+        hint = Signal(core.block_index_bits)
+        # a block to refresh is waiting: a wake source of the firmware's wait (rare: the
+        # engine's reads otherwise never wake the CPU, so a drifting block would wait for
+        # the next command the firmware handles)
+        self.hint_valid = hint_valid = Signal()
 
         self._conns = dict(
             i_s_req__valid=sink_req.valid, o_s_req__ready=sink_req.ready,

@@ -738,6 +738,8 @@ class SsdlabSoC(SoCCore):
 
         # The firmware's wait, and the drive's quiet state for the simulation's fast-forward.
         sources, status = self.fw.wake_signals()
+        if self.ftl_read is not None:
+            sources.append(self.ftl_read.hint_valid)
         status += [self.bufcopy._done.status, self.bufcopy._room.status]
         self.fw_wait = fw_wait = FwWait(len(Cat(*sources)), len(Cat(*status)),
                                         self.timer0.uptime_cycles)
