@@ -417,8 +417,9 @@ void ftl_write_unit_from(uint32_t lpn, uint32_t src)
     wb_maybe_submit();
 }
 
-/* One unit of flash into `slot` (whole unit), synchronously. */
-static bool read_unit_sync(uint32_t ppn, uint32_t slot)
+/* One unit of flash into `slot` (whole unit), synchronously; false: it could not be read
+ * (past read retry). */
+bool read_unit_sync(uint32_t ppn, uint32_t slot)
 {
     uint32_t u = ppn % F.pu_units, b = ppn / F.upb;
     uint32_t page = (ppn / F.pu_units) % F.ppb;

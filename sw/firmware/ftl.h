@@ -230,6 +230,7 @@ uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
 void refresh_poll(void);
+bool read_unit_sync(uint32_t ppn, uint32_t slot);  /* ftl.c */
 void die_strike(uint32_t die);      /* ftl_die.c: a program, erase or read of it failed */
 void die_good(uint32_t die);        /* ... a program or erase of it passed */
 void die_poll(void);

@@ -26,8 +26,11 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
     };
     flash_op_addr(&op, die);
     struct hal_flash_cpl c = flash_sync(&op);
-    bool lost = c.fail || c.error;
-    if (lost)
+    /* a codeword of the page failed past read retry: the op says only that, so each live
+     * unit is read again alone and only those that fail are lost (one bad codeword must
+     * not take the page's other units with it) */
+    bool page_failed = c.fail || c.error;
+    if (page_failed)
         C.media_errors++;
     for (uint32_t u = 0; u < F.pu_units; u++) {
         if (!(live >> u & 1))
@@ -37,8 +40,8 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
         /* the write path may have moved it meanwhile (wb_alloc waits on programs) */
         if (lpn == MAP_NONE || F.l2p[lpn] != ppn)
             continue;
-        if (lost) {             /* past read retry: reads of it fail from now on */
-            ftl_map_set(lpn, MAP_UNC);
+        if (page_failed && !read_unit_sync(ppn, F.gc_stage + u)) {
+            ftl_map_set(lpn, MAP_UNC);      /* reads of it fail from now on */
             C.units_lost++;
             continue;
         }
