@@ -103,8 +103,8 @@ class WearoutRun:
         self.d.flush()
 
     def _read_back(self):
-        """Read the fill back; returns (units read, units failed, units wrong, first failed
-        LBA)."""
+        """Read the fill back; returns (units read, units failed, units wrong, (first failed
+        LBA, its status, the error log right after it))."""
         from sw.ssdlab.drive import NvmeStatusError
         failed = wrong = 0
         first = None
@@ -124,8 +124,8 @@ class WearoutRun:
                     wrong += int(bool(self.pattern.mismatches(k * u, data, self.lba_bytes)))
                 except NvmeStatusError as e:
                     failed += 1
-                    if first is None:
-                        first = (k * u, e.status)
+                    if first is None:       # its error log entry is the newest now
+                        first = (k * u, e.status, self.error_log())
         return self.units, failed, wrong, first
 
     def error_log(self, n=4):
@@ -190,7 +190,7 @@ class WearoutRun:
         }
         if failed and self.first_ure is None:
             self.first_ure = {"pe": pe, "lba": first[0], "status": first[1],
-                              "error_log": self.error_log()}
+                              "error_log": first[2]}
         self.steps.append(row)
         self.log(row_text(row))
         return row
