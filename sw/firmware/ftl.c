@@ -12,13 +12,14 @@ struct ftl_config ftl_config = {
 };
 extern uint32_t fw_buf_limit;
 static uint32_t n_active;       /* fast-path requests in progress (below) */
+static uint32_t n_rq;           /* ... reads of theirs to rebuild (rebuild_poll) */
 /* durable requests (FUA, write-through, Flush) in progress, and the newest one's group seq */
 static uint32_t n_durable, durable_seq;
 
 #define MAX_GROUPS   JNL_GROUPS_MAX  /* the journal's list is sized for them */
 #define MAX_READ_UNITS 8         /* READ length is 16 bits: 8 x 4 KiB at most */
 #define N_SCRATCH    8
-#define CKPT_HDR_WORDS 80         /* ftl_ckpt.c HDR_WORDS */
+#define CKPT_HDR_WORDS 96         /* ftl_ckpt.c HDR_WORDS */
 #define CKPT_TRAILER_WORDS 3
 #define JNL_MIN_PAGES 8          /* journal pages an area holds after its checkpoint, at least */
 
@@ -81,6 +82,7 @@ void ftl_init_geometry(void)
     F.die = fw_alloc(F.n_dies * sizeof(struct die_info));
     ftl_init_dies();
     slc_init_geometry();
+    parity_init_geometry();
 
     /* firmware slots: GC stage, scratch, the journal's page, the read-retry levels' SET
      * FEATURES parameters, then write-buffer groups
@@ -91,8 +93,10 @@ void ftl_init_geometry(void)
     F.jstage = F.scratch + N_SCRATCH;
     F.retry_slot = F.jstage + F.pu_units;
     F.probe_slot = F.retry_slot + (id->retry_levels > 1 ? id->retry_levels : 0);
-    F.grp_base = F.probe_slot + (id->retry_levels > 1 ?
+    F.rebuild_slot = F.probe_slot + (id->retry_levels > 1 ?
                  (id->page_bytes + id->spare_bytes + SLOT_BYTES - 1) / SLOT_BYTES : 0);
+    F.acc_slot = F.rebuild_slot + F.stripe;
+    F.grp_base = F.rebuild_slot + parity_slots();
     fw_buf_limit = F.grp_base + 4 * F.pu_units;        /* at least 4 groups */
     if (fw_buf_limit > id->buf_slots)
         fw_panic("buffer memory too small for the write buffer");
@@ -117,6 +121,9 @@ void ftl_init_geometry(void)
     uint64_t reserve = 0;
     for (uint32_t d = 0; d < F.n_dies; d++)
         reserve += (uint64_t)(ftl_config.gc_low + 1 + slc_reserved) * F.die[d].upb;
+    /* die parity: a page of every stripe's row holds no data (the persona's spare pays) */
+    if (F.stripe)
+        avail -= avail / F.stripe;
     if (user + reserve > avail)
         user = avail > reserve ? avail - reserve : 0;
     F.user_units = (uint32_t)user;
@@ -136,7 +143,7 @@ void ftl_init_geometry(void)
     F.filling = F.n_grp;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++)
         F.blk[b] = (struct blk_info){ .state = BLK_FREE };
-    n_active = 0;               /* no request survives a reset (the host unit tests' too) */
+    n_active = n_rq = 0;        /* no request survives a reset (the host unit tests' too) */
     n_durable = durable_seq = 0;
 }
 
@@ -199,7 +206,15 @@ void ftl_rebuild(void)
     F.gc_wanted = F.gc_pacing = true;
     F.gc_credit = 0;
     F.rel_state = REL_IDLE;
+    parity_reset();
     blk_spare_update();
+    /* a failed die under parity whose data was not all moved off before the power loss:
+     * its blocks that still hold units are moved again (rebuilt, retire_poll) */
+    for (uint32_t b = 0; F.stripe && b < F.n_dies * F.nblk; b++)
+        if (F.die[b / F.nblk].dead && F.blk[b].valid && F.blk[b].state == BLK_BAD) {
+            F.blk[b].state = BLK_RETIRING;
+            F.retire_pending = true;
+        }
 }
 
 void ftl_map_set(uint32_t lpn, uint32_t v)
@@ -255,6 +270,7 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
 }
 
 static void grp_program_done(uint32_t g, uint32_t unused, bool fail);
+static int32_t pad_group = -1;  /* grp_submit: only this stripe group's dies (pad_rows) */
 
 /* Program group g on the next die of the stripe (channel first, then way, then LUN). */
 static void grp_submit(uint32_t g)
@@ -272,13 +288,18 @@ static void grp_submit(uint32_t g)
         struct die_info *di = &F.die[d];
         if (di->dead)
             continue;           /* out of service (ftl_die.c) */
+        if (pad_group >= 0 && !parity_in_group(d, pad_group))
+            continue;
         if (di->upp < gr->upp)
             continue;           /* mixed parts: a smaller page cannot take the group's units
                                  * (a larger one can: its extra columns stay unmapped) */
         uint32_t blk;
         /* host data into the die's SLC cache while it has room; GC and folds go native */
-        bool slc = !F.in_gc && slc_take(d);
-        if (slc) {
+        bool band = parity_die(d), slc = !band && !F.in_gc && slc_take(d);
+        if (band) {
+            if (!band_take(d, &blk, &gr->page))
+                continue;       /* the row's page of this die is taken (ftl_parity.c) */
+        } else if (slc) {
             blk = (uint32_t)di->slc_active;
             gr->page = di->slc_next_page++;
             if (di->slc_next_page >= F.slc_ppb) {
@@ -314,6 +335,8 @@ static void grp_submit(uint32_t g)
         op.tag = flash_tag_get(grp_program_done, g, 0);
         C.nand_units_written += di->pu;
         flash_push(&op);
+        if (band)
+            band_pushed(d, g);
         return;
     }
     fw_panic("no free block on any die");
@@ -417,22 +440,33 @@ void ftl_write_unit_from(uint32_t lpn, uint32_t src)
     wb_maybe_submit();
 }
 
-/* One unit of flash into `slot` (whole unit), synchronously; false: it could not be read
- * (past read retry). */
-bool read_unit_sync(uint32_t ppn, uint32_t slot)
+/* The READ of one unit of flash into `slot` (whole unit). */
+void unit_read_op(uint32_t ppn, uint32_t slot, struct hal_flash_op *op)
 {
     uint32_t u = ppn % F.pu_units, b = ppn / F.upb;
     uint32_t page = (ppn / F.pu_units) % F.ppb;
     uint32_t plane = u / F.upp, off = u % F.upp;
-    struct hal_flash_op op = {
+    *op = (struct hal_flash_op){
         .op = FLASH_READ, .plane_mask = (uint8_t)(1u << plane),
         .block = (uint16_t)((b % F.nblk) << F.plane_bits | plane), .page = (uint16_t)page,
         .column = (uint16_t)(off * UNIT_BYTES), .length = UNIT_BYTES,
         .buffer = (uint16_t)(slot - plane * F.upp), .slc = F.blk[b].slc,
     };
-    flash_op_addr(&op, b / F.nblk);
-    struct hal_flash_cpl c = flash_sync(&op);
-    return !(c.fail || c.error);
+    flash_op_addr(op, b / F.nblk);
+}
+
+/* One unit of flash into `slot` (whole unit), synchronously; false: it could not be read
+ * (past read retry, and not rebuilt from die parity). A failed die is not read at all. */
+bool read_unit_sync(uint32_t ppn, uint32_t slot)
+{
+    if (!F.die[ppn / F.upb / F.nblk].dead) {
+        struct hal_flash_op op;
+        unit_read_op(ppn, slot, &op);
+        struct hal_flash_cpl c = flash_sync(&op);
+        if (!(c.fail || c.error))
+            return true;
+    }
+    return parity_rebuild(ppn, slot);
 }
 
 /* Part of a unit (bytes at `off`) from src, or zeroes when zero: read-modify-write. */
@@ -511,13 +545,48 @@ static void media_error(struct req *q, uint32_t off)
     q->media = true;
 }
 
-/* A fast-path READ of request `tag` done (its flash_done_fn); off: its first LBA, from the
- * request's. */
-static void req_read_done(uint32_t tag, uint32_t off, bool fail)
+/* Fast-path READs that failed where die parity may rebuild them: read again unit by unit
+ * by ftl_poll (rebuild_poll: a completion cannot push ops). */
+static struct rq { uint8_t tag; uint16_t off, k; } rq[256];
+
+/* A fast-path READ of request `tag` done (its flash_done_fn); b: its first LBA, from the
+ * request's, and (bits 16..) its units. */
+static void req_read_done(uint32_t tag, uint32_t b, bool fail)
 {
+    if (fail && F.stripe && n_rq < 256) {
+        rq[n_rq++] = (struct rq){ (uint8_t)tag, (uint16_t)b, (uint16_t)(b >> 16) };
+        return;                 /* still pending */
+    }
     if (fail)
-        media_error(&reqs[tag], off);
+        media_error(&reqs[tag], b & 0xFFFF);
     reqs[tag].pending--;
+}
+
+/* The units of the failed READs again, each alone (read_unit_sync: read retry, then the
+ * rebuild from die parity); only those that fail both are Unrecovered Read Errors. The map
+ * is looked up again: a unit written meanwhile is read where it is now. */
+static void rebuild_poll(void)
+{
+    if (!n_rq)
+        return;
+    uint32_t spu = 1u << F.spu_shift, lbads = G.id.lbads;
+    while (n_rq) {
+        struct rq e = rq[--n_rq];
+        struct req *q = &reqs[e.tag];
+        uint32_t base = e.tag * G.handle_slots * SLOT_BYTES;
+        for (uint32_t i = 0; i < e.k; i++) {
+            uint32_t off = e.off + i * spu, dst = base + (off << lbads);
+            uint32_t v = F.l2p[(uint32_t)((q->slba + off) >> F.spu_shift)];
+            if (v == MAP_NONE)
+                fill_start(dst, 0, UNIT_BYTES);
+            else if (map_in_wb(v))
+                copy_start(dst, slot_addr(grp_slot(v & ~MAP_WB)), UNIT_BYTES);
+            else if (v == MAP_UNC || !read_unit_sync(v, dst / SLOT_BYTES))
+                media_error(q, off);
+        }
+        q->pending--;
+    }
+    copy_wait();
 }
 
 static bool durable_upto(uint32_t seq)
@@ -607,9 +676,14 @@ static void do_read(const struct hal_be_req *r, struct req *q)
                 .slc = F.blk[b].slc,
             };
             flash_op_addr(&op, b / F.nblk);
-            op.tag = flash_tag_get(req_read_done, r->tag, (uint32_t)(lba - r->slba));
+            uint32_t ctx = (uint32_t)(lba - r->slba) | k << 16;
             q->pending++;
-            flash_push(&op);
+            if (F.stripe && F.die[b / F.nblk].dead) {
+                req_read_done(r->tag, ctx, true);       /* not read: rebuilt (rebuild_poll) */
+            } else {
+                op.tag = flash_tag_get(req_read_done, r->tag, ctx);
+                flash_push(&op);
+            }
             lba += (uint64_t)(k - 1) << F.spu_shift;   /* the loop adds the first unit */
         } else {
             /* unaligned part: through a scratch slot */
@@ -687,6 +761,28 @@ bool ftl_requests_idle(void)
     return n_active == 0;
 }
 
+/* Rows of die parity partly written: the rest of each row padded (groups mapping nothing),
+ * so its parity page is written too. */
+static void pad_rows(void)
+{
+    for (int32_t pgr; (pgr = band_row_partial()) >= 0;) {
+        uint32_t g = F.n_grp;
+        while (g == F.n_grp) {
+            for (g = 0; g < F.n_grp && F.grp[g].state != GRP_FREE; g++)
+                ;
+            if (g == F.n_grp)
+                flash_poll_wait();
+        }
+        F.grp[g] = (struct grp){ .state = GRP_FILLING, .upp = (uint8_t)F.upp,
+                                 .fill = (uint16_t)F.pu_units };
+        for (uint32_t i = 0; i < F.pu_units; i++)
+            F.grp_lpn[g * F.pu_units + i] = MAP_NONE;
+        pad_group = pgr;
+        grp_submit(g);
+        pad_group = -1;
+    }
+}
+
 void ftl_flush_sync(void)
 {
     for (;;) {
@@ -697,6 +793,10 @@ void ftl_flush_sync(void)
         bool busy = F.filling != F.n_grp || F.retire_pending;
         for (uint32_t g = 0; g < F.n_grp && !busy; g++)
             busy = grp_busy(g);
+        if (!busy && band_row_partial() >= 0) {
+            pad_rows();
+            continue;
+        }
         if (!busy)
             break;
     }
@@ -710,6 +810,7 @@ void ftl_poll(void)
 {
     flash_poll();
     ftl_submit_ready();
+    rebuild_poll();
     for (uint32_t i = 0; i < n_active;) {
         uint8_t t = active[i];
         struct req *q = &reqs[t];

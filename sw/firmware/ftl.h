@@ -44,7 +44,9 @@ struct blk_info {
     uint32_t erase_count;
     uint16_t valid;             /* valid units */
     uint8_t  inflight;          /* programs pushed, not completed */
-    uint8_t  state : 6;         /* enum blk_state */
+    uint8_t  state : 5;         /* enum blk_state */
+    uint8_t  band : 1;          /* erased for its band (die parity, ftl_parity.c): a member of
+                                 * the stripes of its block index, until the band reopens */
     uint8_t  refresh : 1;       /* its reads needed read retry or many corrected bits: its
                                  * data moves to a fresh block (refresh_poll) */
     uint8_t  slc : 1;           /* erased in SLC mode: its programs and reads are SLC ops */
@@ -114,6 +116,9 @@ struct ftl {
     uint32_t gc_stage, scratch, jstage, grp_base;
     uint32_t retry_slot;        /* read retry: slot retry_slot + L holds level L (flash.c) */
     uint32_t probe_slot;        /* read retry of probes: room for a plane's raw page */
+    /* die parity (ftl_parity.c): dies per stripe (0: none), the rebuild's slots (one per
+     * die of a stripe), the stripe groups' parity accumulators (2 x pu_units each) */
+    uint32_t stripe, rebuild_slot, acc_slot;
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;
@@ -230,6 +235,7 @@ uint64_t gc_idle_deadline(void);
 uint32_t gc_idle_hw_cycles(void);
 void retire_poll(void);
 void refresh_poll(void);
+void die_rebuild_poll(void);
 bool read_unit_sync(uint32_t ppn, uint32_t slot);  /* ftl.c */
 void die_strike(uint32_t die);      /* ftl_die.c: a program, erase or read of it failed */
 void die_good(uint32_t die);        /* ... a program or erase of it passed */
@@ -238,6 +244,27 @@ uint32_t die_dead_count(void);
 void blk_refresh_mark(uint32_t die, uint32_t blk);   /* ftl_block.c */
 void blk_mark_releasing(void);                  /* the pending blocks join a release */
 void blk_release_pending(bool all);             /* its commit is on flash (all: a checkpoint) */
+
+/* ftl_parity.c: die parity (die-raid5) over bands of one block index across a stripe's dies */
+void parity_init_geometry(void);                /* slots counted from F.acc_slot */
+uint32_t parity_slots(void);
+void parity_reset(void);                        /* no band open (boot, format) */
+bool parity_die(uint32_t die);                  /* die's writes go to its stripe group's band */
+bool band_take(uint32_t die, uint32_t *blk, uint32_t *page);  /* a data page of its row */
+void band_pushed(uint32_t die, uint32_t g);     /* ... its program pushed from group g */
+bool parity_rebuild(uint32_t ppn, uint32_t slot);   /* a unit from its stripe, into slot */
+void band_die_failed(uint32_t die);
+int32_t band_victim(uint32_t die, uint32_t max_valid);  /* GC: the group's band to collect */
+bool band_victim_open(uint32_t die);            /* a band of die's group is being collected */
+void band_victim_set(uint32_t die, uint32_t blk);   /* every member of band blk a victim */
+void band_refresh_mark(uint32_t die, uint32_t blk);
+void parity_group(uint32_t die, uint32_t *first, uint32_t *n);
+void band_room(uint32_t die, uint32_t *free, uint32_t *pend);
+bool band_lead(uint32_t die);
+int32_t band_row_partial(void);
+bool parity_in_group(uint32_t die, int32_t g);
+void unit_read_op(uint32_t ppn, uint32_t slot, struct hal_flash_op *op);  /* ftl.c */
+int32_t blk_take_at(uint32_t die, uint32_t k, bool slc, bool band);   /* ftl_block.c */
 
 /* ftl_slc.c: the SLC write cache */
 void slc_init_geometry(void);
@@ -275,7 +302,8 @@ void jnl_init_geometry(void);
 void jnl_reset(uint32_t area, uint32_t ckpt_pages);
 void jnl_append(uint32_t lpn, uint32_t v);      /* a map change that is on flash */
 void jnl_append_bad(uint32_t b);                /* a block gone bad for good */
-void jnl_append_erase(uint32_t b, bool slc);    /* a block erased for writing */
+void jnl_append_erase(uint32_t b, bool slc, bool band);    /* a block erased for writing */
+void jnl_append_unband(uint32_t b);             /* a block left out of its band's reopening */
 uint32_t jnl_commit(void);                      /* everything appended: its commit number */
 bool jnl_durable(uint32_t id);
 bool jnl_busy(void);                            /* a journal page is being programmed */

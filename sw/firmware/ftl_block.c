@@ -3,6 +3,37 @@
  * erase completions, grown bad blocks (retire) and the factory bad-block scan. */
 #include "ftl.h"
 
+/* Block k of `die` (free, nothing in flight) erased now for writing, in native or SLC mode,
+ * a member of its die-parity band or not; returns k. */
+int32_t blk_take_at(uint32_t die, uint32_t k, bool slc, bool band)
+{
+    struct die_info *di = &F.die[die];
+    struct blk_info *b = &F.blk[bidx(die, k)];
+    /* the hardware read path may still be issuing a READ decoded from an old map word that
+     * names this block: it must reach the die before the ERASE does */
+    hal_hw_read_fence();
+    hal_hw_read_slc(bidx(die, k), slc);
+    b->state = BLK_ACTIVE;
+    b->slc = slc;
+    b->band = band;
+    b->refresh = 0;
+    b->erase_count++;
+    jnl_append_erase(bidx(die, k), slc, band);
+    b->inflight++;
+    di->n_free--;
+    if (di->n_free < ftl_config.gc_low)
+        F.gc_wanted = true;
+    if (di->n_free + di->n_pending < ftl_config.gc_low)
+        F.gc_pacing = true;
+    C.erases++;
+    struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+                               .block = (uint16_t)(k << F.plane_bits), .slc = slc };
+    flash_op_addr(&op, die);
+    op.tag = flash_tag_get(blk_erase_done, die, k);
+    flash_push(&op);
+    return (int32_t)k;
+}
+
 /* The free block of `die` with the lowest erase count, erased now in native or SLC mode
  * (the erase is queued ahead of the die's programs, and ops to one die run in order); -1:
  * none. GC and the pending-block release belong to gc_ensure (top level); here only as an
@@ -38,30 +69,7 @@ static int32_t blk_take(uint32_t die, bool slc)
         di->n_pending--;
         di->n_free++;
     }
-    struct blk_info *b = &F.blk[bidx(die, (uint32_t)best)];
-    /* the hardware read path may still be issuing a READ decoded from an old map word that
-     * names this block: it must reach the die before the ERASE does */
-    hal_hw_read_fence();
-    hal_hw_read_slc(bidx(die, (uint32_t)best), slc);
-    b->state = BLK_ACTIVE;
-    b->slc = slc;
-    b->refresh = 0;
-    b->erase_count++;
-    jnl_append_erase(bidx(die, (uint32_t)best), slc);
-    b->inflight++;
-    di->n_free--;
-    if (di->n_free < ftl_config.gc_low)
-        F.gc_wanted = true;
-    if (di->n_free + di->n_pending < ftl_config.gc_low)
-        F.gc_pacing = true;
-    C.erases++;
-    struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
-                               .block = (uint16_t)((uint32_t)best << F.plane_bits),
-                               .slc = slc };
-    flash_op_addr(&op, die);
-    op.tag = flash_tag_get(blk_erase_done, die, (uint32_t)best);
-    flash_push(&op);
-    return best;
+    return blk_take_at(die, (uint32_t)best, slc, false);
 }
 
 int32_t blk_alloc(uint32_t die)
@@ -138,6 +146,10 @@ void blk_refresh_mark(uint32_t die, uint32_t blk)
     struct blk_info *b = &F.blk[bidx(die, blk)];
     if (b->state != BLK_ACTIVE && b->state != BLK_FULL)
         return;                 /* being emptied already, or not holding data */
+    if (b->band && parity_die(die)) {
+        band_refresh_mark(die, blk);    /* the band moves as a whole (ftl_parity.c) */
+        return;
+    }
     b->refresh = 1;
     F.refresh_pending = true;
 }

@@ -5,10 +5,11 @@
 
 #define CKPT_MAGIC   0x43445353u        /* "SSDC" */
 #define CKPT_END     0x45445353u        /* "SSDE": the trailer, the last words written */
-#define CKPT_VERSION 3u
-#define HDR_WORDS    80u          /* ftl.c CKPT_HDR_WORDS */
+#define CKPT_VERSION 4u
+#define HDR_WORDS    96u          /* ftl.c CKPT_HDR_WORDS */
 #define FLAG_BAD     1u
 #define FLAG_SLC     2u      /* erased in SLC mode (its data is read as SLC) */
+#define FLAG_BAND    4u      /* a member of its die-parity band (ftl_parity.c) */
 #define MAX_BATCH    32u                /* pages staged, then programmed / read in one batch */
 _Static_assert(16 + 2 * sizeof(struct fw_counters) / 8 <= HDR_WORDS,
                "the SMART / FTL counters must fit in the checkpoint header");
@@ -213,7 +214,8 @@ static uint32_t blk_word(uint32_t b)
 {
     return (F.blk[b].erase_count & 0xFFFFFF) |
            (uint32_t)(F.blk[b].state == BLK_BAD || F.blk[b].state == BLK_RETIRING) << 24 |
-           (uint32_t)(F.blk[b].slc ? FLAG_SLC : 0) << 24;
+           (uint32_t)(F.blk[b].slc ? FLAG_SLC : 0) << 24 |
+           (uint32_t)(F.blk[b].band ? FLAG_BAND : 0) << 24;
 }
 
 static void header(uint32_t *h, uint32_t seq, bool clean, uint32_t body)
@@ -353,6 +355,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
         sum(&s, w);
         F.blk[b].erase_count = w & 0xFFFFFF;
         F.blk[b].slc = (w >> 24 & FLAG_SLC) != 0;
+        F.blk[b].band = (w >> 24 & FLAG_BAND) != 0;
         if (F.blk[b].state != BLK_SYS)
             F.blk[b].state = (w >> 24 & FLAG_BAD) ? BLK_BAD : BLK_FREE;
     }

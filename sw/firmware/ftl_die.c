@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* ftl_die.c - a die that fails as a whole: told apart from a bad block or a weak page by
- * repeated failures and an erase test, then taken out of service. Its data is lost (there is
- * no parity yet): every unit it held reads as an Unrecovered Read Error, never as garbage;
- * no write goes to it again; the SMART Critical Warning says reliability is degraded. */
+ * repeated failures and an erase test, then taken out of service. No write goes to it again;
+ * the SMART Critical Warning says reliability is degraded. Under die parity (ftl_parity.c)
+ * its data is rebuilt: on reads at once, and moved off it in the background, a block at a
+ * time (retire_poll). Without, its data is lost: every unit it held reads as an Unrecovered
+ * Read Error, never as garbage. */
 #include "ftl.h"
 
 /* Failures of a die's programs, erases or reads (past read retry) in a row, with no program
@@ -56,10 +58,15 @@ static void die_fail(uint32_t die)
     struct die_info *di = &F.die[die];
     di->dead = 1;
     C.dead_dies++;
+    band_die_failed(die);
     for (uint32_t k = 0; k < F.nblk; k++) {
         struct blk_info *b = &F.blk[bidx(die, k)];
         if (b->state == BLK_BAD || b->state == BLK_SYS)
             continue;
+        if (parity_die(die)) {
+            blk_retire(die, k);     /* its units stay mapped: rebuilt, then moved */
+            continue;
+        }
         uint32_t per_blk = F.ppb * F.pu_units, first = bidx(die, k) * per_blk;
         for (uint32_t ppn = first; b->valid && ppn < first + per_blk; ppn++) {
             uint32_t lpn = F.p2l[ppn];

@@ -17,21 +17,24 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
     if (!live)
         return 0;
     copy_wait();                /* the stage's previous contents have been copied out */
-    struct hal_flash_op op = {
-        .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
-        .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
-        .column = 0, .length = (uint16_t)F.die[die].page_bytes,
-        .buffer = (uint16_t)F.gc_stage,
-        .slc = F.blk[bidx(die, blk)].slc,
-    };
-    flash_op_addr(&op, die);
-    struct hal_flash_cpl c = flash_sync(&op);
-    /* a codeword of the page failed past read retry: the op says only that, so each live
-     * unit is read again alone and only those that fail are lost (one bad codeword must
-     * not take the page's other units with it) */
-    bool page_failed = c.fail || c.error;
-    if (page_failed)
-        C.media_errors++;
+    bool page_failed = true;    /* a failed die is not read: its units are rebuilt */
+    if (!F.die[die].dead) {
+        struct hal_flash_op op = {
+            .op = FLASH_READ, .plane_mask = (uint8_t)((1u << F.planes) - 1),
+            .block = (uint16_t)(blk << F.plane_bits), .page = (uint16_t)page,
+            .column = 0, .length = (uint16_t)F.die[die].page_bytes,
+            .buffer = (uint16_t)F.gc_stage,
+            .slc = F.blk[bidx(die, blk)].slc,
+        };
+        flash_op_addr(&op, die);
+        struct hal_flash_cpl c = flash_sync(&op);
+        /* a codeword of the page failed past read retry: the op says only that, so each live
+         * unit is read again alone (and rebuilt from die parity) and only those that fail are
+         * lost (one bad codeword must not take the page's other units with it) */
+        page_failed = c.fail || c.error;
+        if (page_failed)
+            C.media_errors++;
+    }
     for (uint32_t u = 0; u < F.pu_units; u++) {
         if (!(live >> u & 1))
             continue;
@@ -74,6 +77,8 @@ void gc_relocate(uint32_t die, uint32_t blk)
  * nothing in flight to it; -1 when there is none. */
 static int32_t gc_victim(uint32_t die, uint32_t max_valid)
 {
+    if (parity_die(die))
+        return band_victim(die, max_valid);     /* bands are collected whole */
     int32_t best = -1;
     uint32_t best_valid = max_valid;
     for (uint32_t k = 0; k < F.nblk; k++) {
@@ -94,6 +99,16 @@ static int32_t gc_victim_open(uint32_t die)
     struct die_info *di = &F.die[die];
     if (di->gc_blk >= 0 && F.blk[bidx(die, (uint32_t)di->gc_blk)].state != BLK_VICTIM)
         di->gc_blk = -1;
+    if (di->gc_blk < 0 && parity_die(die)) {
+        /* every member of the band at once; none while another band is being collected */
+        if (band_victim_open(die))
+            return -1;
+        int32_t best = gc_victim(die, di->upb);
+        if (best < 0)
+            return -1;
+        band_victim_set(die, (uint32_t)best);
+        return di->gc_blk;
+    }
     if (di->gc_blk < 0) {
         int32_t best = gc_victim(die, di->upb);
         if (best < 0)
@@ -125,6 +140,22 @@ static void gc_victim_close(uint32_t die)
  * pending; false when no block would gain space. */
 bool gc_one(uint32_t die)
 {
+    if (parity_die(die)) {
+        /* the band: every member relocated and left pending */
+        gc_victim_open(die);
+        if (!band_victim_open(die))
+            return false;
+        uint32_t first, n;
+        parity_group(die, &first, &n);
+        for (uint32_t d = first; d < first + n; d++) {
+            struct die_info *di = &F.die[d];
+            if (di->gc_blk < 0 || F.blk[bidx(d, (uint32_t)di->gc_blk)].state != BLK_VICTIM)
+                continue;
+            gc_relocate_from(d, (uint32_t)di->gc_blk, di->gc_page);
+            gc_victim_close(d);
+        }
+        return true;
+    }
     int32_t blk = gc_victim_open(die);
     if (blk < 0)
         return false;
@@ -142,8 +173,8 @@ void retire_poll(void)
         bool left = false;
         for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
             struct blk_info *bi = &F.blk[b];
-            if (bi->state != BLK_RETIRING)
-                continue;
+            if (bi->state != BLK_RETIRING || (F.die[b / F.nblk].dead && bi->valid))
+                continue;       /* a failed die's data: die_rebuild_poll */
             if (bi->inflight) {
                 left = true;
                 continue;
@@ -153,6 +184,26 @@ void retire_poll(void)
             jnl_append_bad(b);
         }
         F.retire_pending = left;
+    }
+}
+
+/* The background rebuild of a failed die under die parity: one of its blocks a call, its
+ * units rebuilt from their stripes (read_unit_sync) and moved to the other dies, so the
+ * host waits for a block's move at most; GC looks for room after each. */
+void die_rebuild_poll(void)
+{
+    if (F.in_gc || F.in_ckpt || !F.stripe)
+        return;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        struct blk_info *bi = &F.blk[b];
+        if (bi->state != BLK_RETIRING || !F.die[b / F.nblk].dead || !bi->valid ||
+            bi->inflight)
+            continue;
+        gc_relocate(b / F.nblk, b % F.nblk);
+        bi->state = BLK_BAD;
+        jnl_append_bad(b);
+        F.gc_wanted = true;
+        return;
     }
 }
 
@@ -212,11 +263,24 @@ static uint32_t write_pages_per_die(uint32_t die)
     return (units / F.pu_units + 1) / F.n_dies + 2;
 }
 
+/* The die's free and pending blocks; a parity die's: its group's bands (band_room). */
+static void die_room(uint32_t die, uint32_t *free, uint32_t *pend)
+{
+    if (parity_die(die)) {
+        band_room(die, free, pend);
+    } else {
+        *free = F.die[die].n_free;
+        *pend = F.die[die].n_pending;
+    }
+}
+
 /* A die that may need a block in the next write and has none free, only pending ones. */
 static bool die_needs_release(uint32_t die)
 {
     struct die_info *di = &F.die[die];
-    if (di->n_free || !di->n_pending)
+    uint32_t free, pend;
+    die_room(die, &free, &pend);
+    if (free || !pend)
         return false;
     uint32_t room = di->active < 0 ? 0 : blk_pages(die, (uint32_t)di->active) - di->next_page;
     return room < write_pages_per_die(die);
@@ -236,6 +300,7 @@ void gc_ensure(void)
     die_poll();
     retire_poll();
     refresh_poll();
+    die_rebuild_poll();
     /* only after an allocation took a die below gc_low: no per-poll scan of every die */
     if (!F.gc_wanted)
         return;
@@ -243,12 +308,18 @@ void gc_ensure(void)
     bool short_free = false, pending = false, none_free = false;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];
-        if (di->dead)
+        if (di->dead || (parity_die(d) && !band_lead(d)))
             continue;
-        while (di->n_free + di->n_pending < gc_floor() && gc_one(d))
+        uint32_t free, pend;
+        for (;;) {
+            die_room(d, &free, &pend);
+            if (free + pend >= gc_floor() || !gc_one(d))
+                break;
             C.gc_fg_blocks++;
-        short_free |= di->n_free < ftl_config.gc_low;
-        pending |= di->n_pending > di->n_releasing;
+        }
+        short_free |= free < ftl_config.gc_low;
+        /* a parity group's pending blocks: whether on this die or another of the band */
+        pending |= parity_die(d) ? pend > 0 : di->n_pending > di->n_releasing;
         none_free |= die_needs_release(d);
     }
     /* twice at most: the release under way may not hold that die's blocks */
@@ -283,8 +354,11 @@ void gc_pace(uint32_t units)
     int32_t die = -1;
     uint32_t fewest = ftl_config.gc_low;
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        uint32_t n = F.die[d].n_free + F.die[d].n_pending;
-        if (n < fewest && (F.die[d].gc_blk >= 0 || gc_victim(d, F.die[d].upb) >= 0)) {
+        uint32_t free, pend;
+        die_room(d, &free, &pend);
+        uint32_t n = free + pend;
+        if (n < fewest && !F.die[d].dead && (F.die[d].gc_blk >= 0 ||
+            ((!parity_die(d) || !band_victim_open(d)) && gc_victim(d, F.die[d].upb) >= 0))) {
             fewest = n;
             die = (int32_t)d;
         }
@@ -399,8 +473,11 @@ void gc_idle(bool host_busy)
     int32_t die = -1;
     uint32_t fewest = target;
     for (uint32_t d = 0; d < F.n_dies; d++) {
-        uint32_t n = F.die[d].n_free + F.die[d].n_pending;
-        if (n < fewest && gc_victim(d, F.die[d].upb - F.die[d].pu + 1) >= 0) {
+        uint32_t free, pend;
+        die_room(d, &free, &pend);
+        uint32_t n = free + pend;
+        if (n < fewest && !F.die[d].dead &&
+            gc_victim(d, F.die[d].upb - F.die[d].pu + 1) >= 0) {
             fewest = n;
             die = (int32_t)d;
         }

@@ -15,8 +15,9 @@
  * entry count, the SMART / FTL counters (so power cycles and unsafe shutdowns counted at a
  * boot survive the next power loss), then (lpn, value) pairs, then a checksum of everything
  * before it. value: a physical unit or MAP_NONE (deallocated); lpn JNL_BAD: value is a block
- * gone bad; lpn JNL_ERASE: a block erased for writing (value: block | SLC mode << 31), so its
- * mode and erase count survive too. A page cut short by a power loss fails its checksum: the
+ * gone bad; lpn JNL_ERASE: a block erased for writing (value: block | band member << 30 | SLC
+ * mode << 31), so its mode, erase count and die-parity band survive too; lpn JNL_UNBAND: a
+ * block its band's reopening left out (bad, or on a failed die). A page cut short by a power loss fails its checksum: the
  * replay stops there.
  */
 #include "ftl.h"
@@ -25,6 +26,7 @@
 #define JNL_HDR     (4u + 2 * N_CTR)    /* the SMART / FTL counters ride in every page */
 #define JNL_BAD     0xFFFFFFFEu         /* lpn of an entry naming a block gone bad */
 #define JNL_ERASE   0xFFFFFFFDu         /* ... a block erased for writing, and its mode */
+#define JNL_UNBAND  0xFFFFFFFCu         /* ... a block no longer in its band */
 
 struct jnl J;
 
@@ -54,7 +56,7 @@ static uint32_t checksum(const volatile uint32_t *w, uint32_t n)
 void jnl_init_geometry(void)
 {
     J = (struct jnl){ 0 };
-    J.max = page_cap() + JNL_GROUPS_MAX * F.pu_units + 64;
+    J.max = page_cap() + JNL_GROUPS_MAX * F.pu_units + 64 + 2 * F.stripe;
     if (J.max > 0x7FFFFFFFu / 8)
         fw_panic("journal list too large");
     J.ent = fw_alloc(J.max * 8);
@@ -88,9 +90,14 @@ void jnl_append_bad(uint32_t b)
     jnl_append(JNL_BAD, b);
 }
 
-void jnl_append_erase(uint32_t b, bool slc)
+void jnl_append_erase(uint32_t b, bool slc, bool band)
 {
-    jnl_append(JNL_ERASE, b | (uint32_t)slc << 31);
+    jnl_append(JNL_ERASE, b | (uint32_t)band << 30 | (uint32_t)slc << 31);
+}
+
+void jnl_append_unband(uint32_t b)
+{
+    jnl_append(JNL_UNBAND, b);
 }
 
 static void page_done(uint32_t id, uint32_t unused, bool fail)
@@ -214,13 +221,16 @@ uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased)
         counters_get(w + 4);
         for (uint32_t i = 0; i < n; i++) {
             uint32_t lpn = w[JNL_HDR + 2 * i], v = w[JNL_HDR + 2 * i + 1];
-            uint32_t b = v & 0x7FFFFFFFu;
+            uint32_t b = v & 0x3FFFFFFFu;
             bool blk_ok = b < F.n_dies * F.nblk && F.blk[b].state != BLK_SYS;
             if (lpn == JNL_BAD && blk_ok) {
                 F.blk[b].state = BLK_BAD;
             } else if (lpn == JNL_ERASE && blk_ok) {
                 F.blk[b].erase_count++;
                 F.blk[b].slc = v >> 31;
+                F.blk[b].band = v >> 30 & 1;
+            } else if (lpn == JNL_UNBAND && blk_ok) {
+                F.blk[b].band = 0;
             } else if (lpn < F.user_units && (v == MAP_NONE || v == MAP_UNC || v < F.raw_units))
                 F.l2p[lpn] = v;
         }

@@ -39,6 +39,7 @@ void buf_write32(uint32_t byte_addr, uint32_t v);
 /* Copy engine with retry on a full queue; copy_wait() waits for every job issued so far. */
 void copy_start(uint32_t dst, uint32_t src, uint32_t bytes);
 void fill_start(uint32_t dst, uint64_t pattern, uint32_t bytes);
+void xor_start(uint32_t dst, uint32_t src, uint32_t bytes);    /* dst ^= src */
 uint32_t copy_issued(void);
 bool copy_reached(uint32_t target);
 void copy_wait(void);
@@ -129,6 +130,8 @@ struct fw_counters {
     uint64_t units_lost;                        /* units GC could not read, or on a failed
                                                  * die (MAP_UNC) */
     uint64_t dead_dies;                         /* dies taken out of service (ftl_die.c) */
+    uint64_t parity_rebuilt;                    /* units rebuilt from die parity */
+    uint64_t parity_failed;                     /* rebuilds that could not be done */
 };
 extern struct fw_counters C;
 

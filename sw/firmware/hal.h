@@ -62,6 +62,8 @@ struct hal_ident {
      * codeword; the dies' read-retry levels (SET FEATURES 89h P1 = 0 .. retry_levels - 1;
      * 1: no read retry) */
     uint32_t ecc_data_bytes, ecc_room, ecc_t, retry_levels;
+    /* die parity (the persona's parity.scheme die-raid5): dies per stripe (0: none) */
+    uint32_t parity_stripe;
 };
 #define SLC_NONE    0u
 #define SLC_STATIC  1u
@@ -227,6 +229,7 @@ volatile uint8_t *hal_buf(void);
  * queue; hal_copy_done() counts finished jobs since reset (wraps at 2^32). */
 bool hal_copy(uint32_t dst, uint32_t src, uint32_t bytes);     /* false: queue full */
 bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes);
+bool hal_xor(uint32_t dst, uint32_t src, uint32_t bytes);      /* dst ^= src */
 uint32_t hal_copy_done(void);
 
 /* --- flash back end (rtl/nand/nand_backend.py) ---------------------------------------- */

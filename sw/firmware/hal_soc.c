@@ -81,6 +81,7 @@ void hal_ident(struct hal_ident *id)
     id->ecc_room = ssdlab_ident_ecc_room_read();
     id->ecc_t = ssdlab_ident_ecc_t_read();
     id->retry_levels = ssdlab_ident_retry_levels_read();
+    id->parity_stripe = ssdlab_ident_parity_stripe_read();
     for (unsigned i = 0; i < 8; i++) {
         uint32_t w = rd(CSR_SSDLAB_IDENT_PERSONA0_ADDR + 4 * i);
         for (unsigned b = 0; b < 4; b++)
@@ -292,6 +293,17 @@ bool hal_copy(uint32_t dst, uint32_t src, uint32_t bytes)
 bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes)
 {
     return copy_job(dst, 0, pattern, bytes, true);
+}
+
+/* The copy engine's XOR mode (die parity) is not in the SoC yet: SocConfig keeps
+ * parity_stripe 0, so the firmware never asks for it. */
+bool hal_xor(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    hal_fatal(true);    /* never: SocConfig refuses parity_stripe without it */
+    return false;
 }
 
 uint32_t hal_copy_done(void) { return bufcopy_done_read(); }

@@ -232,6 +232,8 @@ static uint32_t build_vendor(void)
     put_le(p + 368, 8, C.refreshed_blocks);
     put_le(p + 376, 8, C.units_lost);
     put_le(p + 384, 8, C.dead_dies);
+    put_le(p + 392, 8, C.parity_rebuilt);
+    put_le(p + 400, 8, C.parity_failed);
     return 512;
 }
 

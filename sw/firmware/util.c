@@ -180,6 +180,14 @@ void fill_start(uint32_t dst, uint64_t pattern, uint32_t bytes)
     issued++;
 }
 
+void xor_start(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    copy_base();
+    while (!hal_xor(dst, src, bytes))
+        ;
+    issued++;
+}
+
 uint32_t copy_issued(void)
 {
     return issued;

@@ -514,7 +514,8 @@ class Drive:
                     "stall_release_cycles", "stall_ckpt_cycles", "stall_wb_cycles",
                     "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
                     "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
-                    "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies")
+                    "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies",
+                    "parity_rebuilt", "parity_failed")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

@@ -243,6 +243,7 @@ void hal_ident(struct hal_ident *id)
     id->ecc_room = cfg.ecc_room;
     id->ecc_t = cfg.ecc_t;
     id->retry_levels = cfg.retry_levels ? cfg.retry_levels : 1;
+    id->parity_stripe = cfg.parity_stripe;
 }
 
 uint64_t hal_cycles(void)
@@ -645,6 +646,17 @@ bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes)
     for (uint32_t i = 0; i < bytes; i += 8)
         memcpy(buf + dst + i, &pattern, 8);
     mock_stats.fills++;
+    copy_done++;
+    return true;
+}
+
+bool hal_xor(uint32_t dst, uint32_t src, uint32_t bytes)
+{
+    check_range(dst, bytes);
+    check_range(src, bytes);
+    for (uint32_t i = 0; i < bytes; i++)
+        buf[dst + i] ^= buf[src + i];
+    mock_stats.copies++;
     copy_done++;
     return true;
 }

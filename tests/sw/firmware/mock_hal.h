@@ -42,6 +42,7 @@ struct mock_cfg {
      * of it), a level past them fails. With an ECC, a programmed page passes only at the
      * level mock_read_shift gave it (0 unless given; 0xFF: none) */
     uint32_t retry_levels;
+    uint32_t parity_stripe;     /* die parity: dies per stripe (0: none) */
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };

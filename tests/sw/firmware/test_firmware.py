@@ -27,7 +27,8 @@ TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq
          "queues_mqes",
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail",
-         "gc_partial_loss", "diefail_reads", "persona_op", "idle_gc",
+         "gc_partial_loss", "diefail_reads", "parity_diefail", "parity_reads", "parity_double",
+         "persona_op", "idle_gc",
          "luns", "luns_drive", "perf", "slc_static", "slc_dynamic",
          "mixed", "powercut", "powercut_full", "spare", "release"]
 # the long power-cut campaign (1,500 cuts) is the full tier's; smoke runs 40
