@@ -65,6 +65,36 @@ def _part2(part):
             "page_timing": _page_timing(part)}
 
 
+def _parity(p, fields, notes):
+    """SocConfig parity_stripe of persona p on the drive `fields` describe: its die-raid5
+    stripe, no wider than the simulated drive's dies; 0 (none) when the scheme is none, a
+    stripe would hold dies of two page sizes (the firmware's parity page covers every
+    member's columns), or fewer than 2 dies are left."""
+    par = p.parity
+    if par.scheme != "die-raid5":
+        return 0
+    dies = fields["n_channels"] * fields["n_ways"] * fields["luns"]
+    p2 = fields.get("part2")
+    if p2 is not None and p2["page_bytes"] != fields["page_bytes"]:
+        notes.append(f"parity.scheme die-raid5: not built (the drive's two parts have pages of "
+                     f"{fields['page_bytes']} and {p2['page_bytes']} bytes; the firmware's "
+                     f"stripes need one page size)")
+        return 0
+    stripe = min(par.stripe_dies, dies)
+    if stripe > 64:             # the firmware's stripes hold 64 dies at most: even ones
+        k = -(-stripe // 64)
+        notes.append(f"die parity: stripes of at most 64 dies in the firmware: {stripe} "
+                     f"dies in {k} stripes of {-(-stripe // k)}")
+        stripe = -(-stripe // k)
+    if stripe < 2:
+        notes.append(f"parity.scheme die-raid5: not built ({dies} die simulated)")
+        return 0
+    notes.append(f"die parity: die-raid5 over stripes of {stripe} dies" +
+                 ("" if par.stripe_dies <= dies else
+                  f" (persona: {par.stripe_dies}; the simulated drive has {dies})"))
+    return stripe
+
+
 def _ecc(p, wanted, notes):
     """SocConfig ecc of persona p when `wanted` ("persona": its BCH code,
     spec/bch.BchCode.of_persona), else None; None too for a scheme the RTL has no core of.
@@ -218,6 +248,8 @@ def soc_config(persona=None, params=None, blocks_per_plane=None, pages_per_block
                             f"no target of {fields['part2']['part']} left: one part type"))
             if not keep:
                 fields["part2"] = None
+    if "parity_stripe" not in (params or {}):
+        fields["parity_stripe"] = _parity(p, fields, notes)
     corner = fields.get("nand_timing", "typical")
     types = "/".join(geo.page_types)
     notes.append(f"NAND array times: {corner} tR and tPROG per page type ({types}, page % "

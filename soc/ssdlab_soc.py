@@ -213,15 +213,15 @@ class SocConfig:
         # whether the dies flip bits by their part's BitErrorModel (spec/nand_errors.py).
         self.ecc = kw.pop("ecc", None)
         self.nand_bit_errors = kw.pop("nand_bit_errors", False)
-        # Die parity (the firmware's ftl_parity.c, die-raid5): dies per stripe, 0: none. Not
-        # taken from the persona yet: the drive's parity path is the next slice of issue 24.
+        # Die parity (the firmware's ftl_parity.c, die-raid5): dies per stripe, 0: none (the
+        # persona's, soc/sim_config.py); the copy engine's XOR mode builds its parity.
         self.parity_stripe = kw.pop("parity_stripe", 0)
         if kw:
             raise ValueError(f"SocConfig: unknown parameter(s) {', '.join(sorted(kw))}")
         if (not isinstance(self.parity_stripe, int) or isinstance(self.parity_stripe, bool)
-                or self.parity_stripe != 0):
-            raise ValueError(f"SocConfig: parity_stripe={self.parity_stripe!r}: 0 (die parity "
-                             "needs the copy engine's XOR mode, not in the SoC yet)")
+                or not (self.parity_stripe == 0 or 2 <= self.parity_stripe <= 64)):
+            raise ValueError(f"SocConfig: parity_stripe={self.parity_stripe!r}: 0 (none) or "
+                             "2..64 dies")
         for name in ("hw_read", "hw_read_multi_plane"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"SocConfig: {name}={getattr(self, name)!r}: True or False")

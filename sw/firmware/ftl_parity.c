@@ -199,9 +199,47 @@ static void row_done(uint32_t g)
         row_start(g, p->row + 1);
 }
 
-/* Open a band for group g: the block index whose every block on the group's live dies is
- * free (bad and system blocks are left out), at least two of them, the least worn; emptied
- * blocks not yet released only when no such index is left (blk_take's last resort). */
+/* A block of index k in group p is in the release under way (never taken before its
+ * commit). */
+static bool releasing_at(const struct pgroup *p, uint32_t k)
+{
+    for (uint32_t i = 0; i < p->n; i++)
+        if (F.blk[bidx(p->first + i, k)].state == BLK_RELEASING)
+            return true;
+    return false;
+}
+
+/* Block index k of group p as a band: every block on the group's live dies free, or (with
+ * `pending`) emptied and waiting for a release (*waiting: some are), bad or system blocks
+ * left out, at least two members; *ec: their highest erase count. A failed die's block not
+ * yet moved off keeps the index: its stripes are still needed. */
+static bool band_index_free(const struct pgroup *p, uint32_t k, bool pending, uint32_t *ec,
+                            bool *waiting)
+{
+    uint32_t take = 0;
+    *ec = 0;
+    *waiting = false;
+    for (uint32_t i = 0; i < p->n; i++) {
+        uint32_t d = p->first + i;
+        const struct blk_info *b = &F.blk[bidx(d, k)];
+        if (F.die[d].dead && b->band && b->valid)
+            return false;
+        if (F.die[d].dead || b->state == BLK_BAD || b->state == BLK_SYS)
+            continue;
+        bool wait = b->state == BLK_PENDING || b->state == BLK_RELEASING;
+        if (b->inflight || !(b->state == BLK_FREE || (pending && wait)))
+            return false;
+        *waiting |= wait;
+        take++;
+        if (b->erase_count > *ec)
+            *ec = b->erase_count;
+    }
+    return take >= 2;
+}
+
+/* Open a band for group g: the least worn free block index (band_index_free); emptied blocks
+ * not yet released (never those of the release under way) only when no index is free
+ * (blk_take's last resort). */
 static bool band_open(uint32_t g)
 {
     struct pgroup *p = &pg[g];
@@ -209,22 +247,10 @@ static bool band_open(uint32_t g)
     uint32_t best_ec = 0xFFFFFFFFu;
     for (int pass = 0; pass < 2 && best < 0; pass++) {
         for (uint32_t k = 0; k < F.nblk; k++) {
-            uint32_t take = 0, ec = 0;
-            bool ok = true;
-            for (uint32_t i = 0; i < p->n && ok; i++) {
-                uint32_t d = p->first + i;
-                const struct blk_info *b = &F.blk[bidx(d, k)];
-                /* a failed die's block not yet moved off: its stripes are still needed */
-                ok = !(F.die[d].dead && b->band && b->valid);
-                if (F.die[d].dead || b->state == BLK_BAD || b->state == BLK_SYS)
-                    continue;
-                ok = !b->inflight && (b->state == BLK_FREE ||
-                                      (pass && b->state == BLK_PENDING));
-                take++;
-                if (b->erase_count > ec)
-                    ec = b->erase_count;
-            }
-            if (ok && take >= 2 && ec < best_ec) {
+            uint32_t ec;
+            bool waiting;
+            if (band_index_free(p, k, pass, &ec, &waiting) && ec < best_ec &&
+                !(pass && waiting && releasing_at(p, k))) {
                 best = (int32_t)k;
                 best_ec = ec;
             }
@@ -506,19 +532,9 @@ void band_room(uint32_t die, uint32_t *free, uint32_t *pend)
     const struct pgroup *p = group_of(die);
     *free = *pend = 0;
     for (uint32_t k = 0; k < F.nblk; k++) {
-        uint32_t take = 0;
-        bool ok = true, waiting = false;
-        for (uint32_t i = 0; i < p->n && ok; i++) {
-            uint32_t d = p->first + i;
-            const struct blk_info *b = &F.blk[bidx(d, k)];
-            ok = !(F.die[d].dead && b->band && b->valid);
-            if (F.die[d].dead || b->state == BLK_BAD || b->state == BLK_SYS)
-                continue;
-            take++;
-            waiting |= b->state == BLK_PENDING || b->state == BLK_RELEASING;
-            ok = b->state == BLK_FREE || b->state == BLK_PENDING || b->state == BLK_RELEASING;
-        }
-        if (ok && take >= 2) {
+        uint32_t ec;
+        bool waiting;
+        if (band_index_free(p, k, true, &ec, &waiting)) {
             *free += !waiting;
             *pend += waiting;
         }

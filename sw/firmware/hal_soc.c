@@ -272,7 +272,10 @@ void hal_be_cpl_push(uint8_t tag, uint16_t status)
 
 volatile uint8_t *hal_buf(void) { return (volatile uint8_t *)BUF_WINDOW; }
 
-static bool copy_job(uint32_t dst, uint32_t src, uint64_t pattern, uint32_t bytes, bool fill)
+/* One job of the copy engine (soc/buffer_copy.py): every field is written for every job (the
+ * CSRs keep their values), so a copy or fill never inherits the xor flag of the job before. */
+static bool copy_job(uint32_t dst, uint32_t src, uint64_t pattern, uint32_t bytes, bool fill,
+                     bool do_xor)
 {
     if (!bufcopy_room_read())
         return false;
@@ -281,29 +284,25 @@ static bool copy_job(uint32_t dst, uint32_t src, uint64_t pattern, uint32_t byte
     bufcopy_bytes_write(bytes);
     bufcopy_pattern_write(pattern);
     bufcopy_fill_write(fill);
+    bufcopy_xor_write(do_xor);
     bufcopy_push_write(1);
     return true;
 }
 
 bool hal_copy(uint32_t dst, uint32_t src, uint32_t bytes)
 {
-    return copy_job(dst, src, 0, bytes, false);
+    return copy_job(dst, src, 0, bytes, false, false);
 }
 
 bool hal_fill(uint32_t dst, uint64_t pattern, uint32_t bytes)
 {
-    return copy_job(dst, 0, pattern, bytes, true);
+    return copy_job(dst, 0, pattern, bytes, true, false);
 }
 
-/* The copy engine's XOR mode (die parity) is not in the SoC yet: SocConfig keeps
- * parity_stripe 0, so the firmware never asks for it. */
+/* dst ^= src in place (die parity); src and dst must not overlap. */
 bool hal_xor(uint32_t dst, uint32_t src, uint32_t bytes)
 {
-    (void)dst;
-    (void)src;
-    (void)bytes;
-    hal_fatal(true);    /* never: SocConfig refuses parity_stripe without it */
-    return false;
+    return copy_job(dst, src, 0, bytes, false, true);
 }
 
 uint32_t hal_copy_done(void) { return bufcopy_done_read(); }

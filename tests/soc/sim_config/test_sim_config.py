@@ -172,3 +172,22 @@ def test_ecc_from_the_persona():
 def test_ecc_checked(kw, err):
     with pytest.raises(ValueError, match=err):
         soc_config("default", {"n_channels": 2, **kw})
+
+
+def test_parity_from_the_persona():
+    """die-raid5 reaches the build as parity_stripe: no wider than the simulated dies, a
+    persona stripe over 64 dies split evenly (the firmware's limit), none where a stripe
+    would mix page sizes (intel-750-400g) or the persona has none; a bad value names the
+    field."""
+    narrow = soc_config("intel-750-1.2t", {"n_channels": 4, "n_ways": 1})
+    assert narrow.parity_stripe == 4
+    assert any("stripes of 4 dies (persona: 72; the simulated drive has 4)" in n
+               for n in narrow.notes)
+    assert soc_config("intel-750-1.2t").parity_stripe == 36
+    mixed = soc_config("intel-750-400g", blocks_per_plane=16, pages_per_block=16)
+    assert mixed.parity_stripe == 0 and any("16384 and 8192" in n for n in mixed.notes)
+    assert soc_config("crucial-m500-960").parity_stripe == 0
+    assert soc_config("intel-750-1.2t", {"n_channels": 4, "n_ways": 1,
+                                         "parity_stripe": 0}).parity_stripe == 0
+    with pytest.raises(ValueError, match="parity_stripe=1"):
+        SocConfig(parity_stripe=1)

@@ -27,11 +27,12 @@ def drive():
     yield from open_drive(PARAMS)
 
 
-def open_drive(params):
-    """Build (when needed) and start the LUN drive of `params`; yields a LunDrive."""
+def open_drive(params, persona=PERSONA):
+    """Build (when needed) and start the drive of `persona` (default: the LUN drive's) with
+    `params` at SCALE; yields a LunDrive."""
     from sw.ssdlab.drive import Drive
     from sw.ssdlab.flows.sim import SimDrive, build_drive, drive_config
-    cfg = drive_config(PERSONA, params, **SCALE)
+    cfg = drive_config(persona, params, **SCALE)
     t0 = time.monotonic()
     out = build_drive(cfg)
     c = cfg.as_dict()
