@@ -32,8 +32,6 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
          * unit is read again alone (and rebuilt from die parity) and only those that fail are
          * lost (one bad codeword must not take the page's other units with it) */
         page_failed = c.fail || c.error;
-        if (page_failed)
-            C.media_errors++;
     }
     for (uint32_t u = 0; u < F.pu_units; u++) {
         if (!(live >> u & 1))
@@ -46,6 +44,7 @@ static uint32_t gc_move_page(uint32_t die, uint32_t blk, uint32_t page)
         if (page_failed && !read_unit_sync(ppn, F.gc_stage + u)) {
             ftl_map_set(lpn, MAP_UNC);      /* reads of it fail from now on */
             C.units_lost++;
+            C.media_errors++;               /* SMART counts what was not recovered */
             continue;
         }
         ftl_write_unit_from(lpn, slot_addr(F.gc_stage + u));

@@ -1403,6 +1403,10 @@ static void t_parity_diefail(void)
     CHECK(vendor(376) == 0 && vendor(392) > 0 && vendor(400) == 0,
           "units lost %llu, rebuilt %llu, rebuilds failed %llu", (unsigned long long)vendor(376),
           (unsigned long long)vendor(392), (unsigned long long)vendor(400));
+    uint8_t *p = mock_host + HOST_DATA;
+    struct mock_cpl cl = get_log(0x02, 512, 0, false);
+    CHECK(cl.status == 0 && le(p + 160, 8) == 0, "SMART media errors %llu: all rebuilt",
+          (unsigned long long)le(p + 160, 8));
     for (uint32_t i = 0; i < 100000 && (!F.die[dead].dead || retiring_on(dead)); i++)
         fw_poll();
     CHECK(F.die[dead].dead && !retiring_on(dead), "die %u: dead %u, %u blocks to move", dead,
@@ -1569,7 +1573,7 @@ static void t_retry(void)
     drain();
     CHECK(vendor(344) == retries, "reads again after the refreshes: %llu",
           (unsigned long long)(vendor(344) - retries));
-    uint64_t media1 = media0 + (lost ? 1 : 0);  /* the refresh's failed read */
+    uint64_t media1 = media0 + lost;    /* the units the refresh could not read */
     CHECK(raw_io(0x02, bad_lba, spu(), 1) == NVME_SC_UNRECOVERED_READ_ERROR,
           "a page past every level reads back");
     CHECK(vendor(328) == (lost ? failed : 1), "failed ECC reads %llu",
