@@ -58,23 +58,28 @@ def test_each_die_gets_its_part(cfg):
 
 def test_ident_part2_bitmap(cfg):
     """part2_page_bytes / part2_spare_bytes and the target bitmap, bit way x n_channels +
-    channel, then the ECC's code and the part's read-retry levels, as the last ident
-    registers (the others keep their addresses)."""
+    channel, then the ECC's code, the part's read-retry levels and the die-parity stripe, as
+    the last ident registers (the others keep their addresses)."""
     ident = SsdlabIdent(soc_config("intel-750-400g", {"ecc": "persona"}, blocks_per_plane=16,
                                    pages_per_block=16))
     csrs = [c.name for c in ident.get_csrs()]                 # in address order
-    assert csrs[-9:] == ["persona7", "part2_page_bytes", "part2_spare_bytes",
-                         "part2_mask_lo", "part2_mask_hi",
-                         "ecc_data_bytes", "ecc_room", "ecc_t", "retry_levels"]
+    assert csrs[-10:] == ["persona7", "part2_page_bytes", "part2_spare_bytes",
+                          "part2_mask_lo", "part2_mask_hi",
+                          "ecc_data_bytes", "ecc_room", "ecc_t", "retry_levels", "parity_stripe"]
     want = sum(1 << (1 * 18 + c) for c in range(6, 18))      # way 1 of channels 6-17
-    v = {n: getattr(ident, f"_{n}").status.reset.value for n in csrs[-8:]}
+    v = {n: getattr(ident, f"_{n}").status.reset.value for n in csrs[-9:]}
     assert v == {"part2_page_bytes": 8192, "part2_spare_bytes": 512,
                  "part2_mask_lo": want & 0xFFFFFFFF, "part2_mask_hi": want >> 32,
                  # the persona's BCH code (1 KiB + 56 B, t = 32), the part's 8 retry levels
-                 "ecc_data_bytes": 1024, "ecc_room": 56, "ecc_t": 32, "retry_levels": 8}
+                 "ecc_data_bytes": 1024, "ecc_room": 56, "ecc_t": 32, "retry_levels": 8,
+                 # no die parity: its two part types' pages differ (soc/sim_config.py)
+                 "parity_stripe": 0}
     assert v["part2_mask_lo"] == 0xFF000000 and v["part2_mask_hi"] == 0xF
     one = SsdlabIdent(soc_config("default", {"n_channels": 2}))
-    assert [getattr(one, f"_{n}").status.reset.value for n in csrs[-8:-1]] == [0] * 7
+    assert [getattr(one, f"_{n}").status.reset.value for n in csrs[-9:-2]] == [0] * 7
+    par = SsdlabIdent(soc_config("intel-750-1.2t", {"n_channels": 4, "n_ways": 1},
+                                 blocks_per_plane=16, pages_per_block=16))
+    assert par._parity_stripe.status.reset.value == 4
 
 
 def test_full_size_refused():
