@@ -19,6 +19,7 @@ from litex.gen import LiteXModule
 from litex.soc.interconnect import stream
 from migen import Cat, Instance, Signal
 
+from rtl.nand.nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS
 from rtl.nand.nand_subsystem import NandSubsystem
 from rtl.nand.onfi_nvddr2_engine import nvddr2_timing_layout
 from rtl.nand.onfi_sdr_engine import timing_layout
@@ -80,6 +81,8 @@ class NandFlash(LiteXModule):
         self.timing = {name: Signal(width, name=f"nand_t_{name}")
                        for name, width in self.timing_fields}
         self.write_protect = Signal()
+        self.busy_timeout = Signal(BUSY_TIMEOUT_BITS)     # busy ticks, 0: no timeout
+        self.busy_now = Signal(BUSY_NOW_BITS)             # the uptime's busy ticks
         if self.with_nvddr2:
             self.nvddr2_fields = struct_fields(nvddr2_timing_layout(params.get("timer_width", 8)))
             self.nvddr2_timing = {name: Signal(width, name=f"nand_nvddr2_t_{name}")
@@ -106,6 +109,7 @@ class NandFlash(LiteXModule):
             i_geometry=self.geometry,
             i_timing=Cat(*[self.timing[n] for n, _ in self.timing_fields]),
             i_write_protect=self.write_protect, i_plane_slots=self.plane_slots,
+            i_busy_timeout=self.busy_timeout, i_busy_now=self.busy_now,
             o_busy=self.busy, o_ecc_busy=self.ecc_busy,
             o_m_rd__valid=rd.valid, i_m_rd__ready=rd.ready, o_m_rd__payload=rd.addr,
             i_s_rdd__valid=rdata.valid, o_s_rdd__ready=rdata.ready,

@@ -12,6 +12,7 @@ RAM; it polls the FirmwarePorts. Everything is configured from a persona (person
 channels and ways, the part's geometry and timing, host queues, MDTS, LBA size.
 """
 
+import math
 import subprocess
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from litex.soc.interconnect.csr import CSR, CSRStatus, CSRStorage
 from migen import FSM, Case, Cat, If, NextState, Replicate, Signal
 from migen.genlib.io import CRG
 
+from rtl.nand.nand_common import BUSY_NOW_BITS, BUSY_TICK_BITS, BUSY_TIMEOUT_BITS
 from rtl.nvme.litepcie_fixes import LitePCIeFixes
 from rtl.nvme.nvme_controller import NvmeController
 from rtl.pcie.pcie_sim_phy import PCIeSimPHY
@@ -70,6 +72,19 @@ NVME_PCIE = dict(class_code=0x010802, bar0_size=0x4000, vendor_id=0x1D1D, device
 
 
 NVDDR2_NONE = 0xFF     # SsdlabIdent nvddr2_mode of an SDR-only build
+
+
+def busy_timeout_ticks(cfg):
+    """The flash busy timeout (a die busy longer has hung): 4 x the longest busy time of the
+    build's parts (tBERS, tPROG, tR of any page type, ONFI's 1 ms tRST after power-on), in
+    busy ticks of the back end (rtl/nand/nand_common.py), at most its counter's maximum."""
+    times = [cfg.t_bers_ns, cfg.t_prog_ns, cfg.t_r_ns, 1_000_000,
+             *(v for v in cfg.page_timing.values() if v)]
+    if cfg.part2:
+        times += [cfg.part2[k] for k in ("t_bers_ns", "t_prog_ns", "t_r_ns")]
+        times += [v for v in cfg.part2["page_timing"].values() if v]
+    cycles = 4 * max(times) * 1e-9 * cfg.sys_clk_freq
+    return min((1 << BUSY_TIMEOUT_BITS) - 1, math.ceil(cycles / (1 << BUSY_TICK_BITS)))
 
 
 def git_hash():
@@ -577,6 +592,9 @@ class FirmwarePorts(LiteXModule):
         self._geometry    = CSRStorage(11)
         self._plane_slots = CSRStorage(8)
         self._write_protect = CSRStorage(1)
+        self._busy_timeout = CSRStorage(BUSY_TIMEOUT_BITS, reset=busy_timeout_ticks(cfg),
+                                        description="a die busy this long is hung (busy "
+                                                    "ticks of 4096 cycles; 0: never)")
         self._timing_fast = CSRStorage(1, description="0: SDR mode 0 timing; 1: the build's "
                                                       "onfi_mode")
         self._flash_busy  = CSRStatus(1)
@@ -587,6 +605,7 @@ class FirmwarePorts(LiteXModule):
             flash.geometry.eq(self._geometry.storage),
             flash.plane_slots.eq(self._plane_slots.storage),
             flash.write_protect.eq(self._write_protect.storage),
+            flash.busy_timeout.eq(self._busy_timeout.storage),
             self._flash_busy.status.eq(flash.busy),
         ]
         for name, sig in flash.timing.items():
@@ -770,6 +789,9 @@ class SsdlabSoC(SoCCore):
         nvme.irq.time_base.name_override = "nvme_irq_now"
         self.ff_quiet = Signal(name_override="ff_quiet")
         self.ff_wake_at = Signal(64, name_override="ff_wake_at")
+        # a flash op queued or running: with no die's R/B# edge to come, a die has hung and
+        # the back end's busy timeout must be clocked through, not jumped over
+        self.ff_flash_busy = Signal(name_override="ff_flash_busy")
         # The NAND emulator counts its busy times in RTL counters: never quiet.
         emulated = cfg.nand_model == "emulator"
         self.comb += [
@@ -781,6 +803,11 @@ class SsdlabSoC(SoCCore):
                              & ~self.bufcopy.busy & ~self.flash.ecc_busy & (0 if emulated else 1)
                              & (self.ftl_read.quiet if self.ftl_read else 1)),
             self.ff_wake_at.eq(fw_wait.wake_at),
+            self.ff_flash_busy.eq(self.flash.busy),
+            # the back end's busy ticks: from the uptime the fast-forward advances, so that
+            # the cycles it skips count towards a busy timeout
+            self.flash.busy_now.eq(self.timer0.uptime_cycles[BUSY_TICK_BITS:
+                                                             BUSY_TICK_BITS + BUSY_NOW_BITS]),
         ]
 
     def do_finalize(self):
@@ -803,7 +830,7 @@ class SsdlabSoC(SoCCore):
         """Ports besides the platform's pads: the PCIe PHY's and the ONFI pins."""
         ios = getattr(self.pcie_phy, "get_ios", None)       # a board's PHY has pads instead
         ios = list(ios()) if ios else []
-        ios += [self.ff_quiet, self.ff_wake_at]
+        ios += [self.ff_quiet, self.ff_wake_at, self.ff_flash_busy]
         if self.cfg.nand_model == "emulator":
             return ios + [self.nand_emulation.rule_count]
         return ios + self.flash.pin_ios()

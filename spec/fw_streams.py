@@ -239,6 +239,8 @@ def flash_cpl_layout():
         ("error",  1),      # refused: unknown op, way >= n_ways, length > max_len, empty or
         #                     out-of-range plane mask, an ECC op not in whole codewords (no
         #                     pin was touched, no data moved)
+        ("timeout", 1),     # the die stayed busy past busy_timeout (hung): the op was given
+        #                     up (fail set too) and the die fenced until a RESET it answers
         ("ecc_bits", 7),    # an ECC read: the most bits corrected in one of its codewords
         ("ecc_fail", 1),    # an ECC read: a codeword had more errors than the code corrects
     ]

@@ -13,6 +13,7 @@ from amaranth.hdl import Cat, Module, Mux, Signal, unsigned
 from amaranth.lib import stream, wiring
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS
 from .nand_die_scheduler import (
     TAG_BITS,
     ChannelCompletion,
@@ -141,6 +142,8 @@ class NandBackend(wiring.Component):
             "timing": In(timing_layout(timer_width)),
             **nvddr2,
             "write_protect": In(1),
+            "busy_timeout": In(BUSY_TIMEOUT_BITS),
+            "busy_now": In(BUSY_NOW_BITS),
             "busy": Out(1),
             "ecc_busy": Out(1),
         })
@@ -155,7 +158,8 @@ class NandBackend(wiring.Component):
             scheds.append(s)
             port = self.ch[i]
             m.d.comb += [s.geometry.eq(self.geometry), s.timing.eq(self.timing),
-                         s.write_protect.eq(self.write_protect)]
+                         s.write_protect.eq(self.write_protect),
+                         s.busy_timeout.eq(self.busy_timeout), s.busy_now.eq(self.busy_now)]
             if self.ecc is None:
                 wiring.connect(m, wiring.flipped(port.m_wreq), s.m_wreq)
                 wiring.connect(m, wiring.flipped(port.s_wdata), s.s_wdata)

@@ -1,7 +1,18 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """Helpers shared by the rtl/nand cores (not a core)."""
 
-__all__ = ["bad_int", "bch_code", "enabled_domain", "gf2_map", "gf_mul"]
+__all__ = ["BUSY_NOW_BITS", "BUSY_TICK_BITS", "BUSY_TIMEOUT_BITS", "bad_int", "bch_code",
+           "busy_timer", "enabled_domain", "gf2_map", "gf_mul"]
+
+# The busy timeout (a die whose R/B# never rises: a hung die): counted in ticks of
+# 2**BUSY_TICK_BITS clock cycles (32.8 us at 125 MHz) up to 2**BUSY_TIMEOUT_BITS - 1 ticks
+# (33.5 ms there, above every part's tBERS); 0 never times out. The ticks come from the
+# SoC's uptime (`busy_now`: uptime >> BUSY_TICK_BITS, BUSY_NOW_BITS of it), not from a
+# counter of our own, so that the simulation's fast-forward, which advances the uptime over
+# the cycles it skips, keeps the timeouts (sim/harness/README.md).
+BUSY_TICK_BITS = 12
+BUSY_TIMEOUT_BITS = 10
+BUSY_NOW_BITS = 12
 
 
 def bad_int(name, value, lo, hi):
@@ -83,3 +94,17 @@ def enabled_domain(module, name, enable, gate):
     module.d[latch] += on.eq(enable | ResetSignal("sync"))
     module.d.comb += ClockSignal(name).eq(ClockSignal("sync") & on)
     return name
+
+
+def busy_timer(module, now, waiting, timeout, name):
+    """A busy timeout: the tick (`now`, BUSY_NOW_BITS of the uptime's ticks) a wait began is
+    kept while `waiting`. Returns a Signal high once `timeout` ticks (not 0) have passed in
+    the wait (modulo 2**BUSY_NOW_BITS, above any timeout)."""
+    from amaranth.hdl import Signal
+    began = Signal(BUSY_NOW_BITS, name=f"{name}_began")
+    expired = Signal(name=f"{name}_expired")
+    with module.If(~waiting):
+        module.d.sync += began.eq(now)
+    module.d.comb += expired.eq(waiting & (timeout != 0) &
+                                ((now - began)[:BUSY_NOW_BITS] >= timeout))
+    return expired

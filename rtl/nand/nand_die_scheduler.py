@@ -29,7 +29,7 @@ from spec.fw_streams import (
 )
 from spec.fw_streams import flash_op_layout as spec_flash_op_layout
 
-from .nand_common import bad_int
+from .nand_common import bad_int, busy_timer
 from .onfi_channel import FEATURE_BYTES, ROW_BITS, ChannelOp, OnfiChannel, bus_members
 from .onfi_dqs_calibration import OnfiDqsCalibration
 
@@ -335,10 +335,19 @@ class NandDieScheduler(wiring.Component):
         lun_op = Cat((h.op == FlashOp.READ) | (h.op == FlashOp.PROGRAM) |
                      (h.op == FlashOp.ERASE) for h in heads)
         may_start = Cat(lun_op[q] | target_idle[q // n_luns] for q in range(n))
+        # A hung die (busy past busy_timeout): its op is given up (completed with `timeout`)
+        # and the die fenced: nothing but a RESET goes to it again (a busy die must not get
+        # commands); each later op completes at once with `timeout`. A RESET that sees the
+        # die ready again lifts the fence.
+        expired = Cat(busy_timer(m, self.busy_now, die_busy[q] & ~ready[q], self.busy_timeout,
+                                 f"die{q}_busy") for q in range(n))
+        fence = Signal(n)
+        is_reset = Cat(h.op == FlashOp.RESET for h in heads)
+        drop = fence & ~is_reset                # heads completed without the bus
         cand = Array([
-            has & ~die_busy & is_read,              # START_READ
-            die_busy & ready,                       # FINISH
-            has & ~die_busy & ~is_read & may_start,     # START_OTHER
+            has & ~die_busy & is_read & ~fence,     # START_READ
+            die_busy & (ready | expired),           # FINISH (or given up)
+            has & ~die_busy & ((~is_read & may_start & ~drop) | drop),     # START_OTHER
             die_busy & settled & ~rb & ~lun_rdy if n_luns > 1 else Const(0, n),    # POLL
         ])
 
@@ -368,6 +377,7 @@ class NandDieScheduler(wiring.Component):
         cur = Signal(layout)                    # its queue entry
         planes = Signal(MAX_PLANES)             # planes still to do in this phase
         status = Signal(8)
+        timed_out = Signal()                    # the op is given up: the die is hung
         heads_arr = Array(heads)
         plane = Signal(2)                       # lowest set bit of `planes`
         for i in reversed(range(MAX_PLANES)):
@@ -459,7 +469,8 @@ class NandDieScheduler(wiring.Component):
         with m.If(cpl_valid):
             m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.tag.eq(cur.tag),
                          self.m_cpl.payload.status.eq(status),
-                         self.m_cpl.payload.fail.eq(status[0])]
+                         self.m_cpl.payload.fail.eq(status[0] | timed_out),
+                         self.m_cpl.payload.timeout.eq(timed_out)]
         with m.Elif(err_valid):
             m.d.comb += [self.m_cpl.valid.eq(1), self.m_cpl.payload.tag.eq(err_tag),
                          self.m_cpl.payload.error.eq(1)]
@@ -480,7 +491,16 @@ class NandDieScheduler(wiring.Component):
                     m.d.sync += [die.eq(sel_die), cls.eq(sel_class), cur.eq(h), status.eq(0),
                                  planes.eq(Mux(multi, h.plane_mask, 1)),
                                  rr.eq(Mux(sel_die == n - 1, 0, sel_die + 1))]
-                    m.next = "ISSUE"
+                    give_up = Mux(sel_class == _Class.FINISH,
+                                  expired.bit_select(sel_die, 1) & ~ready.bit_select(sel_die, 1),
+                                  (sel_class == _Class.START_OTHER) &
+                                  drop.bit_select(sel_die, 1))
+                    m.d.sync += timed_out.eq(give_up)
+                    with m.If(give_up):
+                        m.d.sync += fence.bit_select(sel_die, 1).eq(1)
+                        m.next = "CPL"
+                    with m.Else():
+                        m.next = "ISSUE"
 
             with m.State("ISSUE"):
                 with m.If(wants_data):
@@ -505,8 +525,15 @@ class NandDieScheduler(wiring.Component):
                     m.d.sync += lun_rdy.bit_select(die, 1).eq(link.m_rdata.payload.data[6])
                 with m.If(link.m_cpl.valid):
                     m.d.sync += status.eq(link.m_cpl.payload.status)
+                    with m.If(cur.op == FlashOp.RESET):
+                        # a RESET the die answered lifts its fence; one it did not keeps it
+                        m.d.sync += fence.bit_select(die, 1).eq(link.m_cpl.payload.timeout)
                     with m.If(polling):
                         m.next = "SELECT"
+                    with m.Elif(link.m_cpl.payload.timeout):
+                        # the channel gave up on a hung die (a multi-plane tDBSY, a RESET)
+                        m.d.sync += [timed_out.eq(1), fence.bit_select(die, 1).eq(1)]
+                        m.next = "CPL"
                     with m.Elif(more & ~one_shot):
                         m.d.sync += planes.eq(planes & (planes - 1))
                         m.next = "ISSUE"

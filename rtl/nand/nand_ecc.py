@@ -195,6 +195,7 @@ class NandEcc(wiring.Component):
         go = cpl.error | empty
         m.d.comb += [self.m_cpl.payload.tag.eq(cpl.tag), self.m_cpl.payload.status.eq(cpl.status),
                      self.m_cpl.payload.fail.eq(cpl.fail), self.m_cpl.payload.error.eq(cpl.error),
+                     self.m_cpl.payload.timeout.eq(cpl.timeout),
                      self.m_cpl.valid.eq(self.s_cpl.valid & go),
                      self.s_cpl.ready.eq(self.m_cpl.ready & go)]
         with m.If(~cpl.error):

@@ -11,6 +11,7 @@ from amaranth.lib.wiring import In, Out
 
 from .nand_backend import NandBackend
 from .nand_buffer_dma import NandBufferDma, mem_wr_layout
+from .nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS
 from .nand_die_scheduler import (
     ChannelCompletion,
     FlashCompletion,
@@ -82,6 +83,8 @@ class NandSubsystem(wiring.Component):
             "timing": In(timing_layout(timer_width)),
             **nvddr2,
             "write_protect": In(1),
+            "busy_timeout": In(BUSY_TIMEOUT_BITS),
+            "busy_now": In(BUSY_NOW_BITS),
             "plane_slots": In(8),
             "busy": Out(1),
             "ecc_busy": Out(1),
@@ -102,6 +105,7 @@ class NandSubsystem(wiring.Component):
         wiring.connect(m, wiring.flipped(self.m_wr), dma.m_wr)
         m.d.comb += [be.geometry.eq(self.geometry), be.timing.eq(self.timing),
                      be.write_protect.eq(self.write_protect), self.busy.eq(be.busy),
+                     be.busy_timeout.eq(self.busy_timeout), be.busy_now.eq(self.busy_now),
                      self.ecc_busy.eq(be.ecc_busy),
                      dma.plane_slots.eq(self.plane_slots)]
         if self.with_nvddr2:

@@ -24,7 +24,7 @@ from amaranth.hdl import Cat, Const, Module, Mux, Signal, unsigned
 from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.wiring import In, Out
 
-from .nand_common import bad_int
+from .nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS, bad_int, busy_timer
 from .onfi_nvddr2_engine import OnfiNvddr2Engine, nvddr2_timing_layout
 from .onfi_phy_if import OnfiPhySignature, connect_sdr_engine
 from .onfi_sdr_engine import CycleKind, OnfiSdrEngine, ReadData, channel_members
@@ -87,6 +87,9 @@ class Completion(data.Struct):
     fail: unsigned(1)       # status bit 0 (FAIL)
     error: unsigned(1)      # op refused before the bus: unknown op, way >= n_ways,
     #                         length > max_len (its s_wdata bytes are consumed and dropped)
+    timeout: unsigned(1)    # the die stayed busy past busy_timeout (hung): its R/B# wait or
+    #                         78h poll was given up (fail set too); what followed the wait
+    #                         ran on a busy die
 
 
 def bus_members(n_ways, timer_width, with_nvddr2=False):
@@ -100,6 +103,8 @@ def bus_members(n_ways, timer_width, with_nvddr2=False):
         "nvddr2_timing": In(nvddr2_timing_layout(timer_width)),
         "nvddr2": In(1),
         "write_protect": In(1),
+        "busy_timeout": In(BUSY_TIMEOUT_BITS),
+        "busy_now": In(BUSY_NOW_BITS),
         "phy": Out(OnfiPhySignature(n_ways)),
     }
 
@@ -177,12 +182,15 @@ class OnfiChannel(wiring.Component):
 
     def elaborate(self, platform):
         m = Module()
+        rb_timed_out = Signal()         # the engine gave up a WAIT_RB (busy_timeout)
         if self.with_nvddr2:
-            eng = self._two_engines(m)
+            eng = self._two_engines(m, rb_timed_out)
         else:
             eng = m.submodules.engine = OnfiSdrEngine(self.n_ways, self.timer_width)
             m.d.comb += [
                 eng.timing.eq(self.timing), eng.write_protect.eq(self.write_protect),
+                eng.busy_timeout.eq(self.busy_timeout), eng.busy_now.eq(self.busy_now),
+                rb_timed_out.eq(eng.rb_timed_out),
                 eng.dq_i.eq(self.dq_i), eng.rb_n.eq(self.rb_n),
                 self.dq_o.eq(eng.dq_o), self.dq_oe.eq(eng.dq_oe), self.ce_n.eq(eng.ce_n),
                 self.cle.eq(eng.cle), self.ale.eq(eng.ale), self.we_n.eq(eng.we_n),
@@ -191,6 +199,7 @@ class OnfiChannel(wiring.Component):
 
         op = Signal(op_layout(self.max_len))      # the op being run
         error = Signal()                          # ... was refused
+        timed_out = Signal()                      # ... gave up waiting for a hung die
         status = Signal(8)                        # its 70h status byte
         idx = Signal(max(op.length.shape().width, 2) + 1)   # byte / address-cycle counter
         kind = op.op
@@ -306,7 +315,11 @@ class OnfiChannel(wiring.Component):
 
         row = Cat(op.row, Const(0, 32 - ROW_BITS))     # a fourth row cycle sends 00h
 
-        with m.FSM(name="seq"):
+        with m.If(rb_timed_out):
+            m.d.sync += timed_out.eq(1)
+        in_poll = Signal()              # 78h polls of a busy LUN (n_luns > 1), timed as a wait
+        poll_expired = busy_timer(m, self.busy_now, in_poll, self.busy_timeout, "poll")
+        with m.FSM(name="seq") as seq:
             with m.State("IDLE"):
                 m.d.comb += self.s_op.ready.eq(1)
                 with m.If(self.s_op.valid):
@@ -318,6 +331,7 @@ class OnfiChannel(wiring.Component):
                     if self.max_len < (1 << len(p.length)) - 1:
                         refuse |= p.length > self.max_len
                     m.d.sync += [op.eq(p), status.eq(0), idx.eq(0), error.eq(refuse),
+                                 timed_out.eq(0),
                                  after_cmd.eq(0), second.eq(0), rd_second.eq(0)]
                     lun_wait = (p.op == ChannelOp.READ_DATA) | (p.op == ChannelOp.STATUS_FINISH)
                     with m.If(refuse):
@@ -489,7 +503,10 @@ class OnfiChannel(wiring.Component):
                     m.next = "POLL_CHECK"
 
             with m.State("POLL_CHECK"):
-                with m.If(~poll_byte[6]):
+                with m.If(~poll_byte[6] & poll_expired):
+                    m.d.sync += timed_out.eq(1)     # hung: give up (busy_timeout)
+                    m.next = "FINISH"
+                with m.Elif(~poll_byte[6]):
                     m.next = "POLL_CMD"             # the LUN is still busy
                 with m.Elif(kind == ChannelOp.READ_DATA):
                     m.next = "CMD1"                 # 06h-E0h selects the LUN for output
@@ -534,15 +551,19 @@ class OnfiChannel(wiring.Component):
                     self.m_cpl.valid.eq(1),
                     self.m_cpl.payload.tag.eq(op.tag),
                     self.m_cpl.payload.status.eq(status),
-                    self.m_cpl.payload.fail.eq(status[0]),
+                    self.m_cpl.payload.fail.eq(status[0] | timed_out),
                     self.m_cpl.payload.error.eq(error),
+                    self.m_cpl.payload.timeout.eq(timed_out),
                 ]
                 with m.If(self.m_cpl.ready):
                     m.next = "IDLE"
 
+        m.d.comb += in_poll.eq(seq.ongoing("POLL_CMD") | seq.ongoing("POLL_ROW") |
+                               seq.ongoing("POLL_DOUT") | seq.ongoing("POLL_BYTE") |
+                               seq.ongoing("POLL_CHECK"))
         return m
 
-    def _two_engines(self, m):
+    def _two_engines(self, m, rb_timed_out):
         """The SDR and NV-DDR2 engines behind one request/read interface, `nvddr2` picking
         one: requests go to it, read data and R/B# come from it, and its side of the PHY
         interface drives `phy` (the SDR engine's flat pins through connect_sdr_engine, both
@@ -553,7 +574,10 @@ class OnfiChannel(wiring.Component):
         sel = self.nvddr2
         m.d.comb += [sdr.timing.eq(self.timing), nv.timing.eq(self.nvddr2_timing),
                      sdr.write_protect.eq(self.write_protect),
-                     nv.write_protect.eq(self.write_protect)]
+                     nv.write_protect.eq(self.write_protect),
+                     sdr.busy_timeout.eq(self.busy_timeout), nv.busy_timeout.eq(self.busy_timeout),
+                     sdr.busy_now.eq(self.busy_now), nv.busy_now.eq(self.busy_now),
+                     rb_timed_out.eq(Mux(sel, nv.rb_timed_out, sdr.rb_timed_out))]
         front = wiring.Signature({
             "s_cycle": In(sdr.s_cycle.signature.flip()),
             "m_rdata": Out(sdr.m_rdata.signature),

@@ -31,7 +31,7 @@ from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.fifo import SyncFIFO, SyncFIFOBuffered
 from amaranth.lib.wiring import In, Out
 
-from .nand_common import bad_int
+from .nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS, bad_int, busy_timer
 from .onfi_phy_if import OnfiPhySignature, two_phase
 from .onfi_sdr_engine import RB_SYNC_STAGES, CycleKind, CycleRequest, ReadData
 
@@ -109,9 +109,13 @@ class OnfiNvddr2Engine(wiring.Component):
             "m_rdata": Out(stream.Signature(ReadData)),
             "timing": In(nvddr2_timing_layout(timer_width)),
             "write_protect": In(1),
+            "busy_timeout": In(BUSY_TIMEOUT_BITS),     # R/B# waits, in busy ticks (0: none)
+            "busy_now": In(BUSY_NOW_BITS),             # the uptime's busy ticks (nand_common)
             "phy": Out(OnfiPhySignature(n_ways)),
             # R/B# after the synchroniser, for schedulers that pick a ready die
             "rb_ready": Out(n_ways, init=(1 << n_ways) - 1),
+            # a WAIT_RB ended by busy_timeout, not by R/B# (one cycle, as it ends)
+            "rb_timed_out": Out(1),
         })
 
     def elaborate(self, platform):
@@ -245,7 +249,9 @@ class OnfiNvddr2Engine(wiring.Component):
                      ~cle & ~ale & ~dq_oe & ~dqs_oe & credit)
         more_dout = held & is_dout & same_way
 
-        with m.FSM(name="fsm"):
+        fsm_rb_wait = Signal()
+        expired = busy_timer(m, self.busy_now, fsm_rb_wait, self.busy_timeout, "rb_wait")
+        with m.FSM(name="fsm") as fsm:
             with m.State("IDLE"):
                 with m.If(c_we_rise >= t.t_calh):
                     m.d.sync += [cle.eq(0), ale.eq(0)]
@@ -382,9 +388,12 @@ class OnfiNvddr2Engine(wiring.Component):
                     m.next = "IDLE"
 
             with m.State("RB_WAIT"):
-                with m.If((c_phase > RB_SYNC_STAGES) & rb_ready[req.way]):
-                    m.d.comb += take.eq(1)
+                # a die that stays busy past busy_timeout (hung) ends the wait too, flagged
+                rb_up = (c_phase > RB_SYNC_STAGES) & rb_ready[req.way]
+                with m.If(rb_up | expired):
+                    m.d.comb += [take.eq(1), self.rb_timed_out.eq(~rb_up)]
                     m.d.sync += [c_rb.eq(1), release.eq(ce_on & req.last)]
                     m.next = "IDLE"
 
+        m.d.comb += fsm_rb_wait.eq(fsm.ongoing("RB_WAIT"))
         return m

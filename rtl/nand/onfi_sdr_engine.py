@@ -20,6 +20,8 @@ from amaranth.lib import data, enum, stream, wiring
 from amaranth.lib.cdc import FFSynchronizer
 from amaranth.lib.wiring import In, Out
 
+from .nand_common import BUSY_NOW_BITS, BUSY_TIMEOUT_BITS, busy_timer
+
 __all__ = ["OnfiSdrEngine", "CycleKind", "CycleRequest", "ReadData", "timing_layout",
            "channel_members", "TIMING_REGISTERS", "RB_SYNC_STAGES"]
 
@@ -60,6 +62,8 @@ def channel_members(n_ways, timer_width):
         # run-time configuration
         "timing": In(timing_layout(timer_width)),
         "write_protect": In(1),
+        "busy_timeout": In(BUSY_TIMEOUT_BITS),     # R/B# waits, in busy ticks (0: none)
+        "busy_now": In(BUSY_NOW_BITS),             # the uptime's busy ticks (nand_common)
         # ONFI pins, towards the PHY
         "dq_o": Out(8),
         "dq_oe": Out(1),
@@ -145,6 +149,8 @@ class OnfiSdrEngine(wiring.Component):
             **channel_members(n_ways, timer_width),
             # R/B# after the synchroniser, for schedulers that pick a ready die
             "rb_ready": Out(n_ways, init=(1 << n_ways) - 1),
+            # a WAIT_RB ended by busy_timeout, not by R/B# (one cycle, as it ends)
+            "rb_timed_out": Out(1),
         })
 
     def elaborate(self, platform):
@@ -221,6 +227,8 @@ class OnfiSdrEngine(wiring.Component):
         def done():
             m.d.sync += held.eq(0)
 
+        fsm_rb_wait = Signal()
+        expired = busy_timer(m, self.busy_now, fsm_rb_wait, self.busy_timeout, "rb_wait")
         with m.FSM(name="fsm") as fsm:
             with m.State("IDLE"):
                 # The previous write cycle's hold: CLE/ALE and DQ return low / released.
@@ -284,11 +292,14 @@ class OnfiSdrEngine(wiring.Component):
                     m.next = "IDLE"
 
             with m.State("RB_WAIT"):
-                # c_phase counts the synchroniser's latency before R/B# can be trusted
-                with m.If((c_phase > RB_SYNC_STAGES) & rb_ready[req_q.way]):
+                # c_phase counts the synchroniser's latency before R/B# can be trusted; a die
+                # that stays busy past busy_timeout (hung) ends the wait as well, flagged
+                rb_up = (c_phase > RB_SYNC_STAGES) & rb_ready[req_q.way]
+                with m.If(rb_up | expired):
                     done()
+                    m.d.comb += self.rb_timed_out.eq(~rb_up)
                     m.d.sync += [c_rb.eq(1), release.eq(ce_on & req_q.last)]
                     m.next = "IDLE"
 
-        m.d.comb += in_idle.eq(fsm.ongoing("IDLE"))
+        m.d.comb += [in_idle.eq(fsm.ongoing("IDLE")), fsm_rb_wait.eq(fsm.ongoing("RB_WAIT"))]
         return m

@@ -81,6 +81,10 @@
  *                  at each read (a degraded die). Reply as for SB_FAULT_BAD_BLOCK.
  *                  SB_FAULT_DIE_FAIL: LUN data[23:16] of that die fails for good: every
  *                  program and erase FAILs, every page reads back noise. Reply as above.
+ *                  SB_FAULT_STUCK_BUSY: LUN data[23:16] of that die hangs: its R/B# (and
+ *                  status RDY) stays low from its next busy period on; `addr` 0: until a
+ *                  RESET or a power cut brings it back, 1: for good (also through them).
+ *                  Reply as above; other `addr`: SB_ERR_ARG.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -129,6 +133,7 @@ enum sb_type {
 #define SB_FAULT_BAD_BLOCK  1u
 #define SB_FAULT_BIT_ERRORS 2u
 #define SB_FAULT_DIE_FAIL   3u
+#define SB_FAULT_STUCK_BUSY 4u
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
 #define SB_RESET_POWER_CUT  1u

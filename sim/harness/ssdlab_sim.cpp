@@ -51,6 +51,7 @@ void nand_die_fast_error_stats(long long *bits_read, long long *bit_errors);
 int nand_die_fast_bad_block(int die_id, int lun, int block);
 int nand_die_fast_bit_errors(int die_id, int lun, double rber);
 int nand_die_fast_die_fail(int die_id, int lun);
+int nand_die_fast_stuck_busy(int die_id, int lun, int for_good);
 }
 #include "tlp_beats.h"
 #include "pcie_link_pacer.h"
@@ -324,6 +325,9 @@ class Drive {
             rtl = wake_at > up ? cycles + (wake_at - up) : cycles;
         }
         long long die_ps = nand_die_fast_next_ps();
+        // a flash op waits with no die edge to come: a hung die (its R/B# stuck busy);
+        // clock through, so that the back end gives it up at its busy timeout's cycle
+        if (die_ps == LLONG_MAX && top->ff_flash_busy) return false;
         if (die_ps != LLONG_MAX) {
             // a die evaluates at the negedge of cycle c (time c * P + P / 2) when that time
             // plus P / 2 has reached its next edge (nand_die_fast.sv)
@@ -928,11 +932,18 @@ int main(int argc, char **argv) {
                                                   double(m.addr) / 1e9);
                 else if (m.size == SB_FAULT_DIE_FAIL && way < 8)
                     rc = nand_die_fast_die_fail(int(ch * 8 + way), int(lun));
+                else if (m.size == SB_FAULT_STUCK_BUSY && way < 8 && m.addr <= 1)
+                    rc = nand_die_fast_stuck_busy(int(ch * 8 + way), int(lun), int(m.addr));
                 if (rc < 0) r.status = SB_ERR_ARG;
                 else r.data = uint64_t(rc);
                 if (rc > 0 && m.size == SB_FAULT_DIE_FAIL)
                     fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
                             "LUN %u failed\n", double(drive.time_ps()) / 1e6, ch, way, lun);
+                else if (rc > 0 && m.size == SB_FAULT_STUCK_BUSY)
+                    fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
+                            "LUN %u hangs (R/B# stuck busy %s)\n",
+                            double(drive.time_ps()) / 1e6, ch, way, lun,
+                            m.addr ? "for good" : "until a RESET");
                 else if (rc > 0 && m.size == SB_FAULT_BAD_BLOCK)
                     fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: channel %u way %u "
                             "LUN %u block %llu grown bad\n", double(drive.time_ps()) / 1e6, ch,

@@ -16,7 +16,7 @@ struct fop_ctx {
     struct hal_flash_op op;     /* a READ as pushed: read retry reads it again */
     uint16_t die;               /* for the per-die count of ops in the back end */
     int16_t  next;              /* the next read waiting for its target's retry */
-    uint8_t  busy, done, fail, error, ecc_fail;
+    uint8_t  busy, done, fail, error, ecc_fail, timeout;
     uint8_t  retry_sf;          /* a read retry's SET FEATURES (a: the target) */
 };
 static struct fop_ctx ctx[N_FTAGS];
@@ -181,6 +181,11 @@ static void dispatch(const struct hal_flash_cpl *c)
         die_out[x->die]--;
     if (!x->busy)
         fw_panic("flash completion for a free tag");
+    x->timeout = c->timeout;
+    if (c->timeout) {
+        C.flash_timeouts++;
+        die_hung(x->die);       /* fenced: no op of it will pass until a power cycle */
+    }
     if (c->ecc_bits && !c->ecc_fail)
         C.ecc_corrected_reads++;
     if (c->ecc_bits > C.ecc_max_bits)
@@ -405,7 +410,7 @@ struct hal_flash_cpl flash_sync(struct hal_flash_op *op)
     if (probing)
         probe_retry(t);
     struct hal_flash_cpl c = { .tag = t, .fail = ctx[t].fail, .error = ctx[t].error,
-                               .ecc_fail = ctx[t].ecc_fail };
+                               .timeout = ctx[t].timeout, .ecc_fail = ctx[t].ecc_fail };
     ctx[t].busy = 0;
     n_inflight--;
     return c;
@@ -432,7 +437,8 @@ void flash_batch_wait(const struct hal_flash_op *ops, struct hal_flash_cpl *cpl,
         if (probing)
             probe_retry(ops[i].tag);
         cpl[i] = (struct hal_flash_cpl){ .tag = ops[i].tag, .fail = x->fail,
-                                         .error = x->error, .ecc_fail = x->ecc_fail };
+                                         .error = x->error, .timeout = x->timeout,
+                                         .ecc_fail = x->ecc_fail };
         x->busy = 0;
         n_inflight--;
     }
@@ -594,6 +600,11 @@ bool flash_bringup(void)
         flash_op_addr(&ops[d], d);
     }
     flash_sync_batch(ops, cpls, F.n_targets);
+    /* a target that never came out of its RESET (hung: dispatch has marked its die) is
+     * fenced by the back end: its SET FEATURES fail at once; the signature is another's */
+    uint32_t first = 0;
+    while (first + 1 < F.n_targets && cpls[first].timeout)
+        first++;
     /* read retry needs an ECC to fail reads, and levels: P1 of level L in slot retry_slot
      * + L; every target back at level 0 (a die keeps its level over RESET) */
     rt_levels = id->ecc_data_bytes && id->retry_levels > 1 ? id->retry_levels : 1;
@@ -602,7 +613,7 @@ bool flash_bringup(void)
             buf_write32(slot_addr(F.retry_slot + l), l);
         set_features_all(0x89, F.retry_slot);
     }
-    if (!onfi_signature(0)) {
+    if (!onfi_signature(first)) {
         fw_puts("flash: no ONFI parameter page\n");
         return false;
     }
@@ -623,7 +634,7 @@ bool flash_bringup(void)
             fw_puts("\n");
         }
         for (uint32_t d = 0; d < F.n_targets && ok; d++)
-            ok = onfi_signature(d);
+            ok = cpls[d].timeout || onfi_signature(d);
         if (!ok) {
             fw_puts("flash: NV-DDR2 failed, back to SDR mode 0x");
             fw_put_hex(id->onfi_mode);

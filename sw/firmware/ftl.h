@@ -72,6 +72,7 @@ struct die_info {
     uint32_t gc_page;           /* its next page to look at */
     uint32_t gc_valid0;         /* its valid units when chosen (the pace's rate) */
     uint8_t  dead;              /* failed as a whole: out of service (ftl_die.c) */
+    uint8_t  hung;              /* an op of it was given up: busy past the timeout */
     uint8_t  strikes;           /* its failures in a row (ftl_die.c) */
 };
 
@@ -241,6 +242,7 @@ void die_strike(uint32_t die);      /* ftl_die.c: a program, erase or read of it
 void die_good(uint32_t die);        /* ... a program or erase of it passed */
 void die_poll(void);
 uint32_t die_dead_count(void);
+void die_hung(uint32_t die);
 void blk_refresh_mark(uint32_t die, uint32_t blk);   /* ftl_block.c */
 void blk_mark_releasing(void);                  /* the pending blocks join a release */
 void blk_release_pending(bool all);             /* its commit is on flash (all: a checkpoint) */

@@ -21,6 +21,25 @@ void die_strike(uint32_t die)
         F.die_check = true;
 }
 
+/* An op of the die was given up: it stayed busy past the back end's busy timeout (a hung
+ * die, its R/B# stuck low). The back end fences it, so every later op fails at once; no
+ * RESET is tried at run time (it would put the target back in timing mode 0 while its
+ * channel runs the fast mode: see README "A hung die"). The die is tested at once. */
+void die_hung(uint32_t die)
+{
+    struct die_info *di = &F.die[die];
+    if (di->dead || di->strikes >= DIE_STRIKES)
+        return;
+    if (!di->hung) {
+        fw_puts("flash: die 0x");
+        fw_put_hex(die);
+        fw_puts(" hung (busy past the timeout)\n");
+        di->hung = 1;
+    }
+    di->strikes = DIE_STRIKES;
+    F.die_check = true;
+}
+
 /* A program or erase of the die passed: a failure before it was the block's, not the die's. */
 void die_good(uint32_t die)
 {

@@ -132,6 +132,8 @@ struct fw_counters {
     uint64_t dead_dies;                         /* dies taken out of service (ftl_die.c) */
     uint64_t parity_rebuilt;                    /* units rebuilt from die parity */
     uint64_t parity_failed;                     /* rebuilds that could not be done */
+    uint64_t flash_timeouts;                    /* flash ops given up: a hung die (its
+                                                 * R/B# stuck busy past the timeout) */
 };
 extern struct fw_counters C;
 

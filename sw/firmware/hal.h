@@ -261,6 +261,9 @@ struct hal_flash_cpl {
     uint8_t status;             /* 70h status byte of a program or erase */
     bool    fail;               /* status bit 0: program / erase failed */
     bool    error;              /* refused op (bad channel, way, length, plane mask) */
+    bool    timeout;            /* the die stayed busy past the busy timeout (hung): the op
+                                 * was given up (fail set too), the die fenced in the back end
+                                 * (every later op but RESET gets timeout at once) */
     uint8_t ecc_bits;           /* an ECC read: most bits corrected in one codeword */
     bool    ecc_fail;           /* an ECC read: a codeword beyond the code's correction */
 };

@@ -330,6 +330,7 @@ bool hal_flash_pop(struct hal_flash_cpl *cpl)
     cpl->status = c.status;
     cpl->fail = c.fail != 0;
     cpl->error = c.error != 0;
+    cpl->timeout = c.timeout != 0;
     cpl->ecc_bits = c.ecc_bits;
     cpl->ecc_fail = c.ecc_fail != 0;
     return true;

@@ -234,6 +234,7 @@ static uint32_t build_vendor(void)
     put_le(p + 384, 8, C.dead_dies);
     put_le(p + 392, 8, C.parity_rebuilt);
     put_le(p + 400, 8, C.parity_failed);
+    put_le(p + 408, 8, C.flash_timeouts);
     return 512;
 }
 

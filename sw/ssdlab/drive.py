@@ -125,6 +125,8 @@ def load_library(build=True):
             "sl_sim_precycle": (i32, [vp, u64]),
             "sl_sim_bit_errors": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint, u64]),
             "sl_sim_die_fail": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint]),
+            "sl_sim_stuck_busy": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
+                                        ctypes.c_bool]),
             "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_uint]),
             "sl_sim_time_ps": (u64, [vp]),
@@ -297,6 +299,12 @@ class Transport:
         emulator. With a Drive open, use Drive.die_fail."""
         return _sim_die_fail(self._lib, self._t, channel, way, lun)
 
+    def stuck_busy(self, channel, way, lun, for_good=False):
+        """sim only: a hung die (SB_FAULT_STUCK_BUSY): that LUN's R/B# sticks low from its
+        next busy period on, until a RESET or a power cut (for_good: for good). True; False
+        for a drive with the NAND emulator. With a Drive open, use Drive.stuck_busy."""
+        return _sim_stuck_busy(self._lib, self._t, channel, way, lun, for_good)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
@@ -336,6 +344,15 @@ def _sim_die_fail(lib, t, channel, way, lun):
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ValueError(f"die_fail: {name}={v!r} must be an integer >= 0")
     return _sim_check(lib, t, lib.sl_sim_die_fail(t, channel, way, lun)) == 1
+
+
+def _sim_stuck_busy(lib, t, channel, way, lun, for_good):
+    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"stuck_busy: {name}={v!r} must be an integer >= 0")
+    if not isinstance(for_good, bool):
+        raise ValueError(f"stuck_busy: for_good={for_good!r} must be a bool")
+    return _sim_check(lib, t, lib.sl_sim_stuck_busy(t, channel, way, lun, for_good)) == 1
 
 
 def _sim_bit_errors(lib, t, channel, way, lun, rber):
@@ -474,6 +491,12 @@ class Drive:
         return _sim_die_fail(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
                              lun)
 
+    def stuck_busy(self, channel, way, lun, for_good=False):
+        """sim only: a hung die through this controller's connection
+        (Transport.stuck_busy)."""
+        return _sim_stuck_busy(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
+                               lun, for_good)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block through this controller's connection
         (Transport.bad_block)."""
@@ -515,7 +538,7 @@ class Drive:
                     "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
                     "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
                     "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies",
-                    "parity_rebuilt", "parity_failed")
+                    "parity_rebuilt", "parity_failed", "flash_timeouts")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

@@ -540,6 +540,24 @@ def die_fail(dev, as_json, channel, way, lun):
             f"channel {channel} way {way} LUN {lun}: failed")
 
 
+@drive.command("stuck-busy")
+@_die_options
+@click.option("--for-good", is_flag=True,
+              help="the die never comes back (else a RESET or a power cut brings it back)")
+@_device_options
+def stuck_busy(dev, as_json, channel, way, lun, for_good):
+    """Fault injection (sim only): a hung die. From its next busy period on, that LUN's R/B#
+    stays low (busy); the back end gives its op up after the busy timeout and fences the
+    die, the firmware takes it out of service (SMART Critical Warning: reliability
+    degraded; vendor log C0h flash_timeouts), its data rebuilt from die parity where the
+    drive has it, else Unrecovered Read Errors. The next boot's RESET brings back a die
+    that hung until a RESET."""
+    _inject(dev, as_json, "stuck-busy", lambda t: t.stuck_busy(channel, way, lun, for_good),
+            {"stuck_busy": dict(channel=channel, way=way, lun=lun, for_good=for_good)},
+            f"channel {channel} way {way} LUN {lun}: R/B# stuck busy "
+            f"{'for good' if for_good else 'until a RESET'}")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <iterator>
+#include <limits>
 #include <memory>
 
 #include "nand_hash.h"
@@ -306,6 +307,9 @@ int NandDieCore::power_cut(double n) {
         lun.fail = lun.failc = false;
         lun.column = lun.out_plane = 0;
         lun.busy_until = lun.array_busy_until = n;
+        // a transient hang ends with the power; one for good hangs again at the next busy
+        if (lun.stuck == 1) lun.stuck = 0;
+        lun.stuck_at = n;
     }
     features.clear();
     reset_seen = false;
@@ -332,6 +336,7 @@ double NandDieCore::reset(double n) {
         lun.data_reg_valid = false;
         lun.fail = lun.failc = false;
         lun.column = 0;
+        if (lun.stuck == 1) lun.stuck = 0;     // a transient hang: the RESET brings it back
         lun.busy_until = lun.array_busy_until = n + (double)busy_for;
         rdy = std::max(rdy, lun.busy_until);
     }
@@ -462,7 +467,8 @@ int NandDieCore::rb_n(double n) {
 
 double NandDieCore::ready_ns() const {
     double r = luns[0].busy_until;
-    for (auto &lun : luns) r = std::max(r, lun.busy_until);
+    for (auto &lun : luns)
+        r = std::max(r, lun.hung() ? std::numeric_limits<double>::infinity() : lun.busy_until);
     return r;
 }
 

@@ -74,6 +74,8 @@ struct Lun {
     bool fail = false, failc = false;
     double fault_rber = 0;                          // injected bit errors (inject_bit_errors)
     bool dead = false;                              // the die failed (inject_die_failure)
+    int stuck = 0;          // inject_stuck_busy: 0 no, 1 until a RESET, 2 for good
+    double stuck_at = 0;    // ... from the first busy period ending after this
     std::unordered_map<int, Block> blocks;
     std::map<int, Bytes> registers;                 // plane -> image
     bool data_reg_valid = false;
@@ -88,8 +90,10 @@ struct Lun {
     std::vector<Inflight> inflight;
     bool factory_erased = true;
 
-    bool rdy(double now) const { return now >= busy_until; }
-    bool ardy(double now) const { return now >= array_busy_until; }
+    // R/B# stuck low (inject_stuck_busy): a busy period began after the fault
+    bool hung() const { return stuck != 0 && busy_until > stuck_at; }
+    bool rdy(double now) const { return now >= busy_until && !hung(); }
+    bool ardy(double now) const { return now >= array_busy_until && !hung(); }
     int status(double now, bool wp_n) const;
     Block &block(int b);
 };
@@ -134,6 +138,11 @@ class NandDieCore {
     void inject_bit_errors(int lun, double rber) { luns[lun].fault_rber = rber; }
     // Fault injection: the LUN fails for good (NandDie.inject_die_failure)
     void inject_die_failure(int lun) { luns[lun].dead = true; }
+    // Fault injection: the LUN hangs in its next busy period (NandDie.inject_stuck_busy)
+    void inject_stuck_busy(int lun, bool until_reset) {
+        luns[lun].stuck = until_reset ? 1 : 2;
+        luns[lun].stuck_at = std::max(now, luns[lun].busy_until);
+    }
     // Not an ONFI command: a retention bake, every programmed page ages `hours` (NandDie.bake)
     void bake(double hours) { baked_h += hours; }
     // Not an ONFI command: every block takes `cycles` more P/E cycles, as a lab pre-cycles

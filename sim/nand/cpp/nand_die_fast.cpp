@@ -125,8 +125,10 @@ void NandDieFast::update_rb(int64_t now_ps) {
     }
     rb_base_ = base;
     double tn = t0 / 1000.0;
-    rb_rise_ = rdy <= tn ? t0
-                         : t0 + std::max<int64_t>(1, (int64_t)std::nearbyint((rdy - tn) * 1000));
+    // a hung LUN (inject_stuck_busy) never raises it: a later RESET's update takes over
+    rb_rise_ = std::isinf(rdy) ? INT64_MAX
+               : rdy <= tn ? t0
+                           : t0 + std::max<int64_t>(1, (int64_t)std::nearbyint((rdy - tn) * 1000));
     next_event_ps_ = std::min({next_event_ps_, rb_fall_ >= 0 ? rb_fall_ : INT64_MAX, rb_rise_});
 }
 

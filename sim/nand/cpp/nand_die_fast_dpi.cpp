@@ -218,6 +218,20 @@ int nand_die_fast_die_fail(int die_id, int lun) {
     return -1;
 }
 
+// For the harness's fault injection (SB_FAULT_STUCK_BUSY): LUN `lun` of the die DIE_ID
+// `die_id` hangs from its next busy period (NandDie.inject_stuck_busy): until a RESET or a
+// power cut (for_good 0), or for good. 1: done; 0: no die models; -1: no such die or LUN.
+int nand_die_fast_stuck_busy(int die_id, int lun, int for_good) {
+    if (models.empty()) return 0;
+    for (auto &m : models) {
+        if (m->die_id != die_id) continue;
+        if (lun < 0 || lun >= m->die.g.luns) return -1;
+        m->die.inject_stuck_busy(lun, !for_good);
+        return 1;
+    }
+    return -1;
+}
+
 // For the harness's retention bake (SB_BAKE): every die's programmed pages age `hours`
 // (NandDie.bake; spec/nand_errors.py). Returns the number of dies.
 int nand_die_fast_bake(double hours) {

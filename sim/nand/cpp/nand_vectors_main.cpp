@@ -295,6 +295,8 @@ int run_file(const std::string &path) {
             m.die.precycle(std::stoll(w[1]));
         } else if (key == "BAD") {
             m.die.inject_bad_block(std::stoi(w[1]), std::stoi(w[2]));
+        } else if (key == "STUCK") {
+            m.die.inject_stuck_busy(std::stoi(w[1]), std::stoi(w[2]) != 0);
         } else if (key == "WP") {
             m.set_wp(now_ps, std::stoi(w[1]));
         } else if (key == "POWER_CUT") {

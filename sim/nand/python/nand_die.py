@@ -181,12 +181,18 @@ class NandLun:
         self._factory_erased = factory_erased
         self.fault_rber = 0.0       # injected bit errors on every read (inject_bit_errors)
         self.dead = False           # the die failed (inject_die_failure)
+        self.stuck = 0              # inject_stuck_busy: 0 no, 1 until a RESET, 2 for good
+        self.stuck_at = 0.0         # ... from the first busy period ending after this
+
+    def hung(self):
+        """R/B# stuck low (inject_stuck_busy): a busy period began after the fault."""
+        return self.stuck != 0 and self.busy_until > self.stuck_at
 
     def rdy(self, now):
-        return now >= self.busy_until
+        return now >= self.busy_until and not self.hung()
 
     def ardy(self, now):
-        return now >= self.array_busy_until
+        return now >= self.array_busy_until and not self.hung()
 
     def status(self, now, wp_n=True):
         """Status register value at `now`; FAIL/FAILC are valid only when RDY=1."""
@@ -410,6 +416,16 @@ class NandDie:
         no ECC passes it). Commands, status and R/B# still answer."""
         self.luns[lun].dead = True
 
+    def inject_stuck_busy(self, lun, until_reset=True):
+        """Fault injection: LUN `lun` hangs in its next busy period (the one under way ends
+        as it would): RDY, ARDY and its share of R/B# stay 0 for good, as a die whose
+        internal controller hung does. Status reads (70h/78h) and RESET (FFh) are still taken;
+        until_reset: the RESET brings it back (a transient hang; a power cut does too), else
+        it hangs again in the RESET's own busy time (a die that never answers again)."""
+        lu = self.luns[lun]
+        lu.stuck = 1 if until_reset else 2
+        lu.stuck_at = max(self.now, lu.busy_until)
+
     def inject_bad_block(self, lun, block, reason="injected"):
         """Make (lun, block) a grown bad block: its programs and erases FAIL from now on."""
         self.luns[lun].block(block).bad = f"grown bad block ({reason})"
@@ -550,6 +566,8 @@ class NandDie:
             lun.cache_mode = lun.last_read_row = lun.data_reg = None
             lun.fail = lun.failc = False
             lun.column = 0
+            if lun.stuck == 1:
+                lun.stuck = 0           # a transient hang: the RESET brings the LUN back
             lun.busy_until = lun.array_busy_until = now + busy_for
             ready = max(ready, lun.busy_until)
         # FFh returns the target to SDR timing mode 0 (Linux's nand_reset() relies on it).
@@ -602,6 +620,9 @@ class NandDie:
             lun.fail = lun.failc = False
             lun.column = lun.out_plane = 0
             lun.busy_until = lun.array_busy_until = now
+            # a transient hang ends with the power; a die hung for good hangs again in its
+            # first busy period (the RESET after power-on)
+            lun.stuck, lun.stuck_at = (0 if lun.stuck == 1 else lun.stuck), now
         self.features = {}
         self._reset_seen = False
         self.selected_lun = 0
@@ -736,8 +757,9 @@ class NandDie:
         return int(all(lun.rdy(now) for lun in self.luns))
 
     def ready_ns(self):
-        """When R/B# will rise given what has been issued (for scheduling the pin model)."""
-        return max(lun.busy_until for lun in self.luns)
+        """When R/B# will rise given what has been issued (for scheduling the pin model);
+        math.inf while a LUN is hung (inject_stuck_busy)."""
+        return max(math.inf if lun.hung() else lun.busy_until for lun in self.luns)
 
     # Reads -----------------------------------------------------------------------------
 

@@ -50,6 +50,8 @@ FEATURES bytes appear twice each):
     DIE_FAIL <lun>          inject a die failure: the LUN's programs and erases FAIL, its
                             reads return noise
     BAD <lun> <block>       inject a grown bad block
+    STUCK <lun> 1|0         inject a hung LUN: R/B# stuck low from its next busy period on;
+                            1: until a RESET (or a power cut), 0: for good
     WP 0|1                  the WP# pin
     POWER_CUT               the target loses power now and gets it back (NandDie.power_cut:
                             operations in flight torn, registers and features lost, RESET
@@ -443,6 +445,8 @@ def run_file(path):
             r.die.inject_bit_errors(int(args[0]), float(args[1]))
         elif key == "BAD":
             r.die.inject_bad_block(int(args[0]), int(args[1]))
+        elif key == "STUCK":
+            r.die.inject_stuck_busy(int(args[0]), bool(int(args[1])))
         elif key == "WP":
             r.die.set_wp_n(r.now, int(args[0]))
         elif key == "POWER_CUT":
@@ -587,6 +591,10 @@ class Scenario:
     def bad(self, lun, block):
         self.die.inject_bad_block(lun, block)
         self._emit(f"BAD {lun} {block}")
+
+    def stuck(self, lun, until_reset):
+        self.die.inject_stuck_busy(lun, until_reset)
+        self._emit(f"STUCK {lun} {int(until_reset)}")
 
     def wp(self, value):
         self.die.set_wp_n(self.r.now, value)
@@ -1141,6 +1149,45 @@ def _sc_fault_bit_errors():
     s.read(s.row(0, 2, 0), 0, n, pat=(80, n))
     s.erase(s.row(0, 4, 0))
     s.status()
+    s.stats()
+    return s
+
+
+def _sc_fault_stuck_busy():
+    s = Scenario("fault_stuck_busy", seed=15)
+    n = 64
+    s.reset()
+    s.erase(s.row(0, 2, 0))
+    s.comment("LUN 1 hangs at its next busy period: an erase that never ends; R/B# stays low, "
+              "70h shows RDY = ARDY = 0, 78h on LUN 0 shows it ready")
+    s.stuck(1, True)
+    s.erase(s.row(1, 2, 0), wait=False)
+    s.advance(20e6)
+    s.rb()
+    s.status()
+    s.status_enhanced(s.row(0, 0, 0))
+    s.comment("RESET brings it back: busy tRST (longer: an erase was under way), then ready")
+    s.reset()
+    s.rb()
+    s.erase(s.row(1, 2, 0))
+    s.status()
+    s.program(s.row(1, 2, 0), pat=(90, n))
+    s.read(s.row(1, 2, 0), 0, n, pat=(90, n))
+    s.comment("LUN 0 hung for good: a program never ends, nor the RESET after it")
+    s.stuck(0, False)
+    s.program(s.row(0, 2, 0), pat=(91, n), wait=False)
+    s.advance(20e6)
+    s.rb()
+    s.reset(wait=False)
+    s.advance(20e6)
+    s.rb()
+    s.status()
+    s.comment("a power cut: still hung once the RESET after power-on makes it busy")
+    s.power_cut()
+    s.rb()
+    s.reset(wait=False)
+    s.advance(20e6)
+    s.rb()
     s.stats()
     return s
 
@@ -1924,6 +1971,7 @@ SCENARIOS = {
     "retention_retry": _sc_retention_retry,
     "precycle": _sc_precycle,
     "fault_bit_errors": _sc_fault_bit_errors,
+    "fault_stuck_busy": _sc_fault_stuck_busy,
     "timing": _sc_timing,
     "nvddr2": _sc_nvddr2,
     "nvddr2_timing": _sc_nvddr2_timing,

@@ -27,6 +27,7 @@ die at its confirm); DAh followed by any other command is a `command-sequence` v
 """
 
 import logging
+import math
 import random
 
 from spec.onfi_timing import NVDDR2_MODES, SDR_MODES, OnfiPins, OnfiTimingChecker
@@ -350,11 +351,14 @@ class OnfiPinTarget:
             await Timer(round(fall * 1000), unit="ps")
             if gen == self._rb_gen:
                 self.bus.set_rb(self.bit, 0)
-        # rise exactly when the model's busy time ends (a later command may extend it)
+        # rise exactly when the model's busy time ends (a later command may extend it);
+        # a hung LUN (inject_stuck_busy) never ends it: a later RESET's task takes over
         while True:
             t, ready = get_sim_time("ns"), self.die.ready_ns()
             if ready <= t:
                 break
+            if ready == math.inf:
+                return
             await Timer(max(1, round((ready - t) * 1000)), unit="ps")
         if gen == self._rb_gen:
             self.bus.set_rb(self.bit, 1)
@@ -416,6 +420,8 @@ class OnfiPinTarget:
             t, ready = get_sim_time("ns"), self.die.ready_ns()
             if ready <= t:
                 break
+            if ready == math.inf:
+                return          # hung: the mode applies only if a later command completes
             await Timer(max(1, round((ready - t) * 1000)), unit="ps")
         if gen != self._switch_gen:
             return

@@ -368,54 +368,49 @@ int sl_sim_bake(struct sl_transport *t, uint64_t millihours)
     return rc < 0 ? rc : (int)m.data;
 }
 
-int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
-                     unsigned block)
+/* SB_FAULT `kind` on LUN `lun` of the die on channel `channel`, way `way`, with `addr`;
+ * `what` names the fault in the messages. The reply as sl_sim_bad_block's. */
+static int sim_fault(struct sl_transport *t, uint32_t kind, const char *what, unsigned channel,
+                     unsigned way, unsigned lun, uint64_t addr)
 {
     if (t->ops != &sim_ops)
         return sl_terr(t, -EINVAL, "not a sim transport");
     if (channel > 0xFF || way > 0xFF || lun > 0xFF)
-        return sl_terr(t, -EINVAL, "bad block: channel %u, way %u, LUN %u out of range",
+        return sl_terr(t, -EINVAL, "%s: channel %u, way %u, LUN %u out of range", what,
                        channel, way, lun);
-    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_BAD_BLOCK,
-                       .data = channel | way << 8 | lun << 16, .addr = block};
+    struct sb_msg m = {.type = SB_FAULT, .size = kind,
+                       .data = channel | way << 8 | lun << 16, .addr = addr};
     int rc = xfer(sim_of(t), &m);
     if (rc == -EINVAL)
-        return sl_terr(t, -EINVAL, "bad block: no block %u on channel %u, way %u, LUN %u",
-                       block, channel, way, lun);
+        return sl_terr(t, -EINVAL, "%s: no LUN %u on channel %u, way %u (or %llu out of "
+                       "range)", what, lun, channel, way, (unsigned long long)addr);
     return rc < 0 ? rc : (int)m.data;
+}
+
+int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                     unsigned block)
+{
+    return sim_fault(t, SB_FAULT_BAD_BLOCK, "bad block", channel, way, lun, block);
 }
 
 int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
                       uint64_t rber_ppb)
 {
-    if (t->ops != &sim_ops)
-        return sl_terr(t, -EINVAL, "not a sim transport");
-    if (channel > 0xFF || way > 0xFF || lun > 0xFF || rber_ppb > 500000000ull)
-        return sl_terr(t, -EINVAL, "bit errors: channel %u, way %u, LUN %u, %llu per 10^9 "
-                       "out of range", channel, way, lun, (unsigned long long)rber_ppb);
-    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_BIT_ERRORS,
-                       .data = channel | way << 8 | lun << 16, .addr = rber_ppb};
-    int rc = xfer(sim_of(t), &m);
-    if (rc == -EINVAL)
-        return sl_terr(t, -EINVAL, "bit errors: no LUN %u on channel %u, way %u", lun,
-                       channel, way);
-    return rc < 0 ? rc : (int)m.data;
+    if (rber_ppb > 500000000ull)
+        return sl_terr(t, -EINVAL, "bit errors: %llu per 10^9 out of range 0..5 x 10^8",
+                       (unsigned long long)rber_ppb);
+    return sim_fault(t, SB_FAULT_BIT_ERRORS, "bit errors", channel, way, lun, rber_ppb);
 }
 
 int sl_sim_die_fail(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun)
 {
-    if (t->ops != &sim_ops)
-        return sl_terr(t, -EINVAL, "not a sim transport");
-    if (channel > 0xFF || way > 0xFF || lun > 0xFF)
-        return sl_terr(t, -EINVAL, "die failure: channel %u, way %u, LUN %u out of range",
-                       channel, way, lun);
-    struct sb_msg m = {.type = SB_FAULT, .size = SB_FAULT_DIE_FAIL,
-                       .data = channel | way << 8 | lun << 16};
-    int rc = xfer(sim_of(t), &m);
-    if (rc == -EINVAL)
-        return sl_terr(t, -EINVAL, "die failure: no LUN %u on channel %u, way %u", lun,
-                       channel, way);
-    return rc < 0 ? rc : (int)m.data;
+    return sim_fault(t, SB_FAULT_DIE_FAIL, "die failure", channel, way, lun, 0);
+}
+
+int sl_sim_stuck_busy(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                      bool for_good)
+{
+    return sim_fault(t, SB_FAULT_STUCK_BUSY, "stuck busy", channel, way, lun, for_good);
 }
 
 uint64_t sl_sim_time_ps(struct sl_transport *t)

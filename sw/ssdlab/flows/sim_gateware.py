@@ -70,13 +70,14 @@ def sim_top(soc, cfg):
              "    output wire [31:0] nand_rule_violations,",
              "    output wire [31:0] nand_timing_violations,",
              # fast-forward (soc/ssdlab_soc.py, sim/harness/README.md)
-             "    output wire ff_quiet,", "    output wire [63:0] ff_wake_at,"]
+             "    output wire ff_quiet,", "    output wire [63:0] ff_wake_at,",
+             "    output wire ff_flash_busy,"]
     conns = ["        .sys_clk(clk),", "        .sys_rst(rst_q),",
              "        .serial_source_valid(uart_valid),", "        .serial_source_ready(1'b1),",
              "        .serial_source_data(uart_data),", "        .serial_sink_valid(1'b0),",
              "        .serial_sink_data(8'd0),", "        .serial_sink_ready(),",
              "        .sim_trace(1'b0),", "        .ff_quiet(ff_quiet),",
-             "        .ff_wake_at(ff_wake_at),"]
+             "        .ff_wake_at(ff_wake_at),", "        .ff_flash_busy(ff_flash_busy),"]
     # PHY signal directions: what the PHY drives is an output of the top.
     outs = {"s_tlp_tready", "m_tlp_tvalid", "m_tlp_tdata", "m_tlp_tkeep", "m_tlp_tlast",
             "m_msi_valid", "m_msi_data"}

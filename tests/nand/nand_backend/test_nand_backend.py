@@ -29,6 +29,7 @@ from ssdlab_harness import AmaranthCore, core_params, run, struct_bits, struct_f
 from ssdlab_streams import StreamSink, StreamSource
 
 from rtl.nand.nand_backend import NandBackend
+from rtl.nand.nand_common import BUSY_NOW_BITS, BUSY_TICK_BITS
 from rtl.nand.nand_die_scheduler import (
     FlashCompletion,
     FlashOp,
@@ -104,6 +105,7 @@ class TB:
         self.set_timing(0)                      # what a die speaks after power-on and RESET
         dut.geometry.value = 0                  # until the parameter page says (reset())
         Clock(dut.clk, PERIOD_NS, unit="ns", impl="gpi").start()
+        cocotb.start_soon(self._uptime())
         self.buses, self.targets = [], {}
         for c in range(self.n_ch):
             bus = OnfiBus(dut, pins={n: f"ch__{c}__{n}" for n in PIN_NAMES},
@@ -126,6 +128,14 @@ class TB:
         self.where = {}                     # tag -> (channel, way, lun, op, planes)
         self.results = {}                   # tag -> completion fields
         self.done_ev = Event()
+
+    async def _uptime(self):
+        """busy_now: the busy ticks of an uptime counted from the start (the SoC's)."""
+        ticks = 0
+        while True:
+            await ClockCycles(self.dut.clk, 1 << BUSY_TICK_BITS)
+            ticks += 1
+            self.dut.busy_now.value = ticks & ((1 << BUSY_NOW_BITS) - 1)
 
     @staticmethod
     def _logged_advance(die, log):
@@ -201,6 +211,24 @@ class TB:
                                          block_bits=log2(geo["blocks_per_lun"]),
                                          plane_bits=log2(geo["planes"]))
 
+    async def timing_mode_again(self, c, w):
+        """After a RESET of (c, w) at run time (it is back in SDR timing mode 0): the bus
+        in mode 0 while SET FEATURES gives it the mode again (the other dies idle: the timing
+        registers and the engine choice are shared)."""
+        dut = self.dut
+        await RisingEdge(dut.clk)
+        if self.nvddr2:
+            dut.nvddr2.value = 0
+        self.set_timing(0)
+        value = 0x20 | self.mode if self.nvddr2 else self.mode
+        cpl = await self.run(OP.SET_FEATURES, c, w, column=0x01, data=[bytes([value, 0, 0, 0])])
+        assert not cpl["error"], cpl
+        await ClockCycles(dut.clk, 2)
+        if self.nvddr2:
+            dut.nvddr2.value = 1
+        else:
+            self.set_timing(self.mode)
+
     # -- buffer memory and scoreboard --
 
     def _error(self, message):
@@ -239,7 +267,7 @@ class TB:
                             f"(expected {queue[0] if queue else None})")
             else:
                 queue.popleft()
-            if op == OP.READ:
+            if op == OP.READ and not cpl["timeout"]:   # a read given up moved no data
                 for p in planes:
                     if (tag, p) not in self.rdone:
                         self._error(f"tag {tag}: completion before plane {p}'s last byte")
@@ -631,6 +659,68 @@ async def test_random_traffic(dut):
     tb.finish()
 
 
+@cocotb.test(timeout_time=300, timeout_unit="ms")
+async def test_stuck_busy(dut):
+    """A hung die (R/B# stuck low: NandDie.inject_stuck_busy) with busy_timeout at 2 ms: its
+    read is given up after the timeout (`timeout`, `fail`) while the other dies keep working,
+    the op queued behind it completes at once (fenced, no bus), a RESET it answers lifts the
+    fence and its data reads back; hung for good, a multi-plane read is given up in the
+    channel (tDBSY, or the LUN's 78h polls), so is the RESET, and the die stays fenced. No
+    NAND rule broken: nothing but RESET went to the busy die."""
+    tb = TB(dut, salt=9)
+    await tb.reset()
+    c, w, other = 0, 0, (0, 1)
+    data = {}
+    for key in ((c, w), other):
+        assert ok(await tb.run(OP.ERASE, *key, block=4, planes=(0, 1)))
+        data[key] = [tb.page(), tb.page()]
+        assert ok(await tb.run(OP.PROGRAM, *key, block=4, page=0, planes=(0, 1),
+                               length=PAGE, data=data[key]))
+    tick_ns = (1 << BUSY_TICK_BITS) * PERIOD_NS
+    ticks = -(-2_000_000 // tick_ns)                # 2 ms: every tR and tPROG here is shorter
+    await RisingEdge(dut.clk)                       # out of the read-only phase
+    dut.busy_timeout.value = ticks
+
+    def timed_out(cpl):
+        return cpl["timeout"] and cpl["fail"] and not cpl["error"]
+
+    tb.log.info("way %d hangs until a RESET", w)
+    tb.dies[c, w].inject_stuck_busy(0, until_reset=True)
+    t0 = now_ns()
+    hung = tb.submit(OP.READ, c, w, block=4, page=0, length=PAGE)
+    behind = tb.submit(OP.READ, c, w, block=4, page=0, length=PAGE)
+    meanwhile = tb.submit(OP.READ, *other, block=4, page=0, length=PAGE)
+    await check(tb, meanwhile, [(0, data[other][0])])
+    assert now_ns() - t0 < 1_000_000, "the other die waited for the hung one"
+    cpl = await tb.result(hung)
+    given_up = now_ns() - t0
+    assert timed_out(cpl), cpl
+    assert (ticks - 1) * tick_ns <= given_up <= (ticks + 1) * tick_ns + 50_000, given_up
+    cpl = await tb.result(behind)
+    assert timed_out(cpl), cpl
+    assert now_ns() - t0 - given_up < 10_000, "a fenced op waited"
+    cpl = await tb.run(OP.RESET, c, w)
+    assert ok(cpl) and not cpl["timeout"], cpl
+    await tb.timing_mode_again(c, w)
+    await check(tb, tb.submit(OP.READ, c, w, block=4, page=0, planes=(0, 1), length=PAGE),
+                enumerate(data[c, w]))
+
+    tb.log.info("way %d hangs for good", w)
+    tb.dies[c, w].inject_stuck_busy(0, until_reset=False)
+    t0 = now_ns()
+    cpl = await tb.run(OP.READ, c, w, block=4, page=0, planes=(0, 1), length=PAGE)
+    assert timed_out(cpl), cpl
+    assert now_ns() - t0 >= (ticks - 1) * tick_ns
+    assert timed_out(await tb.run(OP.RESET, c, w))
+    t0 = now_ns()
+    assert timed_out(await tb.run(OP.PROGRAM, c, w, block=4, page=1, length=PAGE,
+                                  data=[tb.page()]))
+    assert now_ns() - t0 < 10_000, "a fenced op went to the bus"
+    await check(tb, tb.submit(OP.READ, *other, block=4, page=0, planes=(0, 1), length=PAGE),
+                enumerate(data[other]))
+    tb.finish()
+
+
 async def check(tb, tag, expect):
     cpl = await tb.result(tag)
     assert ok(cpl), cpl
@@ -662,9 +752,9 @@ def test_nand_backend_params():
 
 
 SDR_TESTS = ["test_interleave_readback", "test_multi_plane", "test_reads_first",
-             "test_refused_ops", "test_random_traffic", "test_slc_split"]
+             "test_refused_ops", "test_random_traffic", "test_slc_split", "test_stuck_busy"]
 LUN_TESTS = ["test_lun_interleave", "test_interleave_readback", "test_refused_ops",
-             "test_random_traffic"]
+             "test_random_traffic", "test_stuck_busy"]
 
 
 @pytest.mark.smoke

@@ -112,7 +112,8 @@ class TB:
             tags = [self.submit(OP.RESET, way) for way in range(self.n_ways)]
             for tag in tags:
                 cpl, _ = await self.result(tag)
-                assert cpl == {"tag": tag, "status": 0, "fail": 0, "error": 0}, cpl
+                assert cpl == {"tag": tag, "status": 0, "fail": 0, "error": 0,
+                               "timeout": 0}, cpl
 
     # -- scoreboard --
 
@@ -325,7 +326,8 @@ async def test_features(dut):
     payload = tb.page()
     assert ok_status(await tb.program(way, tb.row(0, 1, 0), payload))
     cpl, _ = await tb.run(OP.SET_FEATURES, way, column=0x01, wdata=bytes([5, 0, 0, 0]))
-    assert cpl == {"tag": cpl["tag"], "status": 0, "fail": 0, "error": 0}
+    assert cpl == {"tag": cpl["tag"], "status": 0, "fail": 0, "error": 0,
+                   "timeout": 0}
     assert die.timing_mode == 5
     await tb.retime(5)
     _, got = await tb.run(OP.GET_FEATURES, way, column=0x01, length=0)
@@ -435,7 +437,8 @@ async def test_split_phase_ops(dut):
     # two-plane erase: 60h-D1h (tDBSY), 60h-D0h, then status
     for i, b in enumerate(blocks):
         cpl, _ = await tb.run(OP.ERASE_START, 0, row=tb.row(0, b, 0), multi=i == 0)
-        assert cpl == {"tag": cpl["tag"], "status": 0, "fail": 0, "error": 0}, cpl
+        assert cpl == {"tag": cpl["tag"], "status": 0, "fail": 0, "error": 0,
+                       "timeout": 0}, cpl
     assert not die.rb_n(now_ns()), "die not busy after ERASE_START"
     cpl, _ = await tb.run(OP.STATUS_FINISH, 0)
     assert ok_status(cpl), cpl

@@ -34,6 +34,7 @@ static uint8_t *flash;
 static struct mpage *pages;
 static uint8_t *retry_level;      /* each die's read-retry level (its target's SET FEATURES 89h) */
 static bool *die_dead;            /* mock_die_fail: the die failed as a whole */
+static bool *die_hung;            /* mock_die_hang: the back end gives up its every op */
 static struct mblk *blks;
 static uint32_t n_dies, lun_blocks, page_total;
 
@@ -104,6 +105,7 @@ void mock_init(const struct mock_cfg *c)
     pages = calloc(np, sizeof(*pages));
     retry_level = calloc(n_dies, 1);
     die_dead = calloc(n_dies, sizeof(*die_dead));
+    die_hung = calloc(n_dies, sizeof(*die_hung));
     blks = calloc((size_t)n_dies * lun_blocks, sizeof(*blks));
     buf = calloc(cfg.buf_slots, SLOT_BYTES);
     mock_host = calloc(1, MOCK_HOST_BYTES);
@@ -135,7 +137,8 @@ void mock_power_cycle(void)
 
 void mock_free(void)
 {
-    free(flash); free(pages); free(retry_level); free(die_dead); free(blks); free(buf);
+    free(flash); free(pages); free(retry_level); free(die_dead); free(die_hung); free(blks);
+    free(buf);
     free(mock_host);
     free(oq); free(oq_head); free(oq_n);
 }
@@ -159,6 +162,11 @@ void mock_fail_next_program(uint32_t die, uint32_t lb)
 void mock_die_fail(uint32_t die)
 {
     die_dead[die] = true;
+}
+
+void mock_die_hang(uint32_t die)
+{
+    die_hung[die] = true;
 }
 
 void mock_fail_next_erase(uint32_t die, uint32_t lb)
@@ -726,6 +734,13 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
     c->tag = op->tag;
     if (op->plane_mask == 0 || op->plane_mask >> cfg.planes || op->page >= cfg.pages_per_block) {
         c->error = true;
+        return;
+    }
+    if (die_hung[die]) {
+        /* the back end gave up the op (the die's R/B# stuck busy past the timeout) or the
+         * fenced die's later ops, RESET too: no data moved, nothing done on the die */
+        c->timeout = c->fail = true;
+        mock_stats.timeouts++;
         return;
     }
     if (op->op == FLASH_RESET) {

@@ -64,6 +64,7 @@ struct mock_stats {
     bool     fatal;             /* hal_fatal's state (CSTS.CFS) */
     uint64_t queue_violations;  /* a queue configured while an SQ delete drains (the front
                                  * end takes none then: the firmware would hang) */
+    uint64_t timeouts;          /* ops given up on a hung die (mock_die_hang) */
 };
 
 extern struct mock_stats mock_stats;
@@ -83,6 +84,7 @@ void mock_factory_bad(uint32_t die, uint32_t lun_block);       /* marker 00h, ne
 void mock_fail_next_program(uint32_t die, uint32_t lun_block);
 void mock_fail_next_erase(uint32_t die, uint32_t lun_block);
 void mock_die_fail(uint32_t die);   /* for good: programs and erases FAIL, reads are noise */
+void mock_die_hang(uint32_t die);   /* for good: every op given up (timeout), no data moved */
 void mock_clear_faults(void);                   /* every armed failure disarmed */
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);

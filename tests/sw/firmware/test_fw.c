@@ -1452,6 +1452,77 @@ static void t_parity_reads(void)
     ftl_config.op_permille = 70;
 }
 
+/* A hung die (its R/B# stuck busy: the back end gives up its ops with `timeout` and fences
+ * it) seen by reads: the first given-up read tests the die at once (no read retry, no three
+ * strikes): out of service, its units Unrecovered Read Errors, the others read right, the
+ * timeouts counted (vendor log 408); writes go on to the other dies. */
+static void t_die_hang(void)
+{
+    struct mock_cfg c = cfg_ecc();
+    c.op_permille = 400;
+    c.retry_levels = 8;
+    setup(c);
+    for (uint64_t l = 0; l < F.ns_lbas; l += 64)
+        wr(l, 64, l + 3, 8, 0);
+    flush();
+    const uint32_t hung = 1;
+    uint32_t n_units = (uint32_t)(F.ns_lbas >> F.spu_shift), lost, ures = 0;
+    bool *on_hung = units_on_die(n_units, hung, &lost);
+    mock_die_hang(hung);
+    uint64_t retries = vendor(344);
+    for (uint32_t u = 0; u < n_units; u++) {
+        if (!on_hung[u]) {
+            rd((uint64_t)u << F.spu_shift, spu(), 1);
+            continue;
+        }
+        CHECK(raw_io(0x02, (uint64_t)u << F.spu_shift, spu(), 1) ==
+              NVME_SC_UNRECOVERED_READ_ERROR, "unit %u of the hung die read back", u);
+        if (ures++ == 0) {
+            fw_poll();          /* the main loop tests the die */
+            CHECK(F.die[hung].dead, "die %u in service after a given-up read", hung);
+        }
+    }
+    CHECK(ures == lost && ures > 0, "%u Unrecovered Read Errors, %u units on the die", ures,
+          lost);
+    CHECK(vendor(344) == retries, "a given-up read went to read retry (%llu retries)",
+          (unsigned long long)(vendor(344) - retries));
+    CHECK(vendor(408) >= 2 && vendor(408) == mock_stats.timeouts, "flash timeouts %llu, "
+          "the back end gave up %llu", (unsigned long long)vendor(408),
+          (unsigned long long)mock_stats.timeouts);
+    for (uint32_t d = 0; d < mock_dies(); d++)
+        CHECK(d == hung || !F.die[d].dead, "die %u taken out of service too", d);
+    uint64_t gave_up = mock_stats.timeouts;
+    for (uint64_t l = 0; l < F.ns_lbas / 2; l += 64)
+        wr(l, 64, l + 9, 8, 0);
+    drain();
+    flush();
+    CHECK(mock_stats.timeouts == gave_up, "%llu ops went to the hung die after it was taken "
+          "out", (unsigned long long)(mock_stats.timeouts - gave_up));
+    for (uint64_t l = 0; l < F.ns_lbas / 2; l += 64)
+        rd(l, 64, 8);
+    drain();
+    free(on_hung);
+    ftl_config.op_permille = 70;
+}
+
+/* Under die parity a hung die is rebuilt like a failed one: every read right, none lost. */
+static void t_parity_hang(void)
+{
+    setup(cfg_parity());
+    parity_fill(1);
+    const uint32_t hung = 3;
+    mock_die_hang(hung);
+    verify_all(8, 8);
+    CHECK(F.die[hung].dead, "die %u still in service", hung);
+    CHECK(vendor(376) == 0 && vendor(400) == 0 && vendor(392) > 0 && vendor(408) > 0,
+          "units lost %llu, rebuilds failed %llu, rebuilt %llu, timeouts %llu",
+          (unsigned long long)vendor(376), (unsigned long long)vendor(400),
+          (unsigned long long)vendor(392), (unsigned long long)vendor(408));
+    parity_fill(1);
+    verify_all(64, 8);
+    ftl_config.op_permille = 70;
+}
+
 /* A second failure in a stripe is not rebuilt: with a die dead, a page of another die of the
  * same band that no retry level reads is an Unrecovered Read Error, never wrong data. */
 static void t_parity_double(void)
@@ -2707,7 +2778,8 @@ static const struct test tests[] = {
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "gc_partial_loss", t_gc_partial_loss }, { "diefail_reads", t_diefail_reads },
     { "parity_diefail", t_parity_diefail }, { "parity_reads", t_parity_reads },
-    { "parity_double", t_parity_double }, { "persona_op", t_persona_op },
+    { "parity_double", t_parity_double }, { "die_hang", t_die_hang },
+    { "parity_hang", t_parity_hang }, { "persona_op", t_persona_op },
     { "idle_gc", t_idle_gc }, { "luns", t_luns }, { "luns_drive", t_luns_drive },
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },

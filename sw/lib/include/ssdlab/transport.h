@@ -12,6 +12,7 @@
 #ifndef SSDLAB_TRANSPORT_H
 #define SSDLAB_TRANSPORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -101,6 +102,11 @@ int sl_sim_bit_errors(struct sl_transport *t, unsigned channel, unsigned way, un
                       uint64_t rber_ppb);
 int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
                      unsigned block);
+/* Sim only: a hung die (SB_FAULT_STUCK_BUSY): that LUN's R/B# sticks low (busy) from its next
+ * busy period on, until a RESET or a power cut brings it back, or (for_good) for good. The
+ * back end gives its ops up after its busy timeout. Returns as sl_sim_bad_block. */
+int sl_sim_stuck_busy(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
+                      bool for_good);
 /* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
  * table index) since it started, vectors first .. first + n - 1 into counts[]. Returns the
  * number filled (fewer past the last vector the harness counts) or a negative errno. */
