@@ -354,6 +354,8 @@ void gc_pace(uint32_t units)
     uint32_t fewest = ftl_config.gc_low;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         uint32_t free, pend;
+        if (parity_die(d) && !band_lead(d))
+            continue;       /* a group's room is its lead's: one band_room scan per group */
         die_room(d, &free, &pend);
         uint32_t n = free + pend;
         if (n < fewest && !F.die[d].dead && (F.die[d].gc_blk >= 0 ||
@@ -473,6 +475,8 @@ void gc_idle(bool host_busy)
     uint32_t fewest = target;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         uint32_t free, pend;
+        if (parity_die(d) && !band_lead(d))
+            continue;       /* as in gc_pace */
         die_room(d, &free, &pend);
         uint32_t n = free + pend;
         if (n < fewest && !F.die[d].dead &&
