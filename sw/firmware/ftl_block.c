@@ -293,21 +293,45 @@ uint32_t blk_avg_erase(void)
  * pending release); the geometry's
  * with no bad block is the design figure. Counted again when a block goes bad (blk_retire),
  * at boot and after format, not per command. */
+/* The blocks of data `blocks` good blocks of a stripe group of `live` dies hold: one block
+ * of each band is parity, so (live - 1) / live of them; a group of one live die writes no
+ * band. Without parity (live 0), all of them. */
+static uint32_t data_blocks(uint32_t blocks, uint32_t live)
+{
+    if (!live)
+        return blocks;
+    return live > 1 ? (uint32_t)((uint64_t)blocks * (live - 1) / live) : 0;
+}
+
 void blk_spare_update(void)
 {
-    uint32_t good = 0, total = F.n_dies * F.nblk - F.n_sys - 1;   /* - the directory */
-    for (uint32_t d = 0; d < F.n_dies; d++) {
-        uint32_t die_good = 0, die_data = 0;
-        for (uint32_t b = d * F.nblk; b < (d + 1) * F.nblk; b++) {
-            die_data += F.blk[b].state != BLK_SYS;
-            die_good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
-                        F.blk[b].state != BLK_SYS;
+    uint32_t good = 0, total = 0;
+    for (uint32_t d = 0; d < F.n_dies; ) {
+        /* a stripe group at once (a die without parity on its own): under die parity the
+         * spare is what the group's live dies hold beside their parity, which a failed die
+         * narrows (its share is gone and the others' parity share grows) */
+        uint32_t first = d, n = 1, g_good = 0, g_total = 0, live = 0;
+        if (parity_die(d))
+            parity_group(d, &first, &n);
+        for (d = first; d < first + n; d++) {
+            uint32_t die_good = 0, die_data = 0;
+            for (uint32_t b = d * F.nblk; b < (d + 1) * F.nblk; b++) {
+                die_data += F.blk[b].state != BLK_SYS;
+                die_good += F.blk[b].state != BLK_BAD && F.blk[b].state != BLK_RETIRING &&
+                            F.blk[b].state != BLK_SYS;
+            }
+            /* no block left to write: out of service (also at boot, after ftl_die.c) */
+            if (die_data && !die_good)
+                F.die[d].dead = 1;
+            g_good += die_good;
+            g_total += die_data;
+            live += !F.die[d].dead;
         }
-        good += die_good;
-        /* no block left to write: out of service (also at boot, after ftl_die.c's failure) */
-        if (die_data && !die_good)
-            F.die[d].dead = 1;
+        bool band = parity_die(first);
+        good += data_blocks(g_good, band ? live : 0);
+        total += data_blocks(g_total, band ? n : 0);
     }
+    total -= total ? 1 : 0;             /* the directory */
     uint32_t need = (F.user_units + F.upb - 1) / F.upb + 2 * F.n_dies + 1;
     if (need >= total)
         need = total - 1;       /* a drive of one or two dies: one spare block by design */

@@ -46,12 +46,19 @@ void die_good(uint32_t die)
     F.die[die].strikes = 0;
 }
 
-/* The test: erase a free block of the die (its next erase, when taken, repeats it). A die
- * whose erase of a block no one wrote fails has failed as a whole; a die with no free block
- * to test is judged by its failures alone. */
-static bool die_test_failed(uint32_t die)
+/* The test: erase free blocks of the die (blocks no one wrote; their next erase, when taken,
+ * repeats it), DIE_TESTS of them: a die whose erases of all of them fail has failed as a
+ * whole; one whose erase of a block passes has not (the block that failed is retired: a bad
+ * block, the strikes a run of bad luck). A die with no free block now is tested once a
+ * release has freed GC's emptied (pending) ones, a victim of it collected first if it has
+ * none; with nothing to collect, or once an op of it timed out (a hung die: the back end
+ * fences it, nothing of it will pass), its failures judge it. */
+#define DIE_TESTS 2u
+enum die_test { DIE_PASSED, DIE_FAILED, DIE_UNTESTED };
+static enum die_test die_test(uint32_t die)
 {
-    for (uint32_t k = 0; k < F.nblk; k++) {
+    uint32_t tested = 0;
+    for (uint32_t k = 0; k < F.nblk && tested < DIE_TESTS; k++) {
         struct blk_info *b = &F.blk[bidx(die, k)];
         if (b->state != BLK_FREE || b->inflight)
             continue;
@@ -63,11 +70,16 @@ static bool die_test_failed(uint32_t die)
         b->erase_count++;
         C.erases++;
         struct hal_flash_cpl c = flash_sync(&op);
-        if (c.fail || c.error)
-            blk_retire(die, k);
-        return c.fail || c.error;
+        if (!(c.fail || c.error))
+            return DIE_PASSED;
+        blk_retire(die, k);
+        tested++;
     }
-    return true;
+    if (tested || F.die[die].hung)
+        return DIE_FAILED;
+    /* GC's emptied blocks, freed by a release: tested then (a victim collected first when
+     * there is none); with nothing to collect, its failures judge it */
+    return F.die[die].n_pending || gc_one(die) ? DIE_UNTESTED : DIE_FAILED;
 }
 
 /* Take the die out of service: every block retired (its data is lost: MAP_UNC, journaled),
@@ -114,9 +126,15 @@ void die_poll(void)
         struct die_info *di = &F.die[d];
         if (di->dead || di->strikes < DIE_STRIKES)
             continue;
-        di->strikes = 0;
-        if (die_test_failed(d))
+        enum die_test t = die_test(d);
+        if (t == DIE_FAILED)
             die_fail(d);
+        if (t != DIE_UNTESTED) {
+            di->strikes = 0;
+            continue;
+        }
+        F.die_check = true;             /* again once a release has freed a block */
+        ftl_release_start(false);
     }
 }
 
