@@ -191,7 +191,9 @@ void retire_poll(void)
  * host waits for a block's move at most; GC looks for room after each. */
 void die_rebuild_poll(void)
 {
-    if (F.in_gc || F.in_ckpt || !F.stripe)
+    /* read-only (the spare could not cover the die): no room to move its data to, which
+     * stays where it is, rebuilt from parity on every read */
+    if (F.in_gc || F.in_ckpt || !F.stripe || ftl_read_only())
         return;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
         struct blk_info *bi = &F.blk[b];
