@@ -26,7 +26,7 @@ from migen import FSM, Case, Cat, If, NextState, Replicate, Signal
 from migen.genlib.io import CRG
 
 from rtl.nand.nand_common import BUSY_NOW_BITS, BUSY_TICK_BITS, BUSY_TIMEOUT_BITS
-from rtl.nvme.litepcie_fixes import LitePCIeFixes
+from rtl.nvme.litepcie_fixes import CPL_TIMEOUT_S, LitePCIeFixes
 from rtl.nvme.nvme_controller import NvmeController
 from rtl.pcie.pcie_sim_phy import PCIeSimPHY
 from soc.buffer_copy import BufferCopy
@@ -702,7 +702,8 @@ class SsdlabSoC(SoCCore):
         self.pcie_endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                          address_width=64,
                                                          max_pending_requests=8)
-        self.pcie_fixes = LitePCIeFixes(endpoint)
+        self.pcie_fixes = LitePCIeFixes(
+            endpoint, cpl_timeout_cycles=round(cfg.sys_clk_freq * CPL_TIMEOUT_S))
         self.nvme = nvme = NvmeController(endpoint, n_io_queues=cfg.n_io_queues, mqes=cfg.mqes,
                                           tag_width=cfg.tag_width,
                                           max_transfer=cfg.max_transfer, lbads=cfg.lbads,
@@ -801,7 +802,9 @@ class SsdlabSoC(SoCCore):
             # The same for the flash ECC: it decodes a codeword after its last bus byte.
             self.ff_quiet.eq(fw_wait.waiting & ~self.timer0._en.storage & ~nvme.irq.pending
                              & ~self.bufcopy.busy & ~self.flash.ecc_busy & (0 if emulated else 1)
-                             & (self.ftl_read.quiet if self.ftl_read else 1)),
+                             & (self.ftl_read.quiet if self.ftl_read else 1)
+                             # a DMA read awaits the host: its completion timeout counts
+                             & ~self.pcie_fixes.reads_pending),
             self.ff_wake_at.eq(fw_wait.wake_at),
             self.ff_flash_busy.eq(self.flash.busy),
             # the back end's busy ticks: from the uptime the fast-forward advances, so that

@@ -30,6 +30,25 @@ received TLPs short:
   with one more beat from the extracter's register (the path it already takes for a TLP
   whose header beat is its last); lanes taken from the sink on such a beat get be = 0.
 
+- Poisoned completions: the depacketizer sets a completion's `err` from its status only, so a
+  Completion with Data whose EP bit (DW0 bit 14) is set passes as good data. Fixed by setting
+  `err` when EP is set too; the data beats still flow (Length > 0, unlike a UR), each with
+  err = 1, and every reader drops them (see rtl/nvme/README.md, "Host link errors").
+
+One addition, not a fix: LitePCIe has no completion timeout, and its TLP controller hands the
+completions of the crossbar's read ports in request order, so one read the host never answers
+stops every later read of every port. The controller gets one (PCIe 4.0 section 2.8): when the
+oldest outstanding read has waited `cpl_timeout_cycles` with nothing of its data buffered, an
+error completion (err = 1, end = 1, no data) is handed to its port in place of the missing
+data, as a UR would be, and the read is retired. Its tag is quarantined, not reused: a late
+completion for it (an Unexpected Completion) is dropped whole at the controller's input and
+frees the tag; one that never comes frees it `cpl_timeout_cycles` to twice that later. Any
+completion for a tag with no read in flight is dropped too, never buffered for a later read
+of that tag (LitePCIe would hand it to the next one). The wait is counted from the read
+reaching the head of the controller's queue, so a read times out between cpl_timeout_cycles
+and max_pending_requests times that after it was issued. `reads_pending` (a read awaits its
+completion) tells a simulation's fast-forward that the timeout is counting.
+
 All override assignments inside the endpoint, so this module must be added to the design
 *after* the endpoint (Migen keeps the last assignment), before it is finalized. Cores that
 depend on the fixes call `require(endpoint)`, which fails elaboration naming the missing
@@ -39,10 +58,16 @@ carries these fixes.
 
 from litepcie.tlp.packetizer import LitePCIeTLPHeaderInserter3DWs4DWs
 from litex.gen import LiteXModule
-from migen import Case, If, Mux, NextState, NextValue, Signal
+from litex.soc.interconnect.stream import SyncFIFO
+from migen import Array, Case, If, Mux, NextState, NextValue, Signal
 from migen.fhdl.structure import _Assign, _Operator
 
-__all__ = ["LitePCIeFixes", "require"]
+__all__ = ["CPL_TIMEOUT_S", "LitePCIeFixes", "require"]
+
+# The drive's completion timeout: 1 ms, inside the PCIe Device Control 2 default range (50 us
+# to 50 ms) and range A (50 us to 10 ms). The simulated host answers a read in 400 ns
+# (ssdlab_sim --read-latency-ns) plus the link's queueing, microseconds under full load.
+CPL_TIMEOUT_S = 1e-3
 
 
 def require(endpoint, core):
@@ -53,15 +78,28 @@ def require(endpoint, core):
 
 
 class LitePCIeFixes(LiteXModule):
-    """Add once, right after `endpoint` (a LitePCIeEndpoint with a 64..512-bit PHY)."""
-    def __init__(self, endpoint):
+    """Add once, right after `endpoint` (a LitePCIeEndpoint with a 64..512-bit PHY).
+
+    cpl_timeout_cycles (64..2**26, default 125000: CPL_TIMEOUT_S at 125 MHz): the completion
+    timeout in clock cycles; the SoC passes CPL_TIMEOUT_S times its clock, unit benches a few
+    microseconds to keep timeout tests short.
+    """
+    def __init__(self, endpoint, cpl_timeout_cycles=125_000):
         if getattr(endpoint, "_ssdlab_fixed", False):
             raise ValueError("LitePCIeFixes: already applied to this endpoint")
         data_width = endpoint.phy.data_width
         if data_width not in (64, 128, 256, 512):
             raise ValueError(f"LitePCIeFixes: endpoint data_width={data_width} not in "
                              "(64, 128, 256, 512)")
+        if not (isinstance(cpl_timeout_cycles, int) and 64 <= cpl_timeout_cycles <= 2**26):
+            raise ValueError(f"LitePCIeFixes: cpl_timeout_cycles={cpl_timeout_cycles!r} not an "
+                             "integer in 64..2**26")
         endpoint._ssdlab_fixed = True
+        self._endpoint = (endpoint,)       # a tuple: not made a submodule by LiteXModule
+        self.cpl_timeout_cycles = cpl_timeout_cycles
+        # A read of the crossbar's master ports awaits its completion: its timeout is counting
+        # (a simulation's fast-forward must clock through it, not jump over it).
+        self.reads_pending = Signal()
         lanes = data_width // 32
 
         # # #
@@ -106,6 +144,120 @@ class LitePCIeFixes(LiteXModule):
             dep = getattr(endpoint, name, None)
             if dep is not None:
                 self._fix_extracter(dep.header_extracter, lanes)
+                # Poisoned completions are errors (EP, DW0 bit 14).
+                if hasattr(dep, "tlp_cmp"):
+                    self.comb += If(dep.tlp_cmp.ep, dep.cmp_source.err.eq(1))
+
+    def do_finalize(self):
+        # The crossbar builds its TLP controller when it is finalized, which the endpoint, added
+        # before this module, already was.
+        xbar = self._endpoint[0].crossbar
+        ctrl = getattr(xbar, "controller", None)
+        if not xbar.finalized:
+            raise ValueError("LitePCIeFixes: add it right after the endpoint, before finalize")
+        if ctrl is not None:
+            self._cpl_timeout(ctrl, xbar.max_pending_requests)
+
+    def _cpl_timeout(self, ctrl, n):
+        """Completion timeout in LitePCIeTLPController `ctrl` (`n` tags); see the docstring."""
+        req_q, tag_q, fsm = ctrl.req_queue, ctrl.tag_queue, ctrl.cmp_fsm
+        cmp_in, cmp_out = ctrl.master_out.source, ctrl.master_in.source
+        bufs = [m for _, m in ctrl._submodules
+                if isinstance(m, SyncFIFO) and m is not req_q and m is not tag_q]
+        assert len(bufs) == n, "LitePCIeFixes: unexpected LitePCIeTLPController structure"
+        tag_bits = max(1, (n - 1).bit_length())
+        t_max = self.cpl_timeout_cycles
+
+        # The oldest read waits on the host: its buffer is empty (a consumer's backpressure
+        # holds data in it and stops the count).
+        head = req_q.source.tag[:tag_bits]
+        head_empty = Signal()
+        waiting = Signal()
+        count = Signal(max=t_max + 1)
+        expire = Signal()
+        fire = Signal()
+        self.comb += [
+            head_empty.eq(~Array(b.source.valid for b in bufs)[head]),
+            waiting.eq(req_q.source.valid & head_empty),
+            expire.eq(waiting & (count == t_max)),
+            fire.eq(expire & cmp_out.ready),
+            # In place of the buffer: one error beat, no data; retires the read (two statements,
+            # as below).
+            If(expire,
+                cmp_out.valid.eq(1),
+                cmp_out.first.eq(1),
+                cmp_out.last.eq(1),
+                cmp_out.end.eq(1),
+                cmp_out.err.eq(1),
+                cmp_out.len.eq(0),
+                cmp_out.dat.eq(0),
+                cmp_out.tag.eq(head),
+            ),
+            If(expire, req_q.source.ready.eq(cmp_out.ready)),
+        ]
+        self.sync += If(~waiting | fire, count.eq(0)).Elif(count != t_max, count.eq(count + 1))
+        self.comb += self.reads_pending.eq(req_q.source.valid)
+
+        # Unexpected completions: for a tag with no read in flight (`live`), or a quarantined
+        # one (`stale`: timed out), dropped whole (the buffers do not see it). The last beat of
+        # one for a stale tag gives the tag back (the controller's own return); for any other
+        # tag that return is suppressed (the tag is already free).
+        live  = Signal(n)
+        stale = Signal(n)
+        aged  = Signal(n)                   # stale at the last period tick
+        ripe  = Signal(n)                   # stale at two ticks: free to reuse
+        in_run = Signal()
+        drop = Signal()
+        hit_stale = Signal()
+        in_tag = cmp_in.tag[:tag_bits]
+        in_end = Signal()
+        self.comb += [
+            in_run.eq(fsm.state == fsm.encoding["RUN"]),
+            in_end.eq(in_run & cmp_in.valid & cmp_in.ready & cmp_in.last & cmp_in.end),
+            hit_stale.eq(Array(stale[i] for i in range(n))[in_tag] | (fire & (in_tag == head))),
+            drop.eq(in_run & cmp_in.valid
+                    & (hit_stale | ~Array(live[i] for i in range(n))[in_tag])),
+            # Separate statements: one with targets of two of the controller's always blocks
+            # would merge them, and the buffers' block reads what its FSM's block drives.
+            If(drop, *[b.sink.valid.eq(0) for b in bufs]),
+            If(drop & ~hit_stale, tag_q.sink.valid.eq(0)),
+        ]
+        fire_m = Signal(n)
+        ret_m  = Signal(n)
+        rel_m  = Signal(n)
+        iss_m  = Signal(n)
+        done_m = Signal(n)
+        self.comb += [
+            fire_m.eq(Mux(fire, 1 << head, 0)),
+            ret_m.eq(Mux(in_end & drop & hit_stale, 1 << in_tag, 0)),
+            iss_m.eq(Mux(tag_q.source.valid & tag_q.source.ready, 1 << tag_q.source.tag, 0)),
+            done_m.eq(Mux(in_end & ~drop, 1 << in_tag, 0)),
+        ]
+        # Never answered: given back one to two timeouts later, in the controller's WAIT state
+        # (where it pushes no tag itself).
+        period = Signal(max=t_max)
+        tick = Signal()
+        cand = Signal(n)
+        rel_tag = Signal(tag_bits)
+        self.comb += [
+            tick.eq(period == t_max - 1),
+            cand.eq(ripe & stale),
+            rel_tag.eq(0),
+        ]
+        for i in reversed(range(n)):        # lowest candidate
+            self.comb += If(cand[i], rel_tag.eq(i))
+        self.comb += If((fsm.state == fsm.encoding["WAIT"]) & (cand != 0),
+            tag_q.sink.valid.eq(1),
+            tag_q.sink.tag.eq(rel_tag),
+            If(tag_q.sink.ready, rel_m.eq(1 << rel_tag)),
+        )
+        self.sync += [
+            period.eq(Mux(tick, 0, period + 1)),
+            live.eq((live | iss_m) & ~done_m & ~fire_m),
+            stale.eq((stale | fire_m) & ~ret_m & ~rel_m),
+            aged.eq(Mux(tick, stale, aged) & ~fire_m),
+            ripe.eq(Mux(tick, ripe | (aged & stale), ripe) & ~fire_m & ~rel_m),
+        ]
 
     def _fix_extracter(self, ext, lanes):
         fsm, sink, src = ext.fsm, ext.sink, ext.source

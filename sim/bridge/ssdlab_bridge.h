@@ -85,6 +85,15 @@
  *                  status RDY) stays low from its next busy period on; `addr` 0: until a
  *                  RESET or a power cut brings it back, 1: for good (also through them).
  *                  Reply as above; other `addr`: SB_ERR_ARG.
+ *                  SB_FAULT_CPL_POISON: the next `data` (1..255) memory reads of the
+ *                  drive (with `addr` != 0: the next ones touching the 4 KiB host page at
+ *                  `addr`) are answered with poisoned completions (EP, DW0 bit 14, set on
+ *                  every CplD of the read; the data is sent as usual).
+ *                  SB_FAULT_CPL_TIMEOUT: as SB_FAULT_CPL_POISON, but those reads are never
+ *                  answered (the drive's completion timeout ends them). Arming one again
+ *                  replaces its count and page. Reply to both: data = the reads armed;
+ *                  data 0 or above 255: SB_ERR_ARG. The harness logs each read it hits on
+ *                  stderr; armed reads stay armed through SB_RESET.
  *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
@@ -134,6 +143,8 @@ enum sb_type {
 #define SB_FAULT_BIT_ERRORS 2u
 #define SB_FAULT_DIE_FAIL   3u
 #define SB_FAULT_STUCK_BUSY 4u
+#define SB_FAULT_CPL_POISON 5u
+#define SB_FAULT_CPL_TIMEOUT 6u
 
 /* SB_RESET's size: the dies lose power too (a power cut, not a power cycle). */
 #define SB_RESET_POWER_CUT  1u

@@ -107,7 +107,10 @@ struct PendingRead {                        // a device memory read being answer
     uint64_t addr;                          // first byte
     uint32_t bytes;
     uint64_t dw_addr;                       // dword-aligned start
+    uint8_t fault;                          // CPL_OK, CPL_POISON or CPL_DROP (SB_FAULT_CPL_*)
+    bool logged;                            // its fault is on stderr
 };
+enum { CPL_OK = 0, CPL_POISON = 1, CPL_DROP = 2 };
 
 class Drive {
   public:
@@ -471,6 +474,8 @@ class Drive {
     std::vector<uint64_t> irq_count = std::vector<uint64_t>(SB_IRQ_VECTORS);
     uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
     PcieLinkPacer to_host, from_host;       // the link, one pacer per direction
+    unsigned cpl_fault_left[3] = {0, 0, 0};     // reads armed (SB_FAULT_CPL_*), by CPL_POISON
+    uint64_t cpl_fault_page[3] = {0, 0, 0};     // / CPL_DROP; their 4 KiB page, 0: any read
     uint32_t rule_violations() const { return top->nand_rule_violations; }
     uint32_t timing_violations() const { return top->nand_timing_violations; }
 
@@ -586,6 +591,12 @@ class Drive {
                 r.dw_addr = addr;
                 r.addr = addr + lead;
                 r.bytes = 4 * len - lead - trail;
+                r.fault = CPL_OK;
+                r.logged = false;
+                if (cpl_fault_left[CPL_DROP] && cpl_fault_hits(CPL_DROP, r)) r.fault = CPL_DROP;
+                else if (cpl_fault_left[CPL_POISON] && cpl_fault_hits(CPL_POISON, r))
+                    r.fault = CPL_POISON;
+                if (r.fault) cpl_fault_left[r.fault]--;
                 reads.push_back(r);
                 n_dma_rd++;
             }
@@ -602,9 +613,30 @@ class Drive {
     }
 
     // completions for the device's reads, in order, one per cycle budget of the link
+    // SB_FAULT_CPL_POISON / SB_FAULT_CPL_TIMEOUT: read `r` is one the armed fault takes
+    // (any read, or one touching the armed 4 KiB page).
+    bool cpl_fault_hits(int f, const PendingRead &r) const {
+        uint64_t page = cpl_fault_page[f];
+        return page == 0 || (r.addr < page + 4096 && r.addr + r.bytes > page);
+    }
+    void cpl_fault_log(PendingRead &r) {
+        fprintf(stderr, "ssdlab_sim: fault injected at %.3f us: DMA read of %u bytes at "
+                "0x%llx (tag %u) %s\n", double(time_ps()) / 1e6, r.bytes,
+                (unsigned long long)r.addr, unsigned(r.tag),
+                r.fault == CPL_DROP ? "never answered (completion timeout)"
+                                    : "answered with poisoned completions (EP)");
+        r.logged = true;
+    }
+
     void serve_reads() {
         if (reads.empty() || reads.front().due > cycles || from_host.holding(time_fs())) return;
         PendingRead &r = reads.front();
+        if (r.fault == CPL_DROP) {          // the host loses it: no completion ever
+            cpl_fault_log(r);
+            reads.pop_front();
+            return;
+        }
+        if (r.fault == CPL_POISON && !r.logged) cpl_fault_log(r);
         if (r.addr + r.bytes > ram_bytes) {
             // beyond host RAM: Unsupported Request, as a root complex (or its IOMMU) answers
             // a read of memory that is not there; no data, byte count 0 (cocotbext-pcie's)
@@ -624,7 +656,8 @@ class Drive {
         uint64_t first_dw = r.addr & ~3ull, last_dw = (stop + 3) & ~3ull;
         uint32_t ndw = uint32_t((last_dw - first_dw) / 4);
         Tlp t;
-        t.dw.push_back((0b010u << 29) | (0x0Au << 24) | (ndw & 0x3FF));
+        t.dw.push_back((0b010u << 29) | (0x0Au << 24) | (r.fault == CPL_POISON ? 1u << 14 : 0) |
+                       (ndw & 0x3FF));
         t.dw.push_back((uint32_t(ROOT_ID) << 16) | (r.bytes & 0xFFF));
         t.dw.push_back((uint32_t(r.requester) << 16) | (uint32_t(r.tag) << 8) | (r.addr & 0x7F));
         for (uint32_t k = 0; k < ndw; k++) {
@@ -934,6 +967,15 @@ int main(int argc, char **argv) {
                     rc = nand_die_fast_die_fail(int(ch * 8 + way), int(lun));
                 else if (m.size == SB_FAULT_STUCK_BUSY && way < 8 && m.addr <= 1)
                     rc = nand_die_fast_stuck_busy(int(ch * 8 + way), int(lun), int(m.addr));
+                else if ((m.size == SB_FAULT_CPL_POISON || m.size == SB_FAULT_CPL_TIMEOUT) &&
+                         m.data >= 1 && m.data <= 255) {
+                    // host link faults: logged when a read is hit (serve_reads), not here
+                    int f = m.size == SB_FAULT_CPL_POISON ? CPL_POISON : CPL_DROP;
+                    drive.cpl_fault_left[f] = unsigned(m.data);
+                    drive.cpl_fault_page[f] = m.addr & ~0xFFFull;
+                    r.data = m.data;
+                    break;
+                }
                 if (rc < 0) r.status = SB_ERR_ARG;
                 else r.data = uint64_t(rc);
                 if (rc > 0 && m.size == SB_FAULT_DIE_FAIL)

@@ -129,6 +129,7 @@ def load_library(build=True):
                                         ctypes.c_bool]),
             "sl_sim_bad_block": (i32, [vp, ctypes.c_uint, ctypes.c_uint, ctypes.c_uint,
                                        ctypes.c_uint]),
+            "sl_sim_cpl_fault": (i32, [vp, ctypes.c_int, ctypes.c_uint, u64]),
             "sl_sim_time_ps": (u64, [vp]),
             "sl_sim_irq_counts": (i32, [vp, ctypes.c_uint, ctypes.c_uint,
                                         ctypes.POINTER(u64)]),
@@ -305,6 +306,13 @@ class Transport:
         for a drive with the NAND emulator. With a Drive open, use Drive.stuck_busy."""
         return _sim_stuck_busy(self._lib, self._t, channel, way, lun, for_good)
 
+    def cpl_fault(self, kind, reads=1, addr=0):
+        """sim only: host link faults (SB_FAULT_CPL_POISON / SB_FAULT_CPL_TIMEOUT): the next
+        `reads` (1..255) DMA reads of the drive (addr != 0: the next ones touching the 4 KiB
+        host page holding addr) get poisoned completions (kind "poison") or none at all
+        ("timeout"). Returns the reads armed. With a Drive open, use Drive.cpl_fault."""
+        return _sim_cpl_fault(self._lib, self._t, kind, reads, addr)
+
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
@@ -353,6 +361,20 @@ def _sim_stuck_busy(lib, t, channel, way, lun, for_good):
     if not isinstance(for_good, bool):
         raise ValueError(f"stuck_busy: for_good={for_good!r} must be a bool")
     return _sim_check(lib, t, lib.sl_sim_stuck_busy(t, channel, way, lun, for_good)) == 1
+
+
+# sl_sim_cpl_fault's kinds (enum sl_cpl_fault, = SB_FAULT_CPL_*).
+CPL_FAULTS = {"poison": 5, "timeout": 6}
+
+
+def _sim_cpl_fault(lib, t, kind, reads, addr):
+    if kind not in CPL_FAULTS:
+        raise ValueError(f"cpl_fault: kind={kind!r} not one of {sorted(CPL_FAULTS)}")
+    if isinstance(reads, bool) or not isinstance(reads, int) or not 1 <= reads <= 255:
+        raise ValueError(f"cpl_fault: reads={reads!r} outside 1..255")
+    if isinstance(addr, bool) or not isinstance(addr, int) or not 0 <= addr < 2**64:
+        raise ValueError(f"cpl_fault: addr={addr!r} not a 64-bit address")
+    return _sim_check(lib, t, lib.sl_sim_cpl_fault(t, CPL_FAULTS[kind], reads, addr))
 
 
 def _sim_bit_errors(lib, t, channel, way, lun, rber):
@@ -496,6 +518,12 @@ class Drive:
         (Transport.stuck_busy)."""
         return _sim_stuck_busy(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
                                lun, for_good)
+
+    def cpl_fault(self, kind, reads=1, addr=0):
+        """sim only: host link faults through this controller's connection
+        (Transport.cpl_fault)."""
+        return _sim_cpl_fault(self._lib, self._lib.sl_ctrl_transport(self._c), kind, reads,
+                              addr)
 
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block through this controller's connection

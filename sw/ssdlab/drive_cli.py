@@ -558,6 +558,26 @@ def stuck_busy(dev, as_json, channel, way, lun, for_good):
             f"{'for good' if for_good else 'until a RESET'}")
 
 
+@drive.command("cpl-fault")
+@click.option("--kind", type=click.Choice(["poison", "timeout"]), required=True,
+              help="poison: completions with EP set; timeout: no completion at all")
+@click.option("--reads", type=click.IntRange(1, 255), default=1, show_default=True,
+              help="how many of the drive's next DMA reads of host memory")
+@click.option("--addr", type=click.IntRange(0, 2**64 - 1), default=0,
+              help="only reads touching the 4 KiB host page holding this address (0: any)")
+@_device_options
+def cpl_fault(dev, as_json, kind, reads, addr):
+    """Fault injection (sim only): host link faults on the drive's DMA reads. The next READS
+    reads of host memory get a poisoned completion (EP) or none (the drive's 1 ms completion
+    timeout ends them). A command whose data or PRP list read fails completes with Data
+    Transfer Error (04h); a failed submission queue fetch stops that SQ and raises an error
+    event (transient internal error, log page 01h). The harness logs each read it hits."""
+    _inject(dev, as_json, "cpl-fault", lambda t: t.cpl_fault(kind, reads, addr) > 0,
+            {"cpl_fault": dict(kind=kind, reads=reads, addr=addr)},
+            f"next {reads} DMA read(s){f' of page 0x{addr & ~0xFFF:x}' if addr else ''}: "
+            f"{'poisoned completions' if kind == 'poison' else 'never answered'}")
+
+
 @drive.command("quit")
 @_device_options
 def quit_(dev, as_json):

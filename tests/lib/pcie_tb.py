@@ -32,7 +32,8 @@ from cocotbext.pcie.core import Device, Endpoint, RootComplex
 from cocotbext.pcie.core.caps import MsiCapability, MsixCapability
 from cocotbext.pcie.core.tlp import Tlp, TlpType
 
-__all__ = ["NvmeBridgeDevice", "NvmeBridgeFunction", "tlp_to_stream", "stream_to_tlp"]
+__all__ = ["CplFault", "NvmeBridgeDevice", "NvmeBridgeFunction", "tlp_to_stream",
+           "stream_to_tlp"]
 
 NVME_CLASS_CODE = 0x010802      # Mass storage, Non-Volatile Memory controller, NVM Express.
 
@@ -274,3 +275,46 @@ class PcieSystemTB:
         await ClockCycles(self.dut.clk, 5)
         cocotb.start_soon(self._monitor())
         self.pdev = await self.bridge.enable(self.rc)
+
+
+class CplFault:
+    """A host link fault on the completions of one of the DUT's memory reads: the next read
+    (with `lo`/`hi`: the next one whose address is in lo..hi - 1). kind "poison" sets their EP
+    bit (a poisoned Completion with Data); "hold" keeps them back until `release()` (never
+    called: a completion timeout). Every completion of that read (by tag, up to the one whose
+    byte count ends the request) is affected; `hit` counts them, `tag` is -1 once the last
+    has passed. Installed on `bridge` (an NvmeBridgeDevice) at construction."""
+    def __init__(self, bridge, kind, lo=0, hi=2**64):
+        if kind not in ("poison", "hold"):
+            raise ValueError(f"CplFault: kind={kind!r} not 'poison' or 'hold'")
+        self.bridge, self.kind, self.lo, self.hi = bridge, kind, lo, hi
+        self.tag, self.hit, self.held = None, 0, []
+        self._send = bridge.to_dut
+        bridge.to_dut = self._to_dut
+
+    def _address(self, tag):
+        """Address of the DUT's latest read with `tag`."""
+        return next((t.address for t in reversed(self.bridge.from_dut)
+                     if t.fmt_type in (TlpType.MEM_READ, TlpType.MEM_READ_64) and t.tag == tag),
+                    None)
+
+    async def _to_dut(self, tlp):
+        if tlp.fmt_type == TlpType.CPL_DATA and (
+                self.tag == tlp.tag
+                or (self.tag is None and self.lo <= (self._address(tlp.tag) or -1) < self.hi)):
+            self.tag = tlp.tag
+            self.hit += 1
+            if tlp.byte_count + (tlp.lower_address & 3) <= 4 * tlp.length:
+                self.tag = -1                  # the request's last completion
+            if self.kind == "poison":
+                tlp.ep = True
+            else:
+                self.held.append(tlp)
+                return
+        await self._send(tlp)
+
+    async def release(self):
+        """Deliver the held completions now (late: Unexpected Completions if timed out)."""
+        held, self.held = self.held, []
+        for tlp in held:
+            await self._send(tlp)

@@ -413,6 +413,23 @@ int sl_sim_stuck_busy(struct sl_transport *t, unsigned channel, unsigned way, un
     return sim_fault(t, SB_FAULT_STUCK_BUSY, "stuck busy", channel, way, lun, for_good);
 }
 
+int sl_sim_cpl_fault(struct sl_transport *t, enum sl_cpl_fault kind, unsigned reads,
+                     uint64_t addr)
+{
+    _Static_assert(SL_CPL_POISON == SB_FAULT_CPL_POISON &&
+                   SL_CPL_TIMEOUT == SB_FAULT_CPL_TIMEOUT, "sl_cpl_fault != SB_FAULT_CPL_*");
+    if (t->ops != &sim_ops)
+        return sl_terr(t, -EINVAL, "not a sim transport");
+    if (kind != SL_CPL_POISON && kind != SL_CPL_TIMEOUT)
+        return sl_terr(t, -EINVAL, "completion fault: kind %d is not SL_CPL_POISON (%d) or "
+                       "SL_CPL_TIMEOUT (%d)", (int)kind, SL_CPL_POISON, SL_CPL_TIMEOUT);
+    if (reads < 1 || reads > 255)
+        return sl_terr(t, -EINVAL, "completion fault: reads %u outside 1..255", reads);
+    struct sb_msg m = {.type = SB_FAULT, .size = kind, .data = reads, .addr = addr};
+    int rc = xfer(sim_of(t), &m);
+    return rc < 0 ? rc : (int)m.data;
+}
+
 uint64_t sl_sim_time_ps(struct sl_transport *t)
 {
     return t->ops == &sim_ops ? sim_of(t)->time_ps : 0;

@@ -29,18 +29,20 @@ class NvmeDataPathTop(LiteXModule):
     max_pending_requests (the endpoint's outstanding reads: 2, 4 or 8;
     LitePCIe's TLP controller does not elaborate with 1), rd_fifo_depth,
     seg_fifo_depth (as NvmeDataDma's), bar0_size (nothing sits at BAR0 here; the host bridge
-    still presents it).
+    still presents it), cpl_timeout_cycles (LitePCIeFixes'; default 4000, 32 us at the bench's
+    125 MHz: short timeout tests, still far above the root complex's answer under load).
 
     The buffer RAM `buf_mem` holds 2**buf_width buffers of max_transfer bytes (
     byte strobes on writes, one cycle read latency; words of data_width bits)."""
     def __init__(self, data_width=64, tag_width=8, buf_width=3, max_transfer=262144,
                  max_pending_requests=4, rd_fifo_depth=512, seg_fifo_depth=64,
-                 bar0_size=0x4000):
+                 bar0_size=0x4000, cpl_timeout_cycles=4000):
         self.phy      = phy = PCIeSimPHY(data_width=data_width, bar0_size=bar0_size)
         self.endpoint = endpoint = LitePCIeEndpoint(
             phy, endianness=phy.endianness, address_width=64,
             max_pending_requests=max_pending_requests)
-        self.pcie_fixes = LitePCIeFixes(endpoint)   # right after the endpoint
+        self.pcie_fixes = LitePCIeFixes(endpoint,   # right after the endpoint
+                                        cpl_timeout_cycles=cpl_timeout_cycles)
         ctl = narrow_endpoint(endpoint)             # the walker is 64-bit (NvmeNarrowPort)
         if ctl is not endpoint:
             self.narrow = ctl

@@ -18,7 +18,7 @@ import pytest
 from cocotb.triggers import ClockCycles, Lock, RisingEdge
 from cocotbext.axi.address_space import MemoryRegion
 from cocotbext.pcie.core.tlp import TlpType
-from pcie_tb import PcieSystemTB
+from pcie_tb import CplFault, PcieSystemTB
 from ssdlab_harness import LiteXCore, core_params, run
 
 from spec.nvme import SC
@@ -30,6 +30,7 @@ DEFAULTS = {"data_width": 64, "tag_width": 8, "buf_width": 3, "max_transfer": 26
 PAGE = 4096
 HIGH_BASE = 0x1_2340_0000      # Host memory above 4 GiB: MRd64 / MWr64.
 UNMAPPED = 0x80_0000_0000      # No host memory: reads complete with UR.
+CPL_TIMEOUT_CYCLES = 4000      # NvmeDataPathTop's default cpl_timeout_cycles
 LOW_PAGES = 640
 HIGH_PAGES = 320
 
@@ -548,6 +549,38 @@ async def test_prp_errors(dut):
     tb.check_tlps()
 
 
+@cocotb.test(timeout_time=4, timeout_unit="ms")
+@cocotb.parametrize(kind=["poison", "timeout"], where=["data", "list"])
+async def test_cpl_fault(dut, kind, where):
+    """Host link faults on a host-to-buffer transfer of 3 pages (PRP1 and a PRP list): a
+    poisoned completion (EP) or a read never answered (the endpoint's completion timeout) of
+    the second data page or of the list gives Data Transfer Error; nothing else is hurt. The
+    timed-out read's completion, delivered late, is dropped: the transfers after it (every
+    read tag used again) carry the right data."""
+    tb = await make_tb(dut)
+    t = tb.build(12, 3, 3 * PAGE, 0)
+    tb.fill(t)
+    lo = t.pages[1][0] if where == "data" else t.prp2 & ~(PAGE - 1)
+    fault = CplFault(tb.bridge, "poison" if kind == "poison" else "hold", lo, lo + PAGE)
+    await tb.transfer([t])
+    assert t.status == SC.DATA_TRANSFER_ERROR, f"status 0x{t.status:x}"
+    assert fault.hit >= 1 and fault.tag == -1, f"fault hit {fault.hit} completions"
+    if kind == "timeout":
+        await fault.release()               # late: must not land in a later transfer
+        await ClockCycles(dut.clk, 3 * CPL_TIMEOUT_CYCLES)     # past any quarantine
+    n_reads = len(tb.bridge.from_dut)
+    for i in range(2):
+        good = tb.build(102 + i, 3, 3 * PAGE, 0)
+        tb.fill(good)
+        await tb.transfer([good])
+        await tb.check_ok([good])
+    later = {x.tag for x in tb.bridge.from_dut[n_reads:]
+             if x.fmt_type in (TlpType.MEM_READ, TlpType.MEM_READ_64)}
+    n_tags = tb.p["max_pending_requests"]
+    assert later == set(range(n_tags)), f"read tags after the fault {later}: one never freed"
+    tb.check_tlps()
+
+
 # pytest entry ------------------------------------------------------------------------------------
 
 def only(*names):
@@ -559,7 +592,7 @@ def only(*names):
 @pytest.mark.smoke
 def test_nvme_data_path():
     run(CORE.with_params(**DEFAULTS), __file__,
-        extra_env=only("test_prp_forms", "test_chain", "test_prp_errors"))
+        extra_env=only("test_prp_forms", "test_chain", "test_prp_errors", "test_cpl_fault"))
 
 
 @pytest.mark.full

@@ -19,12 +19,16 @@ __all__ = ["NvmeSqFetchTop"]
 
 class NvmeSqFetchTop(LiteXModule):
     """Parameters: data_width (64), n_sqs (1..65, default 3), max_burst (1..8, default 4),
-    bar0_size (default 0x4000; nothing sits at BAR0 here, the host bridge still presents it)."""
-    def __init__(self, data_width=64, n_sqs=3, max_burst=4, bar0_size=0x4000):
+    bar0_size (default 0x4000; nothing sits at BAR0 here, the host bridge still presents it),
+    cpl_timeout_cycles (LitePCIeFixes'; default 4000, 32 us at the bench's 125 MHz: short timeout
+    tests, still far above the root complex's answer under backpressure)."""
+    def __init__(self, data_width=64, n_sqs=3, max_burst=4, bar0_size=0x4000,
+                 cpl_timeout_cycles=4000):
         self.phy      = phy = PCIeSimPHY(data_width=data_width, bar0_size=bar0_size)
         self.endpoint = endpoint = LitePCIeEndpoint(phy, endianness=phy.endianness,
                                                     address_width=64)
-        self.pcie_fixes = LitePCIeFixes(endpoint)   # right after the endpoint
+        self.pcie_fixes = LitePCIeFixes(endpoint,   # right after the endpoint
+                                        cpl_timeout_cycles=cpl_timeout_cycles)
         self.sq_fetch = NvmeSqFetch(endpoint, n_sqs=n_sqs, max_burst=max_burst)
 
     def get_ios(self):

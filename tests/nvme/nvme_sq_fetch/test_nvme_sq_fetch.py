@@ -18,7 +18,7 @@ import pytest
 from cocotb.triggers import ClockCycles, Lock, RisingEdge
 from cocotbext.axi.address_space import MemoryRegion
 from cocotbext.pcie.core.tlp import TlpType
-from pcie_tb import PcieSystemTB
+from pcie_tb import CplFault, PcieSystemTB
 from ssdlab_harness import LiteXCore, core_params, run
 
 CORE = LiteXCore("tests.nvme.nvme_sq_fetch.nvme_sq_fetch_top:NvmeSqFetchTop",
@@ -27,6 +27,7 @@ DEFAULTS = {"data_width": 64, "n_sqs": 3, "max_burst": 4}
 HIGH_BASE = 0x1_2345_0000     # A host region above 4 GiB: exercises MRd64.
 UNMAPPED  = 0x80_0000_0000    # No host memory here: reads complete with UR.
 SQE_BYTES = 64
+CPL_TIMEOUT_CYCLES = 4000     # NvmeSqFetchTop's default cpl_timeout_cycles
 
 
 def sqe_bytes(sqid, cid, opcode, rest):
@@ -420,6 +421,49 @@ async def test_fetch_err(dut):
     await tb.drain()
     assert q.fetched == 4
     assert tb.bad["bad_sqid"] == 0 and tb.bad["bad_tail"] == 0
+
+
+@cocotb.test(timeout_time=1, timeout_unit="ms")
+@cocotb.parametrize(kind=["poison", "timeout"])
+async def test_cpl_fault(dut, kind):
+    """A poisoned completion (EP set on the CplD of an SQ read) or a read never answered (the
+    completion timeout, cpl_timeout_cycles) is a fetch error: fetch_err pulses once, nothing
+    of that read is delivered and the SQ stops. The other SQs keep working; re-created, the SQ
+    works again. A timed-out read's completion delivered late is dropped (an Unexpected
+    Completion): the SQEs fetched after it are the right ones."""
+    tb = await make_tb(dut)
+    n_sqs = tb.p["n_sqs"]
+    good = await tb.create(0, 15) if n_sqs > 1 else None
+    bad_id = n_sqs - 1
+    q = await tb.create(bad_id, 15)
+    fault = CplFault(tb.bridge, "poison" if kind == "poison" else "hold")
+    tb.write_sqes(q, 3)
+    q.expected.clear()                      # lost with the failed read
+    await tb.ring_tail(q)
+    await tb.wait_cycles_for(lambda: tb.bad["fetch_err"] == 1, limit=6000)
+    assert fault.hit >= 1 and fault.tag == -1, f"fault hit {fault.hit} completions"
+    if kind == "timeout":
+        assert len(tb.bridge.from_dut) == 1 and fault.held, "the read was answered"
+    if good is not None:
+        await tb.submit(good, 5)
+        await tb.drain()
+    assert tb.bad["fetch_err"] == 1, f"{tb.bad}"
+    assert all(sqid != bad_id for sqid, _, _ in tb.received), "SQE from a failed read"
+
+    q = await tb.create(bad_id, 15)
+    n_reads = len(tb.bridge.from_dut)
+    if kind == "timeout":
+        await fault.release()               # late: must not land in a later read
+        await ClockCycles(dut.clk, 3 * CPL_TIMEOUT_CYCLES)     # past any quarantine
+    for _ in range(4):                      # 4 reads at least: every tag used again
+        tb.write_sqes(q, 4)
+        await tb.ring_tail(q)
+        await tb.drain()
+    assert q.fetched == 16
+    later = {t.tag for t in tb.bridge.from_dut[n_reads:]}
+    assert later == set(range(4)), f"tags of the later reads {later}: one was never freed"
+    assert tb.bad == {"bad_sqid": 0, "bad_tail": 0, "bad_cfg": 0, "fetch_err": 1}, f"{tb.bad}"
+    tb.check_tlps()
 
 
 # pytest entry ------------------------------------------------------------------------------------

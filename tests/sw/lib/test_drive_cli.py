@@ -56,6 +56,11 @@ def run(*args, env=None):
     (["bit-errors", "--vfio", "0000:01:00.0", "--channel", "0", "--rber", "1e-3"],
      "takes --sim, not --vfio"),
     (["die-fail", "--sim", "s"], "Missing option '--channel'"),
+    (["cpl-fault", "--sim", "s"], "Missing option '--kind'"),
+    (["cpl-fault", "--sim", "s", "--kind", "lost"], "Invalid value for '--kind'"),
+    (["cpl-fault", "--sim", "s", "--kind", "poison", "--reads", "256"],
+     "Invalid value for '--reads'"),
+    (["cpl-fault", "--vfio", "0000:01:00.0", "--kind", "timeout"], "takes --sim, not --vfio"),
     (["identify", "--sim", "s", "--timeout", "0"], "Invalid value for '--timeout'"),
 ])
 def test_usage_errors(args, needle):

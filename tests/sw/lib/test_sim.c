@@ -158,7 +158,9 @@ static void serve(struct server *s, struct sb_msg *m)
         m->data = 4;
         break;
     case SB_FAULT:          /* one die: channel 1, way 0, LUN 0, 64 blocks */
-        if (m->size == SB_FAULT_BIT_ERRORS || m->size == SB_FAULT_DIE_FAIL)
+        if (m->size == SB_FAULT_CPL_POISON || m->size == SB_FAULT_CPL_TIMEOUT)
+            m->status = m->data < 1 || m->data > 255 ? SB_ERR_ARG : 0;  /* data: reads armed */
+        else if (m->size == SB_FAULT_BIT_ERRORS || m->size == SB_FAULT_DIE_FAIL)
             m->status = m->data != 1 ? SB_ERR_ARG : 0, m->data = m->data == 1;
         else if (m->size != SB_FAULT_BAD_BLOCK)
             m->status = SB_ERR_ARG;
@@ -498,6 +500,19 @@ static void msix_setup(void)
     CHECK_EQ(srv.req[srv.nreq - 1].size, SB_FAULT_DIE_FAIL);
     CHECK_EQ(sl_sim_die_fail(t, 2, 0, 0), -EINVAL);
     CHECK_EQ(sl_sim_die_fail(t, 1, 256, 0), -EINVAL);
+    /* host link faults: kind in size, reads in data, the page's address in addr; kind and
+     * count checked before anything is sent */
+    CHECK_EQ(sl_sim_cpl_fault(t, SL_CPL_POISON, 3, 0x12345), 3);
+    CHECK_EQ(srv.req[srv.nreq - 1].size, SB_FAULT_CPL_POISON);
+    CHECK_EQ(srv.req[srv.nreq - 1].data, 3);
+    CHECK_EQ(srv.req[srv.nreq - 1].addr, 0x12345);
+    CHECK_EQ(sl_sim_cpl_fault(t, SL_CPL_TIMEOUT, 255, 0), 255);
+    CHECK_EQ(srv.req[srv.nreq - 1].size, SB_FAULT_CPL_TIMEOUT);
+    n0 = srv.nreq;
+    CHECK_EQ(sl_sim_cpl_fault(t, SL_CPL_TIMEOUT, 0, 0), -EINVAL);
+    CHECK_EQ(sl_sim_cpl_fault(t, SL_CPL_POISON, 256, 0), -EINVAL);
+    CHECK_EQ(sl_sim_cpl_fault(t, (enum sl_cpl_fault)4, 1, 0), -EINVAL);
+    CHECK_EQ(srv.nreq, n0);
     /* per-vector counts, several requests of SB_IRQ_COUNTS_MAX */
     uint64_t c[40] = {0};
     CHECK_EQ(sl_sim_irq_counts(t, 0, 40, c), 30);

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from soc.ssdlab_soc import NVME_PCIE
+from spec.nvme import SC
 from sw.ssdlab.drive import Drive, NvmeStatusError, Transport, load_library
 
 from . import nvme_raw as nr
@@ -646,6 +647,82 @@ def test_sq_fetch_error(env, d):
     assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
     assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
     env.close()
+
+
+@pytest.mark.smoke
+def test_cpl_faults(env, d):
+    """Host link faults (the harness's SB_FAULT_CPL_POISON / _TIMEOUT on the drive's DMA
+    reads): a write whose data read gets a poisoned completion, and one whose data read is
+    never answered (the drive's 1 ms completion timeout), complete with Data Transfer Error
+    (04h) and write nothing; an SQ fetch answered with a poisoned completion stops the SQ with
+    the SQ-fetch-error event (transient internal error, log page 01h, entry naming the SQ).
+    Data written before verifies, the drive writes and reads again, the SQ re-created works."""
+    raw = Raw(d)
+    base, n = 7000, 8                               # 4 KiB: one host page of data
+    d.write(base, pattern(SEED | 5, base, 3 * n))
+    buf = raw.dma(4096)
+    raw.poke(buf, 0, pattern(SEED | 6, base, n))
+    for i, kind in enumerate(["poison", "timeout"]):
+        assert d.cpl_fault(kind, 1, buf.bus) == 1
+        lba = base + i * n
+        # 20 ms of simulated time: the 1 ms timeout (8 ms at worst behind other reads) ends it
+        cid = raw.submit(sqe(0x01, nsid=1, prp1=buf.bus, cdw10=lba, cdw12=n - 1), qid=1)
+        raw.wait(1, 1, 20_000_000)
+        done = [st for c, st, _ in raw.completions if c == cid]
+        assert done, f"{kind}: the write did not complete within 20 ms"
+        assert sc_of(done[0]) == SC.DATA_TRANSFER_ERROR, f"{kind}: write status {done[0]:#x}"
+        raw.completions.clear()
+        assert d.read(lba, n) == pattern(SEED | 5, lba, n), f"{kind}: failed write landed"
+    # the same write, unhurt, goes through; the rest verifies
+    st, _, _ = raw.io(sqe(0x01, nsid=1, prp1=buf.bus, cdw10=base, cdw12=n - 1))
+    assert st == 0, hex(st)
+    assert d.read(base, n) == pattern(SEED | 6, base, n)
+    assert d.read(base + n, 2 * n) == pattern(SEED | 5, base + n, 2 * n)
+
+    # an SQ fetch answered with a poisoned completion
+    aer = raw.submit(sqe(0x0C))
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
+    sq, cq, data = raw.dma(4096), raw.dma(4096), raw.dma(4096)
+    raw.poke(cq, 0, bytes(4096))
+    depth = 16
+    assert raw.admin(sqe(0x05, prp1=cq.bus, cdw10=1 | (depth - 1) << 16, cdw11=1))[0] == 0
+    create_sq = sqe(0x01, prp1=sq.bus, cdw10=1 | (depth - 1) << 16, cdw11=1 | 1 << 16)
+    assert raw.admin(create_sq)[0] == 0
+    cmd = sqe(0x02, nsid=1, prp1=data.bus, cdw10=base + n, cdw12=n - 1)
+    cmd.cid = 0x55
+    raw.poke(sq, 0, bytes(cmd))
+    assert d.cpl_fault("poison", 1, sq.bus) == 1
+    raw.doorbell(1, False, 1)
+    raw.wait(0, 1, 10_000_000)
+    ev = [c for c in raw.completions if c[0] == aer]
+    assert ev, f"no event for the poisoned SQ fetch: {raw.completions}"
+    _, st, dw0 = ev[0]
+    assert st == 0 and dw0 == (0 | 4 << 8 | 0x01 << 16), \
+        f"AER dw0 {dw0:#x}: want error (0), transient internal error (04h), log 01h"
+    sqid, cid = struct.unpack_from("<HH", d.get_log_page(0x01, 64), 8)
+    assert (sqid, cid) == (1, 0xFFFF), f"error log entry: SQID {sqid}, CID {cid:#x}"
+    assert nr.cqe_unpack(raw.peek(cq, 0, 16))[4] == 0, "the poisoned SQE was executed"
+    # deleted and created again, the queue works: the read of the second range verifies
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    assert raw.admin(create_sq)[0] == 0
+    cmd.cid = 0x56
+    raw.poke(sq, 0, bytes(cmd))
+    raw.doorbell(1, False, 1)
+    deadline = d.time_ns() + 100_000_000
+    while True:
+        _, _, sqid, cid, ph, status = nr.cqe_unpack(raw.peek(cq, 0, 16))
+        if ph == 1:
+            break
+        assert d.time_ns() < deadline, "no completion on the re-created queue"
+        raw.bar_read32(0x1C)
+    assert (sqid, cid, status) == (1, 0x56, 0), (sqid, cid, hex(status))
+    assert raw.peek(data, 0, n * LBA) == pattern(SEED | 5, base + n, n)
+    assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
+    assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
+    env.close()
+    d = env.drive()
+    assert d.read(base, 3 * n) == pattern(SEED | 6, base, n) + pattern(SEED | 5, base + n, 2 * n)
 
 
 @pytest.mark.smoke

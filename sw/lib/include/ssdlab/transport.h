@@ -107,6 +107,16 @@ int sl_sim_bad_block(struct sl_transport *t, unsigned channel, unsigned way, uns
  * back end gives its ops up after its busy timeout. Returns as sl_sim_bad_block. */
 int sl_sim_stuck_busy(struct sl_transport *t, unsigned channel, unsigned way, unsigned lun,
                       bool for_good);
+/* Sim only: host link faults on the drive's DMA memory reads (SB_FAULT_CPL_POISON /
+ * SB_FAULT_CPL_TIMEOUT). The next `reads` (1..255) reads of host memory the drive issues (with
+ * `addr` != 0: the next ones touching the 4 KiB page holding `addr`) are answered with
+ * poisoned completions (SL_CPL_POISON: EP set, the data sent as usual) or never answered
+ * (SL_CPL_TIMEOUT: the drive's completion timeout ends them). Arming a kind again replaces
+ * its count and page. Returns the reads armed or a negative errno (-EINVAL: bad kind or
+ * count). */
+enum sl_cpl_fault { SL_CPL_POISON = 5, SL_CPL_TIMEOUT = 6 };    /* = SB_FAULT_CPL_* */
+int sl_sim_cpl_fault(struct sl_transport *t, enum sl_cpl_fault kind, unsigned reads,
+                     uint64_t addr);
 /* Sim only: interrupts the harness saw per vector (MSI vector number, or MSI-X Message Data =
  * table index) since it started, vectors first .. first + n - 1 into counts[]. Returns the
  * number filled (fewer past the last vector the harness counts) or a negative errno. */
