@@ -61,6 +61,8 @@ NOT_EMULATED = {
     "precycle": "raw bit errors and a P/E limit of pre-cycled blocks (PRECYCLE)",
     "fault_bit_errors": "raw bit errors, injected on a LUN (BITERR), and a failed die "
                         "(DIE_FAIL)",
+    "fault_stuck_busy": "a hung LUN (STUCK): the emulator's fault injection is its block-table "
+                        "backdoor",
     "timing": "interface timing checks (PINS/TIMING): a die does not report them",
     "full_part": "the full 8 KB x 256 x 4096-block geometry: 8.6 GB, more than the card's DRAM",
     "sparse_4tb": "a 4 TB target: more than the card's DRAM",
