@@ -468,6 +468,7 @@ class NvmeController(LiteXModule):
                           (self.fw_abort_sqid, "fw_abort_sqid"),
                           (self.fw_abort_cid, "fw_abort_cid"), (self.abort_hit, "abort_hit"),
                           (self.sq_pending, "sq_pending"), (self.io_busy, "io_busy"),
+                          (self.irq.pending, "irq_pending"),
                           (self.ctrl_enabled, "ctrl_enabled"), (self.fw_fatal, "fw_fatal")]:
             sig.name_override = name
             ios.append(sig)

@@ -217,4 +217,4 @@ class NvmeIrqCoalesce(LiteXModule):
     def get_ios(self):
         return (stream_port(self.s_irq, "s_irq") + stream_port(self.s_ivc, "s_ivc")
                 + stream_port(self.m_msi, "m_msi")
-                + [self.agg_thr, self.agg_time, self.bad_vector, self.mask])
+                + [self.agg_thr, self.agg_time, self.bad_vector, self.mask, self.pending])
