@@ -407,6 +407,16 @@ class SocConfig:
         return dict(vars(self))
 
 
+def flash_part(cfg):
+    """The NandPart on the channels of SocConfig cfg: the persona's (its main part), or the one
+    the NAND emulators present (soc/nand_emulation.py emulated_part)."""
+    from spec.nand_geometry import PARTS
+    if cfg.nand_model == "emulator":
+        from soc.nand_emulation import emulated_part
+        return emulated_part(cfg)
+    return PARTS[cfg.part]
+
+
 class SsdlabIdent(LiteXModule):
     """The build, for the firmware and for `ssdlab identify`: constant CSRs."""
 
@@ -599,8 +609,13 @@ class FirmwarePorts(LiteXModule):
                                                       "onfi_mode")
         self._flash_busy  = CSRStatus(1)
         clk_mhz = cfg.sys_clk_freq / 1e6
+        # tCCS: the part's (its parameter page's), where longer than the mode's 500 ns: the
+        # NAND emulator's covers its DRAM latency (soc/nand_emulation.py EMU_T_CCS_NS)
+        part_ccs = math.ceil(flash_part(cfg).t_ccs_ns * clk_mhz / 1000 - 1e-9)
         slow = engine_registers(0, clk_mhz, 8, sample_margin_ns=sample_margin_ns)
         fast = engine_registers(cfg.onfi_mode, clk_mhz, 8, sample_margin_ns=sample_margin_ns)
+        for regs in (slow, fast):
+            regs["t_ccs"] = max(regs["t_ccs"], part_ccs)
         self.comb += [
             flash.geometry.eq(self._geometry.storage),
             flash.plane_slots.eq(self._plane_slots.storage),
@@ -835,5 +850,5 @@ class SsdlabSoC(SoCCore):
         ios = list(ios()) if ios else []
         ios += [self.ff_quiet, self.ff_wake_at, self.ff_flash_busy]
         if self.cfg.nand_model == "emulator":
-            return ios + [self.nand_emulation.rule_count]
+            return ios + [self.nand_emulation.rule_count, self.nand_emulation.failures]
         return ios + self.flash.pin_ios()

@@ -178,6 +178,8 @@ def be_req_layout(tag_width):
         ("slba",   64),
         ("nlb",    16),            # 0's based.
         ("flags",  16),            # CDW12 31:16 (FUA, LR, ...).
+        ("sqid",   16),            # the command's SQ and CID: the error log entry of a
+        ("cid",    16),            # request that fails in the back end names them.
     ]
 
 

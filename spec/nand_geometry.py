@@ -421,6 +421,8 @@ class NandPart:
     - ecc_bits: ECC bits per 512-byte codeword the part needs, 0..254 (byte 112).
     - sdr_modes: supported SDR timing modes, a bit mask 0x01..0x3F with mode 0 set.
     - max_bad_blocks: bad blocks per LUN allowed over life (bytes 103-104), 0..65535.
+    - t_ccs_ns: tCCS, change column setup (bytes 139-140), 500..65535 ns: a controller waits
+      this long (at least the timing mode's 500 ns) from a change of column to its data.
     - timing_sources: {NandArrayTiming field: where its value comes from}; a field not
       named is assumed (`timing_source`).
     - bit_errors: the part's raw bit errors (spec/nand_errors.BitErrorModel; assumed values
@@ -439,6 +441,7 @@ class NandPart:
     ecc_bits: int = 24
     sdr_modes: int = 0x3F
     max_bad_blocks: int | None = None
+    t_ccs_ns: int = 500
     notes: str = field(default="", compare=False)
     timing_sources: dict = field(default_factory=dict, compare=False, hash=False)
     bit_errors: BitErrorModel = NO_BIT_ERRORS
@@ -463,6 +466,7 @@ class NandPart:
                              f"(bit 0)")
         if self.max_bad_blocks is not None:
             _check_int(c, "max_bad_blocks", self.max_bad_blocks, 0, 65535)
+        _check_int(c, "t_ccs_ns", self.t_ccs_ns, 500, 65535)
 
     def timing_source(self, name):
         """Where the array time `name` (a NandArrayTiming field) comes from: a datasheet or

@@ -97,10 +97,21 @@ class AdminOpcode:
 
 
 class Fault:
-    """ssdlab's injectable faults (admin opcode C1h, CDW10)."""
+    """ssdlab's injectable faults (admin opcode C1h, CDW10).
+
+    NAND_*: the NAND emulator's block table (soc/nand_emulation.py, builds whose flash is the
+    emulator: cards without NAND chips, or a simulated drive built so); on any other build,
+    or with an argument out of range, Invalid Field and nothing changes. CDW13 names the
+    target: channel 7:0, way 15:8, LUN 23:16 (31:24 zero); CDW14 the block of the LUN (the
+    plane in its low bits, as the flash ops number it)."""
     FIRMWARE_PANIC = 1          # the firmware fails: CSTS.CFS, recovered by a controller reset
     FIRMWARE_HANG = 2           # the firmware loops without waiting: the watchdog's to catch
                                 # (CDW13: its period in cycles for this test, 0: the firmware's)
+    NAND_BAD_BLOCK = 3          # a grown bad block (CDW13, CDW14): from now on its every
+                                # program and erase FAILs (reads still read it)
+    NAND_PE = 4                 # the block's (CDW13, CDW14) P/E count set to CDW15 (0..2^20-1)
+    NAND_PE_LIMIT = 5           # every block's P/E limit, CDW15 (0..2^20-1; 0: none): an erase
+                                # taking a block's count past it FAILs and the block goes bad
     ARM = 0x55AA1234            # CDW12 of a fault injection that is meant
 
 

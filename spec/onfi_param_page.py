@@ -89,7 +89,7 @@ def onfi_parameter_page(part, copies=3):
     put(133, -(-t.t_prog_max_ns // 1000), 2)    # tPROG max, us
     put(135, -(-t.t_bers_ns // 1000), 2)        # tBERS max, us
     put(137, -(-t.t_r_max_ns // 1000), 2)       # tR max, us
-    put(139, 500, 2)                            # tCCS, ns (ONFI default)
+    put(139, part.t_ccs_ns, 2)                  # tCCS, ns (ONFI default 500)
     put(152, -(-t.t_r_max_ns // 1000), 2)       # tR multi-plane max, us
     put(254, onfi_crc16(p[:254]), 2)
     return bytes(p) * copies
@@ -119,5 +119,6 @@ def parse_parameter_page(buf) -> dict:
             return {"page_bytes": u(80, 4), "spare_bytes": u(84, 2),
                     "pages_per_block": u(92, 4), "blocks_per_lun": u(96, 4), "luns": p[100],
                     "column_cycles": p[101] >> 4, "row_cycles": p[101] & 0xF,
-                    "bits_per_cell": p[102], "planes": 1 << p[113], "copy": i // PAGE_BYTES}
+                    "bits_per_cell": p[102], "planes": 1 << p[113], "t_ccs_ns": u(139, 2),
+                    "copy": i // PAGE_BYTES}
     raise ValueError(f"no parameter page copy in {len(buf)} bytes passes the ONFI CRC")

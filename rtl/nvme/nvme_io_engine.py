@@ -241,7 +241,7 @@ class NvmeIoEngine(LiteXModule):
         def be_push(btag, src):
             return [be_f.sink.valid.eq(1), be_f.sink.tag.eq(btag)] + \
                    [getattr(be_f.sink, n).eq(getattr(src, n))
-                    for n in ["opcode", "nsid", "slba", "nlb", "flags"]]
+                    for n in ["opcode", "nsid", "slba", "nlb", "flags", "sqid", "cid"]]
 
         def cpl_push(cqid, sqid, sq_head, cid, status, dw0=0):
             c = cpl_f.sink

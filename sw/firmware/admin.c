@@ -193,6 +193,33 @@ uint16_t admin_format(const struct hal_cmd *c)
     return 0;
 }
 
+/* The NAND emulator's faults (NVME_FAULT_NAND_*, spec/nvme.py Fault): CDW13 the target
+ * (channel 7:0, way 15:8, LUN 23:16), CDW14 the block of the LUN (plane in its low bits),
+ * CDW15 the P/E count or limit. A build without the emulator (NAND chips or die models), or
+ * an argument out of range: Invalid Field, and nothing changes. The FTL learns of it as of a
+ * real die's fault: from the FAIL of the next program or erase. */
+static uint16_t fault_nand(const struct hal_cmd *c)
+{
+    uint32_t pe_max = hal_emu_pe_max(), fault = c->dw[10];
+    uint32_t t = c->dw[13], blk = c->dw[14], v = c->dw[15];
+    uint32_t ch = t & 0xFF, way = t >> 8 & 0xFF, lun = t >> 16 & 0xFF;
+    uint32_t luns = G.id.luns ? G.id.luns : 1;
+    if (!pe_max)
+        return NVME_SC_INVALID_FIELD;
+    if (fault == NVME_FAULT_NAND_PE_LIMIT) {
+        if (v > pe_max)
+            return NVME_SC_INVALID_FIELD;
+        hal_emu_pe_limit(v);
+        return 0;
+    }
+    if (t >> 24 || ch >= G.id.n_channels || way >= G.id.n_ways || lun >= luns ||
+        blk >= G.id.blocks_per_plane * G.id.planes || (fault == NVME_FAULT_NAND_PE && v > pe_max))
+        return NVME_SC_INVALID_FIELD;
+    bool ok = fault == NVME_FAULT_NAND_BAD_BLOCK ? hal_emu_bad_block(ch, way, lun, blk)
+                                                 : hal_emu_set_pe(ch, way, lun, blk, v);
+    return ok ? 0 : NVME_SC_INVALID_FIELD;
+}
+
 /* ssdlab's fault injection (vendor specific C1h): the fault in CDW10, armed by CDW12. A
  * panic never returns: the host sees CSTS.CFS and resets the controller. A hang never
  * returns either: a loop that never waits, until the watchdog (its period CDW13 cycles if
@@ -201,6 +228,9 @@ static uint16_t admin_fault(const struct hal_cmd *c)
 {
     if (c->dw[12] != NVME_FAULT_ARM)
         return NVME_SC_INVALID_FIELD;
+    if (c->dw[10] == NVME_FAULT_NAND_BAD_BLOCK || c->dw[10] == NVME_FAULT_NAND_PE ||
+        c->dw[10] == NVME_FAULT_NAND_PE_LIMIT)
+        return fault_nand(c);
     if (c->dw[10] == NVME_FAULT_FIRMWARE_PANIC)
         fw_panic("injected by the host (admin C1h)");
 #ifndef FW_HOST

@@ -529,6 +529,7 @@ struct req {
     uint32_t seq;               /* durable: groups with seq < this must be programmed */
     uint32_t jnl;               /* committed: the journal commit holding their map entries */
     uint64_t slba;
+    uint16_t sqid, cid;         /* the command's, for its error log entry */
     uint32_t err_off;           /* media error: its first LBA, from slba */
     bool     media;             /* a flash read failed (error log entry at completion) */
 };
@@ -701,7 +702,8 @@ static void do_read(const struct hal_be_req *r, struct req *q)
 void ftl_be_request(const struct hal_be_req *r)
 {
     struct req *q = &reqs[r->tag];
-    *q = (struct req){ .active = 1, .pending = 1, .slba = r->slba };
+    *q = (struct req){ .active = 1, .pending = 1, .slba = r->slba, .sqid = r->sqid,
+                       .cid = r->cid };
     if (r->opcode != NVME_CMD_FLUSH && (r->nsid != 1 || r->slba + r->nlb + 1u > F.ns_lbas)) {
         q->status = r->nsid != 1 ? NVME_SC_INVALID_NAMESPACE : NVME_SC_LBA_OUT_OF_RANGE;
     } else if (r->opcode == NVME_CMD_READ && F.failed) {
@@ -834,7 +836,7 @@ void ftl_poll(void)
         q->active = 0;
         active[i] = active[--n_active];
         if (q->media)               /* an Unrecovered Read Error: the entry names the LBA */
-            log_error(0xFFFF, 0xFFFF, q->status, 1, q->slba + q->err_off);
+            log_error(q->sqid, q->cid, q->status, 1, q->slba + q->err_off);
         hal_be_cpl_push(t, q->status);
     }
     release_poll();

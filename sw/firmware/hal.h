@@ -183,6 +183,7 @@ struct hal_be_req {
     uint32_t nsid;
     uint64_t slba;
     uint16_t flags;             /* CDW12 31:16 (FUA bit 14) */
+    uint16_t sqid, cid;         /* the command's: its error log entry names them */
 };
 bool hal_be_req_pop(struct hal_be_req *req);
 void hal_be_cpl_push(uint8_t tag, uint16_t status);
@@ -284,5 +285,21 @@ void hal_flash_nvddr2(bool on);
  * none); `tap[c]` gets the tap loaded (NULL: not wanted). Only while the flash is idle. */
 uint32_t hal_flash_dqs_calibrate(uint32_t way, uint32_t *tap);
 #define NVDDR2_NONE 0xFFu
+
+/* --- the NAND emulator's block table (soc/nand_emulation.py) ------------------------- */
+
+/* Builds whose flash is the NAND emulator (cards without NAND chips): a lab's fault
+ * injection into the emulated dies (admin C1h). hal_emu_pe_max(): the largest P/E count the
+ * emulator holds (2^20 - 1); 0 on any other build, where the rest does nothing and returns
+ * false. A block is numbered within its LUN, the plane in its low bits (hal_flash_op). */
+uint32_t hal_emu_pe_max(void);
+/* Mark the block bad (grown): its every program and erase FAILs from now on; its pages still
+ * read. True once done; false if the emulator refused it (a block the build does not have). */
+bool hal_emu_bad_block(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block);
+/* Set the block's P/E count (0 .. hal_emu_pe_max()); the same return. */
+bool hal_emu_set_pe(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block, uint32_t pe);
+/* Every emulated block's P/E limit (0 .. hal_emu_pe_max(); 0: none): an erase that takes a
+ * block's count past it FAILs and the block goes bad. */
+void hal_emu_pe_limit(uint32_t limit);
 
 #endif /* SSDLAB_FW_HAL_H */

@@ -26,6 +26,7 @@ static inline unsigned long csr_read_simple(unsigned long a)
 #include <generated/csr.h>
 #include <generated/fw_ports.h>
 #include <generated/mem.h>
+#include <generated/soc.h>
 
 #include "hal.h"
 
@@ -259,6 +260,8 @@ bool hal_be_req_pop(struct hal_be_req *req)
     req->slba = b.slba;
     req->nlb = b.nlb;
     req->flags = b.flags;
+    req->sqid = b.sqid;
+    req->cid = b.cid;
     return true;
 }
 
@@ -438,4 +441,60 @@ void hal_hw_read_counts(struct hal_hw_read_counts *c)
 {
     *c = (struct hal_hw_read_counts){ 0 };
 }
+#endif
+
+/* --- the NAND emulator's block table (soc/nand_emulation.py, NandEmulatorBackdoor) ----- */
+
+#ifdef CSR_NAND_EMULATION_BD_GO_ADDR
+#define EMU_BUSY    (1u << CSR_NAND_EMULATION_BD_STATUS_BUSY_OFFSET)
+#define EMU_REFUSED (1u << CSR_NAND_EMULATION_BD_STATUS_REFUSED_OFFSET)
+
+uint32_t hal_emu_pe_max(void)
+{
+    return (1u << CSR_NAND_EMULATION_BD_ENTRY_PE_SIZE) - 1;
+}
+
+/* One backdoor operation (op: NAND_EMULATION_BD_OP_*, the emulator's bd_op) */
+static bool emu_op(uint32_t op, uint32_t channel, uint32_t way, uint32_t lun, uint32_t block,
+                   uint32_t pe)
+{
+    nand_emulation_bd_target_write(channel << CSR_NAND_EMULATION_BD_TARGET_CHANNEL_OFFSET |
+                                   way << CSR_NAND_EMULATION_BD_TARGET_WAY_OFFSET |
+                                   lun << CSR_NAND_EMULATION_BD_TARGET_LUN_OFFSET);
+    nand_emulation_bd_block_write(block);
+    nand_emulation_bd_op_write(op);
+    /* the entry is wider than 32 bits on parts of 512 pages a block and more */
+    nand_emulation_bd_entry_write((uint64_t)pe << CSR_NAND_EMULATION_BD_ENTRY_PE_OFFSET);
+    nand_emulation_bd_go_write(1);
+    uint32_t st;
+    /* the emulator takes it when its command engine is next idle: a few cycles */
+    while ((st = nand_emulation_bd_status_read()) & EMU_BUSY)
+        ;
+    return !(st & EMU_REFUSED);
+}
+
+bool hal_emu_bad_block(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block)
+{
+    return emu_op(NAND_EMULATION_BD_OP_BAD, channel, way, lun, block, 0);
+}
+
+bool hal_emu_set_pe(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block, uint32_t pe)
+{
+    return emu_op(NAND_EMULATION_BD_OP_PE, channel, way, lun, block, pe);
+}
+
+void hal_emu_pe_limit(uint32_t limit) { nand_emulation_pe_limit_write(limit); }
+#else
+uint32_t hal_emu_pe_max(void) { return 0; }
+bool hal_emu_bad_block(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block)
+{
+    (void)channel; (void)way; (void)lun; (void)block;
+    return false;
+}
+bool hal_emu_set_pe(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block, uint32_t pe)
+{
+    (void)channel; (void)way; (void)lun; (void)block; (void)pe;
+    return false;
+}
+void hal_emu_pe_limit(uint32_t limit) { (void)limit; }
 #endif

@@ -19,6 +19,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from spec.nvme import SC, AdminOpcode, Fault
+
 __all__ = ["Drive", "DriveError", "NvmeStatusError", "Pattern", "Transport", "load_library",
            "LIB_PATH"]
 
@@ -316,8 +318,8 @@ class Transport:
     def bad_block(self, channel, way, lun, block):
         """sim only: a grown bad block (SB_FAULT): that block of that die fails every
         program and erase from now on. True; False for a drive with the NAND emulator (no
-        die models). A die, LUN or block the drive does not have is a DriveError. With a
-        Drive open, use Drive.bad_block."""
+        die models: Drive.bad_block has its firmware do it). A die, LUN or block the drive
+        does not have is a DriveError. With a Drive open, use Drive.bad_block."""
         return _sim_bad_block(self._lib, self._t, channel, way, lun, block)
 
     def irq_counts(self, n=65):
@@ -326,6 +328,16 @@ class Transport:
         if not 1 <= n <= 2048:
             raise ValueError(f"irq_counts: n={n} outside 1..2048")
         return _irq_counts(self._lib, self._t, n)
+
+
+def _check_ints(what, top=None, **fields):
+    """Each field an integer 0..top[name] (no bound where top does not name it), else a
+    ValueError naming the call and the field."""
+    for name, v in fields.items():
+        hi = (top or {}).get(name)
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0 or (hi is not None and v > hi):
+            raise ValueError(f"{what}: {name}={v!r} must be an integer "
+                             + (f"0..{hi}" if hi is not None else ">= 0"))
 
 
 def _sim_check(lib, t, rc):
@@ -348,16 +360,12 @@ def _sim_precycle(lib, t, cycles):
 
 
 def _sim_die_fail(lib, t, channel, way, lun):
-    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"die_fail: {name}={v!r} must be an integer >= 0")
+    _check_ints("die_fail", channel=channel, way=way, lun=lun)
     return _sim_check(lib, t, lib.sl_sim_die_fail(t, channel, way, lun)) == 1
 
 
 def _sim_stuck_busy(lib, t, channel, way, lun, for_good):
-    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"stuck_busy: {name}={v!r} must be an integer >= 0")
+    _check_ints("stuck_busy", channel=channel, way=way, lun=lun)
     if not isinstance(for_good, bool):
         raise ValueError(f"stuck_busy: for_good={for_good!r} must be a bool")
     return _sim_check(lib, t, lib.sl_sim_stuck_busy(t, channel, way, lun, for_good)) == 1
@@ -378,9 +386,7 @@ def _sim_cpl_fault(lib, t, kind, reads, addr):
 
 
 def _sim_bit_errors(lib, t, channel, way, lun, rber):
-    for name, v in (("channel", channel), ("way", way), ("lun", lun)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"bit_errors: {name}={v!r} must be an integer >= 0")
+    _check_ints("bit_errors", channel=channel, way=way, lun=lun)
     if isinstance(rber, bool) or not isinstance(rber, int | float) or not 0 <= rber <= 0.5:
         raise ValueError(f"bit_errors: rber={rber!r} outside 0..0.5")
     return _sim_check(lib, t, lib.sl_sim_bit_errors(t, channel, way, lun,
@@ -388,10 +394,48 @@ def _sim_bit_errors(lib, t, channel, way, lun, rber):
 
 
 def _sim_bad_block(lib, t, channel, way, lun, block):
-    for name, v in (("channel", channel), ("way", way), ("lun", lun), ("block", block)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"bad_block: {name}={v!r} must be an integer >= 0")
+    _check_ints("bad_block", channel=channel, way=way, lun=lun, block=block)
     return _sim_check(lib, t, lib.sl_sim_bad_block(t, channel, way, lun, block)) == 1
+
+
+def _sl_admin(lib):
+    """libssdlab's sl_admin with an untyped SQE pointer, a function object of its own (the
+    tests' raw binding, nvme_raw.py, types lib.sl_admin with its own SQE structure)."""
+    fn = getattr(lib, "_drive_sl_admin", None)
+    if fn is None:
+        fn = lib["sl_admin"]
+        fn.restype = ctypes.c_int
+        fn.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                       ctypes.POINTER(ctypes.c_uint32)]
+        lib._drive_sl_admin = fn
+    return fn
+
+
+def _nand_fault(lib, c, what, fault, fields):
+    """ssdlab's fault injection (admin C1h, spec/nvme.py Fault) into the NAND emulator's
+    block table (a drive whose NAND is the emulator: a card without NAND chips, or a
+    simulated drive built with it). fields: channel, way, lun (CDW13), block (CDW14), count
+    or limit (CDW15). True once injected; Invalid Field is a NvmeStatusError that says why."""
+    _check_ints(what, {"channel": 255, "way": 255, "lun": 255, "block": 2**32 - 1,
+                       "count": 2**32 - 1, "limit": 2**32 - 1}, **fields)
+    cmd = (ctypes.c_uint32 * 16)()
+    cmd[0] = AdminOpcode.SSDLAB_FAULT
+    cmd[10], cmd[12] = fault, Fault.ARM
+    cmd[13] = fields.get("channel", 0) | fields.get("way", 0) << 8 | fields.get("lun", 0) << 16
+    cmd[14] = fields.get("block", 0)
+    cmd[15] = fields.get("count", fields.get("limit", 0))
+    rc = _sl_admin(lib)(c, ctypes.addressof(cmd), None, 0, None)
+    if rc < 0:
+        raise DriveError(lib.sl_errmsg(c).decode(), rc)
+    if rc > 0:
+        msg = f"{what} ({', '.join(f'{k} {v}' for k, v in fields.items())}): admin C1h: " \
+              f"{lib.sl_errmsg(c).decode()}"
+        if (rc & 0x7FF) == (SC.INVALID_FIELD & 0x7FF):
+            msg += (" - the drive has no NAND emulator (NAND chips, or a simulated drive's "
+                    "die models), or " + "/".join(fields) + " is beyond it (its channels, "
+                    "ways, one LUN, its blocks; P/E counts up to 2^20 - 1)")
+        raise NvmeStatusError(msg, rc)
+    return True
 
 
 def _irq_counts(lib, t, n):
@@ -526,10 +570,32 @@ class Drive:
                               addr)
 
     def bad_block(self, channel, way, lun, block):
-        """sim only: a grown bad block through this controller's connection
-        (Transport.bad_block)."""
-        return _sim_bad_block(self._lib, self._lib.sl_ctrl_transport(self._c), channel, way,
-                              lun, block)
+        """A grown bad block: that block of that die (the LUN's block, the plane in its low
+        bits) fails every program and erase from now on. A simulated drive's die models get
+        it from the harness through this controller's connection (Transport.bad_block); the
+        NAND emulator (a card without NAND chips, or a simulated drive built with it) from
+        the firmware, by ssdlab's admin C1h (NAND_BAD_BLOCK). True once injected; a die, LUN
+        or block the drive does not have is a DriveError."""
+        if self.simulated and _sim_bad_block(self._lib, self._lib.sl_ctrl_transport(self._c),
+                                             channel, way, lun, block):
+            return True
+        return _nand_fault(self._lib, self._c, "bad_block", Fault.NAND_BAD_BLOCK,
+                           dict(channel=channel, way=way, lun=lun, block=block))
+
+    def pe_count(self, channel, way, lun, block, count):
+        """The NAND emulator only (admin C1h NAND_PE): that block's P/E count set to `count`
+        (0 .. 2^20 - 1), e.g. at or past its limit (pe_limit) so that its next erase FAILs.
+        True; a drive without the emulator, or a block it does not have, is a DriveError."""
+        return _nand_fault(self._lib, self._c, "pe_count", Fault.NAND_PE,
+                           dict(channel=channel, way=way, lun=lun, block=block, count=count))
+
+    def pe_limit(self, limit):
+        """The NAND emulator only (admin C1h NAND_PE_LIMIT): every block's P/E limit (0 ..
+        2^20 - 1; 0: none, the default): an erase that takes a block's count past it FAILs
+        and the block goes bad. The SoC's register: a power cycle clears it. True; a drive
+        without the emulator is a DriveError."""
+        return _nand_fault(self._lib, self._c, "pe_limit", Fault.NAND_PE_LIMIT,
+                           dict(limit=limit))
 
     def irq_counts(self):
         """sim only: interrupts the harness saw per vector since it started, for the

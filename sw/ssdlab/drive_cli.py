@@ -504,12 +504,48 @@ def _inject(dev, as_json, command, call, record, done):
               help="block of the LUN (the plane in its low bits)")
 @_device_options
 def bad_block(dev, as_json, channel, way, lun, block):
-    """Fault injection (sim only): a grown bad block. From now on every program and erase of
-    that block fails (its FAIL status bit), as a worn-out block's does; the firmware retires
-    it, and SMART's Available Spare shows it."""
-    _inject(dev, as_json, "bad-block", lambda t: t.bad_block(channel, way, lun, block),
-            {"bad_block": dict(channel=channel, way=way, lun=lun, block=block)},
-            f"channel {channel} way {way} LUN {lun} block {block}: grown bad")
+    """Fault injection: a grown bad block. From now on every program and erase of that block
+    fails (its FAIL status bit), as a worn-out block's does; the firmware retires it, and
+    SMART's Available Spare shows it. A simulated drive's die models take it from the
+    harness; the NAND emulator (a card without NAND chips, --vfio, or a simulated drive built
+    with it) from the firmware, by ssdlab's admin C1h (this opens the controller)."""
+    via = "die model"
+    if dev["vfio"] or not _transport(dev, lambda t: t.bad_block(channel, way, lun, block)):
+        _run(dev, lambda d: d.bad_block(channel, way, lun, block))
+        via = "NAND emulator"
+    _emit(as_json, {"bad_block": dict(channel=channel, way=way, lun=lun, block=block),
+                    "injected": True, "via": via},
+          f"channel {channel} way {way} LUN {lun} block {block}: grown bad ({via})")
+
+
+@drive.command("pe-count")
+@_die_options
+@click.option("--block", type=click.IntRange(0), required=True,
+              help="block of the LUN (the plane in its low bits)")
+@click.option("--count", type=click.IntRange(0, 2**20 - 1), required=True,
+              help="the block's P/E count from now on")
+@_device_options
+def pe_count(dev, as_json, channel, way, lun, block, count):
+    """Fault injection (the NAND emulator: a card without NAND chips, or a simulated drive
+    built with it): set a block's P/E count, e.g. to the P/E limit (pe-limit) so that its
+    next erase fails and the block goes bad, as a worn-out block's does. Through the
+    firmware (ssdlab's admin C1h); a drive without the emulator refuses it."""
+    _run(dev, lambda d: d.pe_count(channel, way, lun, block, count))
+    _emit(as_json, {"pe_count": dict(channel=channel, way=way, lun=lun, block=block,
+                                     count=count), "injected": True},
+          f"channel {channel} way {way} LUN {lun} block {block}: P/E count {count}")
+
+
+@drive.command("pe-limit")
+@click.argument("limit", type=click.IntRange(0, 2**20 - 1))
+@_device_options
+def pe_limit(dev, as_json, limit):
+    """Fault injection (the NAND emulator, as pe-count): every block's P/E limit, LIMIT
+    (0: none, the default). An erase that takes a block's P/E count past it fails and the
+    block goes bad. The SoC's register: a power cycle clears it."""
+    _run(dev, lambda d: d.pe_limit(limit))
+    _emit(as_json, {"pe_limit": limit, "injected": True},
+          f"P/E limit {limit}" if limit else "no P/E limit")
 
 
 @drive.command("bit-errors")

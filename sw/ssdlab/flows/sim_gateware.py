@@ -112,9 +112,11 @@ def sim_top(soc, cfg):
     lines += regs
     if cfg.nand_model == "emulator":
         # the NAND is inside the SoC (soc/nand_emulation.py): no dies, no timing checker
-        conns.append("        .nand_emulation_rule_count(nand_rule_violations)")
-        lines += ["    ssdlab_soc soc (", *conns, "    );",
-                  "    assign nand_timing_violations = 32'd0;", "endmodule", ""]
+        # no dies, so no timing checker: nand_timing counts the emulators' own failures (a
+        # data-out byte not served in time, a write queue overflow: NandEmulation.failures)
+        conns.append("        .nand_emulation_rule_count(nand_rule_violations),")
+        conns.append("        .nand_emulation_failures(nand_timing_violations)")
+        lines += ["    ssdlab_soc soc (", *conns, "    );", "endmodule", ""]
         return "\n".join(lines)
     pins = [("dq_o", 8, "o"), ("dq_oe", 1, "o"), ("dq_i", 8, "i"), ("ce_n", cfg.n_ways, "o"),
             ("cle", 1, "o"), ("ale", 1, "o"), ("we_n", 1, "o"), ("re_n", 1, "o"),

@@ -338,7 +338,8 @@ async def test_reads(dut):
         elif kind < 0.16 and spu > 1:
             nlb -= rng.randrange(1, spu)                                     # partial unit
         req = dict(tag=tag, opcode=int(opcode), nsid=nsid, slba=slba, nlb=nlb,
-                   flags=rng.getrandbits(16))
+                   flags=rng.getrandbits(16), sqid=rng.randrange(1, 65),
+                   cid=rng.getrandbits(16))
         n_lbas = nlb + 1
         takes = (opcode == NvmOpcode.READ and nsid == 1 and slba + n_lbas <= ns_lbas
                  and slba % spu == 0 and n_lbas % spu == 0

@@ -53,8 +53,10 @@ class TB(PcieSystemTB):
         return bytes(self.mem.mem[off:off + n])
 
     def start_backend(self):
-        """A RAM back end: stores written LBAs, returns them (zeros if never written)."""
+        """A RAM back end: stores written LBAs, returns them (zeros if never written).
+        self.be_seen: each request's (sqid, cid, opcode), the command it came from."""
         dut, store = self.dut, {}
+        self.be_seen = []
         words = self.p["max_transfer"] // 8
 
         async def backend():
@@ -67,6 +69,8 @@ class TB(PcieSystemTB):
                 op = int(dut.m_be_req_opcode.value)
                 slba = int(dut.m_be_req_slba.value)
                 nlb = int(dut.m_be_req_nlb.value) + 1
+                self.be_seen.append((int(dut.m_be_req_sqid.value), int(dut.m_be_req_cid.value),
+                                     op))
                 if op == 1:
                     for i in range(nlb * 64):
                         store[slba * 64 + i] = int(dut.buf_mem[tag * words + i].value)
@@ -191,6 +195,8 @@ async def test_bringup_rw(dut):
               for c in cqes}
     assert status == {7: 0, 8: 0, 9: 0, 10: 0x80 | 1 << 14}, status
     assert tb.rd(dst, 2 * PAGE) == data
+    # each block request names its command (the back end's error log entries do)
+    assert sorted(tb.be_seen) == [(1, 7, 1), (1, 8, 0), (1, 9, 2)], tb.be_seen
     await ClockCycles(dut.clk, 10)
 
 

@@ -29,7 +29,8 @@ static uint64_t cycles;
 /* flash: die -> lun block -> page; each page page_bytes + spare_bytes */
 /* shift: the read-retry level an ECC read of the page must be at to pass (mock_read_shift) */
 struct mpage { uint8_t programmed, shift; };
-struct mblk { uint32_t next_page; bool factory_bad, fail_program, fail_erase, slc; };
+/* grown_bad, pe: the NAND emulator's block table (hal_emu_*, and its P/E limit) */
+struct mblk { uint32_t next_page, pe; bool factory_bad, fail_program, fail_erase, slc, grown_bad; };
 static uint8_t *flash;
 static struct mpage *pages;
 static uint8_t *retry_level;      /* each die's read-retry level (its target's SET FEATURES 89h) */
@@ -206,6 +207,16 @@ void mock_corrupt(uint32_t die, uint32_t lb, uint32_t page, uint32_t byte)
 bool mock_block_programmed(uint32_t die, uint32_t lb)
 {
     return blks[die * lun_blocks + lb].next_page > 0;
+}
+
+bool mock_block_bad(uint32_t die, uint32_t lb)
+{
+    return blks[die * lun_blocks + lb].grown_bad;
+}
+
+uint32_t mock_block_pe(uint32_t die, uint32_t lb)
+{
+    return blks[die * lun_blocks + lb].pe;
 }
 
 static uint32_t mock_bits(void)
@@ -554,7 +565,8 @@ bool hal_io_busy(void)
 void mock_push_be(uint8_t tag, uint8_t opcode, uint64_t slba, uint16_t nlb, uint16_t flags,
                   uint32_t nsid)
 {
-    bes[(be_h + be_n++) % 256] = (struct hal_be_req){ tag, opcode, nlb, nsid, slba, flags };
+    bes[(be_h + be_n++) % 256] = (struct hal_be_req){ tag, opcode, nlb, nsid, slba, flags,
+                                                      MOCK_BE_SQID(tag), MOCK_BE_CID(tag) };
 }
 
 bool hal_be_req_pop(struct hal_be_req *r)
@@ -825,6 +837,12 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                 mock_stats.violations++;    /* more than the die's page */
                 return;
             }
+            if (b->grown_bad) {
+                /* the emulator refuses it: FAIL, the page untouched */
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
             if (b->factory_bad)
                 mock_stats.violations++;
             if (op->page != b->next_page || pages[page_off(die, lb, op->page)].programmed) {
@@ -858,8 +876,15 @@ static void run(const struct hal_flash_op *op, uint32_t die, struct hal_flash_cp
                     pg(die, lb, op->page)[i] = (uint8_t)(d[i % op->length] ^ 0x5A ^ i);
         } else if (op->op == FLASH_ERASE) {
             mock_stats.erases++;
-            if (b->fail_erase || b->factory_bad) {
+            if (b->fail_erase || b->factory_bad || b->grown_bad) {
                 b->fail_erase = false;
+                c->fail = true;
+                c->status = 0xE1;
+                continue;
+            }
+            /* the emulator's wear-out: the erase past the limit FAILs, the block goes bad */
+            if (++b->pe > mock_stats.emu_pe_limit && mock_stats.emu_pe_limit) {
+                b->grown_bad = true;
                 c->fail = true;
                 c->status = 0xE1;
                 continue;
@@ -949,4 +974,45 @@ bool hal_hw_read_idle(void) { return true; }
 void hal_hw_read_counts(struct hal_hw_read_counts *c)
 {
     *c = (struct hal_hw_read_counts){ 0 };
+}
+
+/* --- the NAND emulator's block table (cfg.emulator) ------------------------------------ */
+
+uint32_t hal_emu_pe_max(void)
+{
+    return cfg.emulator ? (1u << 20) - 1 : 0;
+}
+
+/* The block, or NULL where the emulator (soc/nand_emulation.py) refuses one: not built, or
+ * a channel, way, LUN or block the drive does not have. */
+static struct mblk *emu_block(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block)
+{
+    mock_stats.emu_calls++;
+    if (!cfg.emulator || channel >= cfg.n_channels || way >= cfg.n_ways || lun >= cfg.luns ||
+        block >= lun_blocks)
+        return NULL;
+    mock_stats.emu_ops++;
+    return &blks[((lun * cfg.n_ways + way) * cfg.n_channels + channel) * lun_blocks + block];
+}
+
+bool hal_emu_bad_block(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block)
+{
+    struct mblk *b = emu_block(channel, way, lun, block);
+    if (b)
+        b->grown_bad = true;
+    return b != NULL;
+}
+
+bool hal_emu_set_pe(uint32_t channel, uint32_t way, uint32_t lun, uint32_t block, uint32_t pe)
+{
+    struct mblk *b = emu_block(channel, way, lun, block);
+    if (b)
+        b->pe = pe & hal_emu_pe_max();
+    return b != NULL;
+}
+
+void hal_emu_pe_limit(uint32_t limit)
+{
+    if (cfg.emulator)
+        mock_stats.emu_pe_limit = limit & hal_emu_pe_max();
 }

@@ -43,6 +43,9 @@ struct mock_cfg {
      * level mock_read_shift gave it (0 unless given; 0xFF: none) */
     uint32_t retry_levels;
     uint32_t parity_stripe;     /* die parity: dies per stripe (0: none) */
+    /* the flash is the NAND emulator (soc/nand_emulation.py): hal_emu_* reach its block
+     * table (grown bad blocks, P/E counts, the P/E limit); else they find none */
+    bool     emulator;
 };
 
 struct mock_cpl { uint16_t cqid, sqid, sq_head, cid, status; uint32_t dw0; };
@@ -65,6 +68,10 @@ struct mock_stats {
     uint64_t queue_violations;  /* a queue configured while an SQ delete drains (the front
                                  * end takes none then: the firmware would hang) */
     uint64_t timeouts;          /* ops given up on a hung die (mock_die_hang) */
+    uint64_t emu_calls;         /* hal_emu_bad_block / hal_emu_set_pe calls */
+    uint64_t emu_ops;           /* the emulator's backdoor operations done (not refused) */
+    uint32_t emu_pe_limit;      /* its P/E limit (hal_emu_pe_limit; a power cycle clears it,
+                                 * as the SoC's reset does the register) */
 };
 
 extern struct mock_stats mock_stats;
@@ -87,6 +94,9 @@ void mock_die_fail(uint32_t die);   /* for good: programs and erases FAIL, reads
 void mock_die_hang(uint32_t die);   /* for good: every op given up (timeout), no data moved */
 void mock_clear_faults(void);                   /* every armed failure disarmed */
 bool mock_block_programmed(uint32_t die, uint32_t lun_block);
+/* the emulator's block table: grown bad (its programs and erases FAIL), and its P/E count */
+bool mock_block_bad(uint32_t die, uint32_t lun_block);
+uint32_t mock_block_pe(uint32_t die, uint32_t lun_block);
 void mock_corrupt(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t byte);
 /* an ECC read of the page passes only at read-retry level `level` (0xFF: at none) */
 void mock_read_shift(uint32_t die, uint32_t lun_block, uint32_t page, uint32_t level);
@@ -113,8 +123,11 @@ extern struct mock_cut mock_cut_info;
 /* NVMe side */
 void mock_push_cmd(uint16_t sqid, const uint32_t dw[16]);
 bool mock_pop_cpl(struct mock_cpl *c);
+/* a block request; the command it stands for is SQ MOCK_BE_SQID(tag), CID MOCK_BE_CID(tag) */
 void mock_push_be(uint8_t tag, uint8_t opcode, uint64_t slba, uint16_t nlb, uint16_t flags,
                   uint32_t nsid);
+#define MOCK_BE_SQID(tag) ((uint16_t)(1u + ((tag) & 3u)))
+#define MOCK_BE_CID(tag)  ((uint16_t)(0x4000u | (tag)))
 bool mock_pop_be_cpl(uint8_t *tag, uint16_t *status);
 void mock_set_enabled(bool en);
 void mock_set_shutdown(uint8_t shn);

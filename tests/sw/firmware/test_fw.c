@@ -249,9 +249,11 @@ static void rd(uint64_t slba, uint32_t nlb, uint32_t qd)
         drain();
 }
 
+static uint8_t raw_tag;         /* raw_io's last request */
+
 static uint16_t raw_io(uint8_t opc, uint64_t slba, uint32_t nlb, uint32_t nsid)
 {
-    uint8_t t = free_tag(1);
+    uint8_t t = raw_tag = free_tag(1);
     tag_busy[t] = true;
     inflight++;
     mock_push_be(t, opc, slba, (uint16_t)(nlb - 1), 0, nsid);
@@ -342,6 +344,11 @@ static void t_identify(void)
     CHECK(admin(SQE(0xC1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 99, 0, NVME_FAULT_ARM)).status ==
           NVME_SC_INVALID_FIELD, "unknown fault");
     CHECK(!mock_stats.fatal, "CFS set");
+    /* the NAND emulator's faults on a build without it (this one): Invalid Field */
+    for (uint32_t f = NVME_FAULT_NAND_BAD_BLOCK; f <= NVME_FAULT_NAND_PE_LIMIT; f++)
+        CHECK(admin(SQE(0xC1, 0, 0, 0, 0, 0, 0, 0, 0, 0, f, 0, NVME_FAULT_ARM, 0, 4, 10))
+              .status == NVME_SC_INVALID_FIELD, "NAND fault %u without the emulator", f);
+    CHECK(mock_stats.emu_calls == 0 && mock_stats.emu_pe_limit == 0, "emulator touched");
     CHECK(id_cmd(0x10, 0).status == NVME_SC_INVALID_FIELD, "cns 10h");
     uint32_t *d = SQE(0x7F);
     CHECK(admin(d).status == NVME_SC_INVALID_OPCODE, "admin opcode 7Fh");
@@ -1018,6 +1025,112 @@ static void t_badblocks(void)
     verify_all(64, 8);
 }
 
+/* ssdlab's fault injection C1h, armed, fault `f`: CDW13 target, CDW14 block, CDW15 v */
+static uint16_t nand_fault(uint32_t f, uint32_t target, uint32_t block, uint32_t v)
+{
+    uint32_t *d = SQE(0xC1);
+    d[10] = f;
+    d[12] = NVME_FAULT_ARM;
+    d[13] = target;
+    d[14] = block;
+    d[15] = v;
+    return admin(d).status;
+}
+
+#define TARGET(ch, way, lun) ((ch) | (way) << 8 | (lun) << 16)
+
+/* The NAND emulator's faults through admin C1h (spec/nvme.py Fault NAND_*) on a build with
+ * it (mock cfg.emulator): every argument out of range, or the command unarmed, is Invalid
+ * Field and touches nothing. On the full drive, 7 block pairs of die 1 grow bad and 7 of
+ * die 2 get P/E count 100 with the limit at 100, 7 of die 3 P/E count 50 (below it); the
+ * drive is rewritten twice: the firmware retires exactly the 14 (each failed its next erase
+ * or program), die 3's stay in use with their counts going on, every LBA reads back; after
+ * a power cycle (the limit register cleared) the 14 stay retired. The pairs are every
+ * other one (3, 5, .., 15): a run of neighbours all failing is a failed die to the firmware
+ * (ftl_die.c: its test erases the die's first free blocks), which is not this test. */
+static void t_emu_faults(void)
+{
+    struct mock_cfg c = cfg_default();
+    c.emulator = true;
+    ftl_config.op_permille = 200;       /* room for 14 bad pairs (t_badblocks) */
+    setup(c);
+    uint32_t lbs = cfg.blocks_per_plane * cfg.planes, bad0 = (uint32_t)vendor(32);
+    const uint32_t inval = NVME_SC_INVALID_FIELD;
+    struct { uint32_t f, target, block, v; const char *what; } bad[] = {
+        { NVME_FAULT_NAND_BAD_BLOCK, TARGET(2, 0, 0), 4, 0, "channel 2 of 2" },
+        { NVME_FAULT_NAND_BAD_BLOCK, TARGET(0, 2, 0), 4, 0, "way 2 of 2" },
+        { NVME_FAULT_NAND_BAD_BLOCK, TARGET(0, 0, 1), 4, 0, "LUN 1 of 1" },
+        { NVME_FAULT_NAND_BAD_BLOCK, TARGET(0, 0, 0) | 1u << 24, 4, 0, "CDW13 31:24" },
+        { NVME_FAULT_NAND_BAD_BLOCK, TARGET(0, 0, 0), lbs, 0, "block past the LUN" },
+        { NVME_FAULT_NAND_PE, TARGET(0, 0, 0), lbs, 5, "P/E: block past the LUN" },
+        { NVME_FAULT_NAND_PE, TARGET(0, 1, 0), 4, 1u << 20, "P/E count 2^20" },
+        { NVME_FAULT_NAND_PE_LIMIT, 0, 0, 1u << 20, "P/E limit 2^20" },
+        { 6, TARGET(0, 0, 0), 4, 0, "fault 6" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        CHECK(nand_fault(bad[i].f, bad[i].target, bad[i].block, bad[i].v) == inval,
+              "%s: not Invalid Field", bad[i].what);
+    uint32_t *d = SQE(0xC1, 0, 0, 0, 0, 0, 0, 0, 0, 0, NVME_FAULT_NAND_BAD_BLOCK, 0, 0, 0, 4);
+    CHECK(admin(d).status == inval, "unarmed");
+    /* refused by the firmware against its own geometry, not left to the emulator's check */
+    CHECK(mock_stats.emu_calls == 0 && mock_stats.emu_pe_limit == 0, "a refused fault made "
+          "%llu calls, limit %u", (unsigned long long)mock_stats.emu_calls,
+          mock_stats.emu_pe_limit);
+    for (uint32_t die = 0; die < mock_dies(); die++)
+        for (uint32_t lb = 0; lb < lbs; lb++)
+            CHECK(!mock_block_bad(die, lb) && mock_block_pe(die, lb) <= 2,
+                  "die %u block %u touched", die, lb);
+
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    /* the firmware's die = (lun x ways + way) x channels + channel: die 1 = ch 1 way 0,
+     * die 2 = ch 0 way 1, die 3 = ch 1 way 1; pairs 3, 5, .., 15, both planes */
+    for (uint32_t k = 3; k <= 15; k += 2)
+        for (uint32_t p = 0; p < cfg.planes; p++) {
+            uint32_t blk = k * cfg.planes + p;
+            CHECK(nand_fault(NVME_FAULT_NAND_BAD_BLOCK, TARGET(1, 0, 0), blk, 0) == 0, "bad");
+            CHECK(nand_fault(NVME_FAULT_NAND_PE, TARGET(0, 1, 0), blk, 100) == 0, "P/E 100");
+            CHECK(nand_fault(NVME_FAULT_NAND_PE, TARGET(1, 1, 0), blk, 50) == 0, "P/E 50");
+            CHECK(mock_block_bad(1, blk) && mock_block_pe(2, blk) == 100 &&
+                  mock_block_pe(3, blk) == 50, "pair %u: not as injected", k);
+        }
+    CHECK(nand_fault(NVME_FAULT_NAND_PE_LIMIT, 0, 0, 100) == 0 &&
+          mock_stats.emu_pe_limit == 100, "P/E limit");
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint64_t l = 0; l < n; l += 64)
+            wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l * 5 + (uint64_t)pass, 8, 0);
+        drain();
+    }
+    verify_all(64, 8);
+    uint32_t grown = (uint32_t)vendor(32) - bad0, worn = 0, used3 = 0;
+    for (uint32_t k = 3; k <= 15; k += 2) {
+        CHECK(F.blk[bidx(1, k)].state == BLK_BAD, "die 1 pair %u: state %u, not retired", k,
+              F.blk[bidx(1, k)].state);
+        CHECK(F.blk[bidx(2, k)].state == BLK_BAD, "die 2 pair %u: state %u, not retired", k,
+              F.blk[bidx(2, k)].state);
+        worn += mock_block_bad(2, k * cfg.planes);
+        CHECK(F.blk[bidx(3, k)].state != BLK_BAD && !mock_block_bad(3, k * cfg.planes),
+              "die 3 pair %u retired below the limit", k);
+        used3 += mock_block_pe(3, k * cfg.planes) > 50;
+    }
+    printf("emu_faults: %u pairs retired (7 grown bad, 7 past the P/E limit), die 3's "
+           "pairs erased again: %u of 7\n", grown, used3);
+    CHECK(grown == 14, "retired %u, want 14", grown);
+    CHECK(worn == 7 && used3 > 0, "worn %u, die 3 pairs erased %u", worn, used3);
+    CHECK(mock_stats.violations == 0, "violations");
+    mock_set_shutdown(1);
+    fw_poll();
+    CHECK(mock_shutdown_done(), "shutdown");
+    mock_power_cycle();
+    boot();
+    CHECK(vendor(32) == bad0 + 14 && mock_stats.emu_pe_limit == 0,
+          "after a power cycle: bad %llu, limit %u", (unsigned long long)vendor(32),
+          mock_stats.emu_pe_limit);
+    verify_all(64, 8);
+}
+
 /* The watchdog reset the CPU (the hardware latched FIRED, which is CSTS.CFS): the boot
  * recovers as after a panic, waiting for the host's controller reset before it clears it,
  * and the drive comes back with its data and counts the reset (vendor log +272). */
@@ -1660,6 +1773,10 @@ static void t_retry(void)
           "error log entry: LBA %llu (want %llu), status %llx",
           (unsigned long long)le(p + 16, 8), (unsigned long long)bad_lba,
           (unsigned long long)le(p + 12, 2));
+    /* the command's SQ and CID, which came with its block request */
+    CHECK(le(p + 8, 2) == MOCK_BE_SQID(raw_tag) && le(p + 10, 2) == MOCK_BE_CID(raw_tag),
+          "error log entry: SQID %llu CID %llxh, want %u %xh", (unsigned long long)le(p + 8, 2),
+          (unsigned long long)le(p + 10, 2), MOCK_BE_SQID(raw_tag), MOCK_BE_CID(raw_tag));
     for (uint32_t d = 0; d < mock_dies(); d++)
         CHECK(mock_retry_level(d) == 0, "die %u left at read-retry level %u", d,
               mock_retry_level(d));
@@ -2774,7 +2891,8 @@ static const struct test tests[] = {
     { "sq_delete", t_sq_delete },
     { "queues_mqes", t_queues_mqes },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
-    { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks }, { "restart", t_restart },
+    { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks },
+    { "emu_faults", t_emu_faults }, { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "gc_partial_loss", t_gc_partial_loss }, { "diefail_reads", t_diefail_reads },
     { "parity_diefail", t_parity_diefail }, { "parity_reads", t_parity_reads },

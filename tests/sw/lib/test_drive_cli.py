@@ -51,6 +51,10 @@ def run(*args, env=None):
     (["bad-block", "--sim", "s", "--channel", "0"], "Missing option '--block'"),
     (["bad-block", "--sim", "s", "--channel", "-1", "--block", "3"],
      "Invalid value for '--channel'"),
+    (["pe-count", "--sim", "s", "--channel", "0", "--block", "3"], "Missing option '--count'"),
+    (["pe-count", "--sim", "s", "--channel", "0", "--block", "3", "--count", "1048576"],
+     "Invalid value for '--count'"),
+    (["pe-limit", "--sim", "s", "1048576"], "Invalid value for 'LIMIT'"),
     (["bit-errors", "--sim", "s", "--channel", "0", "--rber", "0.6"],
      "Invalid value for '--rber'"),
     (["bit-errors", "--vfio", "0000:01:00.0", "--channel", "0", "--rber", "1e-3"],
@@ -187,8 +191,12 @@ def test_end_to_end_on_fake_harness(harness):
     assert r.exit_code == 0 and "nothing baked" in r.output, r.output
     r = run("precycle", "3000", env=harness)    # nor wears
     assert r.exit_code == 0 and "nothing pre-cycled" in r.output, r.output
+    # no die models in the fake: ssdlab's admin C1h, which the fake does not know
     r = run("bad-block", "--channel", "1", "--block", "6", env=harness)
-    assert r.exit_code == 0 and "nothing injected" in r.output, r.output
+    assert r.exit_code == 1 and "bad_block (channel 1, way 0, lun 0, block 6): admin C1h" \
+        in r.output and "Invalid Command Opcode" in r.output, r.output
+    r = run("pe-limit", "100", env=harness)
+    assert r.exit_code == 1 and "pe_limit (limit 100): admin C1h" in r.output, r.output
     r = run("bit-errors", "--channel", "1", "--rber", "1e-3", env=harness)
     assert r.exit_code == 0 and "nothing injected" in r.output, r.output
     r = run("die-fail", "--channel", "1", "--lun", "1", env=harness)
