@@ -176,6 +176,8 @@ void ftl_rebuild(void)
         F.p2l[p] = l;
         F.blk[p / F.upb].valid++;
     }
+    F.rf_blk = -1;
+    F.rf_page = 0;
     for (uint32_t d = 0; d < F.n_dies; d++) {
         struct die_info *di = &F.die[d];
         di->active = di->slc_active = -1;

@@ -147,7 +147,10 @@ struct ftl {
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
-    bool     refresh_pending;   /* a block has `refresh` set */
+    bool     refresh_pending;   /* a block has `refresh` set, or one is being refreshed */
+    int32_t  rf_blk;            /* the block being refreshed (die x nblk + block; BLK_VICTIM,
+                                 * moved a page per refresh_poll), -1: none */
+    uint32_t rf_page;           /* its next page to move */
     bool     die_check;         /* a die reached its strikes: die_poll tests it */
     bool     die_warned;        /* the reliability event of a failed die was raised */
     uint32_t boot_cycles;       /* the last boot: cycles from fw_init to ready */

@@ -509,7 +509,7 @@ void parity_group(uint32_t die, uint32_t *first, uint32_t *n)
     *n = p->n;
 }
 
-/* A drifting block: its whole band moves (refresh_poll, one block a call). */
+/* A drifting block: its whole band moves (refresh_poll, one block at a time). */
 void band_refresh_mark(uint32_t die, uint32_t blk)
 {
     const struct pgroup *p = group_of(die);

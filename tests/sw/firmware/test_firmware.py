@@ -26,6 +26,7 @@ SEED = int(os.environ.get("SEED") or "1")     # make exports SEED empty when not
 TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq_delete",
          "queues_mqes",
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "emu_faults",
+         "refresh_paced",
          "restart", "format",
          "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail",
          "gc_partial_loss", "diefail_reads", "parity_diefail", "parity_reads", "parity_double",

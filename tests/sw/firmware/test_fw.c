@@ -1131,6 +1131,72 @@ static void t_emu_faults(void)
     verify_all(64, 8);
 }
 
+/* Refresh is paced: a block marked for refresh (a drifting block, blk_refresh_mark) moves its
+ * pages that hold data one per poll of the main loop, so a host command between polls waits
+ * one page's move at most, not the whole block's; held BLK_VICTIM meanwhile (GC does not
+ * take it), then left pending and counted (vendor log 368); the data reads back. Then two
+ * blocks marked at once are refreshed one after the other. */
+static void t_refresh_paced(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    uint32_t picked[2], k = 0;
+    for (uint32_t b = 0; b < F.n_dies * F.nblk && k < 2; b++)
+        if (F.blk[b].state == BLK_FULL && F.blk[b].valid >= 2 * F.pu_units &&
+            !F.blk[b].inflight && (k == 0 || b / F.nblk != picked[0] / F.nblk))
+            picked[k++] = b;
+    CHECK(k == 2, "no two full blocks with data on two pages or more");
+    for (uint32_t round = 0; round < 2; round++) {
+        uint64_t done0 = vendor(368);
+        uint32_t marks = round == 0 ? 1 : 2, polls = 0, moves = 0;
+        for (uint32_t i = 0; i < marks; i++)
+            blk_refresh_mark(picked[i] / F.nblk, picked[i] % F.nblk);
+        uint32_t v[2] = { F.blk[picked[0]].valid, F.blk[picked[1]].valid };
+        while (F.refresh_pending && polls < 10000) {
+            fw_poll();
+            polls++;
+            for (uint32_t i = 0; i < marks; i++) {
+                struct blk_info *b = &F.blk[picked[i]];
+                CHECK(v[i] - b->valid <= F.pu_units, "block %u: %u units moved in one poll "
+                      "(a page holds %u)", picked[i], v[i] - b->valid, F.pu_units);
+                moves += v[i] != b->valid;
+                v[i] = b->valid;
+                CHECK(b->valid == 0 || b->state == BLK_VICTIM || b->state == BLK_FULL,
+                      "block %u: state %u while refreshed", picked[i], b->state);
+            }
+            /* one block at a time */
+            CHECK(marks == 1 || F.blk[picked[0]].state != BLK_VICTIM ||
+                  F.blk[picked[1]].state != BLK_VICTIM, "two blocks refreshed at once");
+        }
+        CHECK(!F.refresh_pending, "refresh never ended");
+        for (uint32_t i = 0; i < marks; i++)
+            CHECK(F.blk[picked[i]].valid == 0 && F.blk[picked[i]].state != BLK_VICTIM,
+                  "block %u: %u units left, state %u", picked[i], F.blk[picked[i]].valid,
+                  F.blk[picked[i]].state);
+        CHECK(vendor(368) == done0 + marks, "refreshed %llu, want %u",
+              (unsigned long long)(vendor(368) - done0), marks);
+        printf("refresh_paced: %u block(s) refreshed over %u polls, %u of them moving a page\n",
+               marks, polls, moves);
+        CHECK(moves >= 2 * marks, "%u page moves", moves);
+        verify_all(64, 8);
+        if (round == 0) {       /* the blocks to mark next: rewritten data elsewhere */
+            for (uint64_t l = 0; l < n; l += 64)
+                wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l * 3 + 1, 8, 0);
+            drain();
+            k = 0;
+            for (uint32_t b = 0; b < F.n_dies * F.nblk && k < 2; b++)
+                if (F.blk[b].state == BLK_FULL && F.blk[b].valid >= 2 * F.pu_units &&
+                    !F.blk[b].inflight && (k == 0 || b / F.nblk != picked[0] / F.nblk))
+                    picked[k++] = b;
+            CHECK(k == 2, "no two full blocks after the rewrite");
+        }
+    }
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
 /* The watchdog reset the CPU (the hardware latched FIRED, which is CSTS.CFS): the boot
  * recovers as after a panic, waiting for the host's controller reset before it clears it,
  * and the drive comes back with its data and counts the reset (vendor log +272). */
@@ -2892,7 +2958,8 @@ static const struct test tests[] = {
     { "queues_mqes", t_queues_mqes },
     { "features", t_features }, { "logs", t_logs }, { "integrity", t_integrity },
     { "rmw", t_rmw }, { "gc", t_gc }, { "watchdog", t_watchdog }, { "badblocks", t_badblocks },
-    { "emu_faults", t_emu_faults }, { "restart", t_restart },
+    { "emu_faults", t_emu_faults }, { "refresh_paced", t_refresh_paced },
+    { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
     { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "gc_partial_loss", t_gc_partial_loss }, { "diefail_reads", t_diefail_reads },
     { "parity_diefail", t_parity_diefail }, { "parity_reads", t_parity_reads },
