@@ -123,6 +123,8 @@ struct ftl {
     uint32_t n_scratch;
     /* system area (checkpoints): blocks of die 0 */
     uint32_t sys_blk[64], n_sys, area_blocks;
+    uint32_t sys_die;           /* the die of the checkpoint areas (sys_blk): 0, or the one
+                                 * they moved to when it failed (sys_area_move) */
     bool     sysdir;            /* the system directory (ftl_sysdir.c) is on flash */
     bool     sysdir_lost;       /* ... but unreadable: the checkpoint areas are unknown */
     uint32_t ckpt_seq;
@@ -290,6 +292,7 @@ uint32_t sysdir_die(void);
 void sysdir_save(void);
 bool sysdir_load(bool apply_bad);
 bool sysdir_erased(void);
+bool sys_area_move(void);
 enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
 enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);

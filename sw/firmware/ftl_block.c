@@ -252,6 +252,7 @@ void ckpt_find_area(void)
      * under an ECC), and no checkpoint found there may be taken for new flash */
     F.sysdir_lost = !sysdir_erased();
     F.n_sys = 0;
+    F.sys_die = 0;
     F.blk[bidx(sysdir_die(), SYSDIR_BLOCK)].state = BLK_SYS;
     for (uint32_t k = 0; k < F.nblk && F.n_sys < 2 * F.area_blocks; k++) {
         if (sysdir_die() == 0 && k == SYSDIR_BLOCK)

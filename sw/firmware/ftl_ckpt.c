@@ -19,7 +19,7 @@ _Static_assert(16 + 2 * sizeof(struct fw_counters) / 8 <= HDR_WORDS,
  * (free during a checkpoint: the write buffer was flushed; at boot nothing uses them yet).
  * Save: the area's erase is pushed first, then up to `batch` multi-plane pages are filled by
  * the CPU and programmed as one batch of flash ops, and so on. Load: a batch of pages is read,
- * then consumed. Die 0 runs the ops back to back; the CPU never waits on one page at a time.
+ * then consumed. The system die runs the ops back to back; the CPU never waits on one page at a time.
  */
 struct stream {
     uint32_t area, page;        /* next area page to program / read */
@@ -54,7 +54,7 @@ void sys_area_op(struct hal_flash_op *op, uint8_t kind, uint32_t area, uint32_t 
                                  .page = (uint16_t)(page % F.ppb),
                                  .length = (uint16_t)G.id.page_bytes,
                                  .buffer = (uint16_t)buffer };
-    flash_op_addr(op, 0);
+    flash_op_addr(op, F.sys_die);
 }
 
 /* The SMART / FTL counters as 2 x N_CTR words (low word first), and back. */
@@ -74,17 +74,17 @@ void counters_get(const volatile uint32_t *w)
         ctr[i] = w[2 * i] | (uint64_t)w[2 * i + 1] << 32;
 }
 
-/* Erase the area: pushed when the save starts, so die 0 erases while the CPU fills the first
- * batch; program_staged waits for it. */
+/* Erase the area: pushed when the save starts, so the system die erases while the CPU fills
+ * the first batch; program_staged waits for it. */
 static struct hal_flash_op erase_ops[64];
 
-/* The erase of block k of an area (die 0, every plane). */
+/* The erase of block k of an area (every plane of the system die). */
 static struct hal_flash_op area_erase_op(uint32_t area, uint32_t k)
 {
     uint32_t blk = F.sys_blk[area * F.area_blocks + k];
     struct hal_flash_op op = { .op = FLASH_ERASE, .plane_mask = (uint8_t)((1u << F.planes) - 1),
                                .block = (uint16_t)(blk << F.plane_bits) };
-    flash_op_addr(&op, 0);
+    flash_op_addr(&op, F.sys_die);
     return op;
 }
 
@@ -257,18 +257,22 @@ void ckpt_save(bool clean)
     uint64_t t0 = hal_cycles();
     F.in_ckpt = true;
     ftl_flush_sync();
+    while (F.area_erasing)      /* the next area erased ahead, not yet done */
+        flash_poll_wait();
+    /* the system die failed (ftl_die.c): the areas move first; the buffer is flushed, so
+     * the directory's rewrite may use its slots */
+    if (F.die[F.sys_die].dead && !sys_area_move())
+        fw_panic("checkpoint: the system areas' die failed and no live die can take them");
     update_power_on();
     C.ckpt_saves++;
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     /* the erase counts of the area's own blocks are part of the body: count them first */
     for (uint32_t k = 0; k < F.area_blocks; k++)
-        F.blk[bidx(0, F.sys_blk[area * F.area_blocks + k])].erase_count++;
+        F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
     uint32_t h[HDR_WORDS];
     struct stream s;
     stream_open(&s, area, HDR_WORDS + body + 3);
-    while (F.area_erasing)      /* erased ahead, not yet done */
-        flash_poll_wait();
     if (!F.area_ready[area])
         erase_area(&s);
     F.area_ready[0] = F.area_ready[1] = false;

@@ -5,7 +5,7 @@
  * pages into the pages of the current checkpoint area after the checkpoint itself. The
  * durable map is the checkpoint plus its journal pages, replayed at boot in order.
  *
- * A commit programs one journal page on die 0 without the CPU waiting on it; FUA writes,
+ * A commit programs one journal page on the system die without the CPU waiting on it; FUA writes,
  * writes with the volatile write cache off and Flush complete once the commit holding their
  * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
  * moved units (ftl_release_start, ftl.c). A whole checkpoint is written only when the area's

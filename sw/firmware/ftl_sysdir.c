@@ -12,15 +12,17 @@
  * bad blocks from the directory instead of the marks.
  *
  * Layout: words in multi-plane pages of the block, written by ordinary (ECC) programs:
- * magic, version, n_dies, nblk, area_blocks, n_sys, total words, checksum (of every other
- * word), then sys_blk[n_sys], then one bit per block (die x nblk + block): factory bad. Two
+ * magic, version, n_dies, nblk, area_blocks | sys_die << 16 (version 1: die 0), n_sys, total
+ * words, checksum (of every other word), then sys_blk[n_sys] (blocks of sys_die), then one
+ * bit per block (die x nblk + block): bad (factory; grown too once rewritten at run time,
+ * sys_area_move). Two
  * copies, from page 0 and from page `copy_pages()` (one where the block has no room), read
  * in turn: a boot that reads neither from a block that is not erased does not take the
  * flash for new (main.c: the map is lost, never silently formatted). */
 #include "ftl.h"
 
 #define SYSDIR_MAGIC   0x44445353u      /* "SSDD" */
-#define SYSDIR_VERSION 1u
+#define SYSDIR_VERSION 2u              /* 1: the areas on die 0, no sys_die in word 4 */
 #define SYSDIR_HDR     8u
 
 uint32_t sysdir_die(void)
@@ -84,13 +86,14 @@ static uint32_t checksum(uint32_t acc, uint32_t w)
     return (acc << 5 | acc >> 27) ^ w;
 }
 
-/* Write the directory: the system blocks (F.sys_blk) and the bad blocks F.blk has now (the
- * marks' scan of new flash). Once per drive, at its first format. */
+/* Write the directory: the system blocks (F.sys_blk on F.sys_die) and the bad blocks F.blk
+ * has now (the marks' scan of new flash). At the drive's first format, and again when the
+ * system areas move (sys_area_move). Uses the first write-buffer group's slots. */
 void sysdir_save(void)
 {
     uint32_t words = dir_words(), pw = page_words();
-    uint32_t hdr[SYSDIR_HDR] = { SYSDIR_MAGIC, SYSDIR_VERSION, F.n_dies, F.nblk, F.area_blocks,
-                                 F.n_sys, words, 0 };
+    uint32_t hdr[SYSDIR_HDR] = { SYSDIR_MAGIC, SYSDIR_VERSION, F.n_dies, F.nblk,
+                                 F.area_blocks | F.sys_die << 16, F.n_sys, words, 0 };
     uint32_t sum = 0;
     for (uint32_t i = 0; i < words; i++)
         if (i != 7)
@@ -148,9 +151,10 @@ static bool load_copy(uint32_t copy, bool apply_bad)
     uint32_t hdr[SYSDIR_HDR], nb = F.n_dies * F.nblk, sum = 0;
     for (uint32_t i = 0; i < SYSDIR_HDR; i++)
         hdr[i] = read_word(&r, i);
-    uint32_t n_sys = hdr[5], words = hdr[6];
-    if (!r.ok || hdr[0] != SYSDIR_MAGIC || hdr[1] != SYSDIR_VERSION || hdr[2] != F.n_dies ||
-        hdr[3] != F.nblk || hdr[4] != F.area_blocks || n_sys != 2 * F.area_blocks ||
+    uint32_t n_sys = hdr[5], words = hdr[6], sys_die = hdr[4] >> 16;
+    if (!r.ok || hdr[0] != SYSDIR_MAGIC || (hdr[1] != 1 && hdr[1] != SYSDIR_VERSION) ||
+        hdr[2] != F.n_dies || hdr[3] != F.nblk || (hdr[4] & 0xFFFF) != F.area_blocks ||
+        sys_die >= F.n_dies || (hdr[1] == 1 && sys_die) || n_sys != 2 * F.area_blocks ||
         n_sys > 64 || words != SYSDIR_HDR + n_sys + (nb + 31) / 32)
         return false;
     for (uint32_t i = 0; i < words; i++) {
@@ -158,12 +162,13 @@ static bool load_copy(uint32_t copy, bool apply_bad)
         if (i != 7)
             sum = checksum(sum, w);
         if (i >= SYSDIR_HDR && i < SYSDIR_HDR + n_sys &&
-            ((sysdir_die() == 0 && w == SYSDIR_BLOCK) || w >= F.nblk))
+            ((sysdir_die() == sys_die && w == SYSDIR_BLOCK) || w >= F.nblk))
             return false;
     }
     if (!r.ok || sum != hdr[7])
         return false;
     F.n_sys = n_sys;
+    F.sys_die = sys_die;
     for (uint32_t k = 0; k < n_sys; k++)
         F.sys_blk[k] = read_word(&r, SYSDIR_HDR + k);
     if (apply_bad) {
@@ -173,7 +178,7 @@ static bool load_copy(uint32_t copy, bool apply_bad)
         }
     }
     for (uint32_t k = 0; k < n_sys; k++)
-        F.blk[bidx(0, F.sys_blk[k])].state = BLK_SYS;
+        F.blk[bidx(sys_die, F.sys_blk[k])].state = BLK_SYS;
     F.blk[bidx(sysdir_die(), SYSDIR_BLOCK)].state = BLK_SYS;
     F.sysdir = true;
     return r.ok;
@@ -197,4 +202,50 @@ bool sysdir_erased(void)
     flash_op_addr(&op, sysdir_die());
     struct hal_flash_cpl c = flash_sync(&op);
     return flash_page_erased(&op, &c, F.grp_base);
+}
+
+/* The die of the system areas failed (ftl_die.c took it out of service): from ckpt_save,
+ * with the write buffer flushed, the areas move to the live die with the most free blocks
+ * (2 x area_blocks of them, the least worn) and the directory is written again to name them,
+ * with every block bad now (the failed die's, the old areas' among them). The checkpoint that
+ * follows goes there, and the journal after it. false: no live die has the blocks, or the
+ * directory's own die failed too (a drive of one target): nothing changed. A power cut in the
+ * directory's rewrite leaves no directory (the next boot reports the map lost, never formats
+ * silently): the same window as the first format's. */
+bool sys_area_move(void)
+{
+    uint32_t from = F.sys_die, to = F.n_dies, most = 0;
+    if (F.die[sysdir_die()].dead)
+        return false;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        uint32_t n = 0;
+        for (uint32_t k = 0; !F.die[d].dead && d != from && k < F.nblk; k++)
+            n += F.blk[bidx(d, k)].state == BLK_FREE && !F.blk[bidx(d, k)].inflight;
+        if (n > most) {
+            most = n;
+            to = d;
+        }
+    }
+    if (to == F.n_dies || most < F.n_sys)
+        return false;
+    for (uint32_t i = 0; i < F.n_sys; i++) {
+        F.blk[bidx(from, F.sys_blk[i])].state = BLK_BAD;
+        int32_t pick = -1;
+        for (uint32_t k = 0; k < F.nblk; k++) {
+            const struct blk_info *b = &F.blk[bidx(to, k)];
+            if (b->state == BLK_FREE && !b->inflight &&
+                (pick < 0 || b->erase_count < F.blk[bidx(to, (uint32_t)pick)].erase_count))
+                pick = (int32_t)k;
+        }
+        F.blk[bidx(to, (uint32_t)pick)].state = BLK_SYS;
+        F.die[to].n_free--;
+        F.sys_blk[i] = (uint32_t)pick;
+    }
+    F.sys_die = to;
+    F.area_ready[0] = F.area_ready[1] = false;
+    sysdir_save();
+    blk_spare_update();
+    C.sys_moves++;
+    fw_puts("system areas moved off a failed die\n");
+    return true;
 }

@@ -134,6 +134,8 @@ struct fw_counters {
     uint64_t parity_failed;                     /* rebuilds that could not be done */
     uint64_t flash_timeouts;                    /* flash ops given up: a hung die (its
                                                  * R/B# stuck busy past the timeout) */
+    uint64_t sys_moves;                         /* the system areas moved off a failed
+                                                 * die (sys_area_move) */
 };
 extern struct fw_counters C;
 

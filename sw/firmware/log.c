@@ -235,6 +235,7 @@ static uint32_t build_vendor(void)
     put_le(p + 392, 8, C.parity_rebuilt);
     put_le(p + 400, 8, C.parity_failed);
     put_le(p + 408, 8, C.flash_timeouts);
+    put_le(p + 416, 8, C.sys_moves);
     return 512;
 }
 

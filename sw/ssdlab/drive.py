@@ -632,7 +632,7 @@ class Drive:
                     "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
                     "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
                     "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies",
-                    "parity_rebuilt", "parity_failed", "flash_timeouts")
+                    "parity_rebuilt", "parity_failed", "flash_timeouts", "sys_moves")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

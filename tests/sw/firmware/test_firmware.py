@@ -28,7 +28,7 @@ TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq
          "features", "logs", "integrity", "rmw", "gc", "watchdog", "badblocks", "emu_faults",
          "refresh_paced",
          "restart", "format",
-         "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail",
+         "fua", "tight", "smallram", "lba4k", "powerloss", "ecc", "retry", "diefail", "diefail_sys",
          "gc_partial_loss", "diefail_reads", "parity_diefail", "parity_reads", "parity_double",
          "die_hang", "parity_hang",
          "persona_op", "idle_gc",

@@ -1431,7 +1431,13 @@ static bool *units_on_die(uint32_t n, uint32_t die, uint32_t *count)
     return on;
 }
 
-static void t_diefail(void)
+/* A die fails as a whole at run time (mock_die_fail: its programs and erases FAIL, its pages
+ * read noise) while half the drive is written: the FTL takes it out of service, its units
+ * read as Unrecovered Read Errors (no parity here), everything else reads back, across power
+ * cycles, and written again the lost units read back. `dead` 0 is the die of the checkpoint
+ * areas: they move to another die (sys_area_move: the directory rewritten, vendor log 416),
+ * and every boot after it loads its checkpoint and journal from there. */
+static void diefail_on(uint32_t dead)
 {
     struct mock_cfg c = cfg_ecc();
     c.op_permille = 400;        /* a quarter of the raw capacity lost still leaves spare */
@@ -1440,7 +1446,7 @@ static void t_diefail(void)
     for (uint64_t l = 0; l < half; l += 64)
         wr(l, 64, l + 3, 8, 0);
     flush();
-    const uint32_t dead = 1;
+    CHECK(F.sys_die == 0, "system areas on die %u at first", F.sys_die);
     uint32_t n_units = (uint32_t)(half >> F.spu_shift), lost;
     bool *on_dead = units_on_die(n_units, dead, &lost);
     CHECK(lost > 0 && lost < n_units, "units on die %u: %u of %u", dead, lost, n_units);
@@ -1455,6 +1461,11 @@ static void t_diefail(void)
               "failure is not mapped: %08x", (unsigned long long)u, F.l2p[u]);
     CHECK(vendor(384) == 1 && vendor(376) == lost, "dead dies %llu, units lost %llu (want %u)",
           (unsigned long long)vendor(384), (unsigned long long)vendor(376), lost);
+    uint32_t sys_die = F.sys_die;
+    CHECK(dead == 0 ? sys_die != 0 && !F.die[sys_die].dead && vendor(416) == 1
+                    : sys_die == 0 && vendor(416) == 0,
+          "system areas on die %u after die %u failed, moves %llu", sys_die, dead,
+          (unsigned long long)vendor(416));
     for (uint32_t d = 0; d < mock_dies(); d++)
         CHECK(d == dead || !F.die[d].dead, "die %u taken out of service too", d);
     uint8_t *p = mock_host + HOST_DATA;
@@ -1478,6 +1489,8 @@ static void t_diefail(void)
         mock_power_cycle();
         boot();
         CHECK(F.die[dead].dead, "after a power cycle die %u is in service again", dead);
+        CHECK(F.sys_die == sys_die && F.ckpt_seq > 1, "after a power cycle: system areas on "
+              "die %u (want %u), checkpoint %u", F.sys_die, sys_die, F.ckpt_seq);
         cl = get_log(0x02, 512, 0, false);
         CHECK(p[0] & NVME_CRIT_RELIABILITY, "critical warning %02x after a boot", p[0]);
     }
@@ -1493,6 +1506,9 @@ static void t_diefail(void)
     free(on_dead);
     ftl_config.op_permille = 70;        /* the default, for the tests that follow */
 }
+
+static void t_diefail(void) { diefail_on(1); }
+static void t_diefail_sys(void) { diefail_on(0); }
 
 /* The same die failure seen by reads alone (no write reaches the die): its reads fail past
  * the ECC, three Unrecovered Read Errors in a row start the erase test, and once it fails
@@ -2961,7 +2977,7 @@ static const struct test tests[] = {
     { "emu_faults", t_emu_faults }, { "refresh_paced", t_refresh_paced },
     { "restart", t_restart },
     { "format", t_format }, { "fua", t_fua }, { "tight", t_tight }, { "smallram", t_smallram },
-    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "gc_partial_loss", t_gc_partial_loss }, { "diefail_reads", t_diefail_reads },
+    { "lba4k", t_lba4k }, { "powerloss", t_powerloss }, { "ecc", t_ecc }, { "retry", t_retry }, { "diefail", t_diefail }, { "diefail_sys", t_diefail_sys }, { "gc_partial_loss", t_gc_partial_loss }, { "diefail_reads", t_diefail_reads },
     { "parity_diefail", t_parity_diefail }, { "parity_reads", t_parity_reads },
     { "parity_double", t_parity_double }, { "die_hang", t_die_hang },
     { "parity_hang", t_parity_hang }, { "persona_op", t_persona_op },
