@@ -153,6 +153,7 @@ struct ftl {
     int32_t  rf_blk;            /* the block being refreshed (die x nblk + block; BLK_VICTIM,
                                  * moved a page per refresh_poll), -1: none */
     uint32_t rf_page;           /* its next page to move */
+    uint64_t rf_due;            /* uptime cycle of the next page a busy host waits for */
     bool     die_check;         /* a die reached its strikes: die_poll tests it */
     bool     die_warned;        /* the reliability event of a failed die was raised */
     uint32_t boot_cycles;       /* the last boot: cycles from fw_init to ready */

@@ -1132,10 +1132,11 @@ static void t_emu_faults(void)
 }
 
 /* Refresh is paced: a block marked for refresh (a drifting block, blk_refresh_mark) moves its
- * pages that hold data one per poll of the main loop, so a host command between polls waits
- * one page's move at most, not the whole block's; held BLK_VICTIM meanwhile (GC does not
- * take it), then left pending and counted (vendor log 368); the data reads back. Then two
- * blocks marked at once are refreshed one after the other. */
+ * pages that hold data one at a time, held BLK_VICTIM meanwhile (GC does not take it), then
+ * is left pending and counted (vendor log 368); the data reads back. First with idle-time
+ * work off (gc_idle_us 0: a busy host): never more than a page per main loop pass, and pages
+ * at least REFRESH_BUSY_US (5 ms) apart. Then in idle time: a page per pass, two blocks
+ * marked at once refreshed one after the other. */
 static void t_refresh_paced(void)
 {
     setup(cfg_default());
@@ -1149,20 +1150,29 @@ static void t_refresh_paced(void)
             !F.blk[b].inflight && (k == 0 || b / F.nblk != picked[0] / F.nblk))
             picked[k++] = b;
     CHECK(k == 2, "no two full blocks with data on two pages or more");
+    const uint64_t busy_gap = 5000ull * 100;    /* REFRESH_BUSY_US at the mock's 100 MHz */
     for (uint32_t round = 0; round < 2; round++) {
-        uint64_t done0 = vendor(368);
+        uint64_t done0 = vendor(368), last_move = 0, min_gap = UINT64_MAX;
         uint32_t marks = round == 0 ? 1 : 2, polls = 0, moves = 0;
+        ftl_config.gc_idle_us = round == 0 ? 0 : 1;
         for (uint32_t i = 0; i < marks; i++)
             blk_refresh_mark(picked[i] / F.nblk, picked[i] % F.nblk);
         uint32_t v[2] = { F.blk[picked[0]].valid, F.blk[picked[1]].valid };
-        while (F.refresh_pending && polls < 10000) {
+        while (F.refresh_pending && polls < 100000) {
             fw_poll();
+            hal_wait(hal_cycles() + 10000);     /* 100 us between passes */
             polls++;
             for (uint32_t i = 0; i < marks; i++) {
                 struct blk_info *b = &F.blk[picked[i]];
                 CHECK(v[i] - b->valid <= F.pu_units, "block %u: %u units moved in one poll "
                       "(a page holds %u)", picked[i], v[i] - b->valid, F.pu_units);
-                moves += v[i] != b->valid;
+                if (v[i] != b->valid) {
+                    uint64_t now = hal_cycles();
+                    if (moves && now - last_move < min_gap)
+                        min_gap = now - last_move;
+                    last_move = now;
+                    moves++;
+                }
                 v[i] = b->valid;
                 CHECK(b->valid == 0 || b->state == BLK_VICTIM || b->state == BLK_FULL,
                       "block %u: state %u while refreshed", picked[i], b->state);
@@ -1178,9 +1188,12 @@ static void t_refresh_paced(void)
                   F.blk[picked[i]].state);
         CHECK(vendor(368) == done0 + marks, "refreshed %llu, want %u",
               (unsigned long long)(vendor(368) - done0), marks);
-        printf("refresh_paced: %u block(s) refreshed over %u polls, %u of them moving a page\n",
-               marks, polls, moves);
+        printf("refresh_paced: %s: %u block(s) refreshed over %u polls, %u of them moving a "
+               "page, at least %llu cycles apart\n", round == 0 ? "busy host" : "idle host",
+               marks, polls, moves, (unsigned long long)min_gap);
         CHECK(moves >= 2 * marks, "%u page moves", moves);
+        CHECK(round == 1 || min_gap >= busy_gap, "busy host: pages moved %llu cycles apart",
+              (unsigned long long)min_gap);
         verify_all(64, 8);
         if (round == 0) {       /* the blocks to mark next: rewritten data elsewhere */
             for (uint64_t l = 0; l < n; l += 64)
@@ -1194,6 +1207,7 @@ static void t_refresh_paced(void)
             CHECK(k == 2, "no two full blocks after the rewrite");
         }
     }
+    ftl_config.gc_idle_us = 1000;       /* the default, for the tests that follow */
     CHECK(mock_stats.violations == 0, "violations");
 }
 
