@@ -284,8 +284,10 @@ void refresh_poll(void)
     uint64_t now = hal_cycles();
     if (now < F.rf_due)
         return;
-    if (refresh_step())
-        F.rf_due = now + (uint64_t)REFRESH_BUSY_US * (G.id.clk_hz / 1000000u);
+    /* also when nothing was ready: the scan of every block for a mark is not a per-pass
+     * cost either */
+    refresh_step();
+    F.rf_due = now + (uint64_t)REFRESH_BUSY_US * (G.id.clk_hz / 1000000u);
 }
 
 /* The floor below which a write waits for whole victims (gc_low - 1, at least 1): paced GC
