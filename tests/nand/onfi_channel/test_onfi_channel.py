@@ -258,7 +258,8 @@ async def test_parameter_page(dut):
     want = {"page_bytes": g.page_bytes, "spare_bytes": g.spare_bytes,
             "pages_per_block": g.pages_per_block, "blocks_per_lun": g.blocks_per_lun,
             "luns": g.luns, "column_cycles": g.column_cycles, "row_cycles": g.row_cycles,
-            "bits_per_cell": g.bits_per_cell, "planes": g.planes, "copy": 0}
+            "bits_per_cell": g.bits_per_cell, "planes": g.planes, "t_ccs_ns": 500,
+            "copy": 0}
     assert geo == want, f"parameter page geometry {geo} != {want}"
     assert (geo["row_cycles"], geo["column_cycles"]) == (tb.p["row_cycles"],
                                                          tb.p["col_cycles"])

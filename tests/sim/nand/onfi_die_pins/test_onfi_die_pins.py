@@ -314,7 +314,8 @@ async def test_parameter_page_geometry(dut):
     want = {"page_bytes": GEO.page_bytes, "spare_bytes": GEO.spare_bytes,
             "pages_per_block": GEO.pages_per_block, "blocks_per_lun": GEO.blocks_per_lun,
             "luns": GEO.luns, "column_cycles": GEO.column_cycles, "row_cycles": GEO.row_cycles,
-            "bits_per_cell": GEO.bits_per_cell, "planes": GEO.planes, "copy": 0}
+            "bits_per_cell": GEO.bits_per_cell, "planes": GEO.planes, "t_ccs_ns": 500,
+            "copy": 0}
     assert geo == want, f"parameter page geometry {geo} != {want}"
     tb.log.info("geometry from the parameter page: %s", geo)
     # a corrupted first copy: the host falls back to the second one
