@@ -600,6 +600,31 @@ def test_admin_aer_abort(env, d):
     env.close()
 
 
+def _sq_fetch_error_event(raw, d, aer, what):
+    """An SQ fetch failed: AER `aer` completes as an error event (transient internal error
+    04h, log page 01h) and the error log's newest entry names SQ 1, no command (CID FFFFh)."""
+    raw.wait(0, 1, 10_000_000)
+    ev = [c for c in raw.completions if c[0] == aer]
+    assert ev, f"no event for {what}: {raw.completions}"
+    _, st, dw0 = ev[0]
+    assert st == 0 and dw0 == (0 | 4 << 8 | 0x01 << 16), \
+        f"AER dw0 {dw0:#x}: want error (0), transient internal error (04h), log 01h"
+    sqid, cid = struct.unpack_from("<HH", d.get_log_page(0x01, 64), 8)
+    assert (sqid, cid) == (1, 0xFFFF), f"error log entry: SQID {sqid}, CID {cid:#x}"
+
+
+def _first_cqe(raw, d, cq):
+    """(sqid, cid, status) of CQ slot 0 once its phase bit is set, within 100 ms of simulated
+    time (BAR reads let the drive run while the host polls host memory)."""
+    deadline = d.time_ns() + 100_000_000
+    while True:
+        _, _, sqid, cid, ph, status = nr.cqe_unpack(raw.peek(cq, 0, 16))
+        if ph == 1:
+            return sqid, cid, status
+        assert d.time_ns() < deadline, "no completion on the re-created queue"
+        raw.bar_read32(0x1C)
+
+
 @pytest.mark.smoke
 def test_sq_fetch_error(env, d):
     """An SQ whose entries cannot be read (its memory is past the end of host RAM: the harness
@@ -618,15 +643,7 @@ def test_sq_fetch_error(env, d):
                              cdw11=1 | 1 << 16))
     assert st == 0, hex(st)
     raw.doorbell(1, False, 1)
-    raw.wait(0, 1, 10_000_000)
-    ev = [c for c in raw.completions if c[0] == aer]
-    assert ev, f"no event for the SQ that cannot be fetched: {raw.completions}"
-    _, st, dw0 = ev[0]
-    assert st == 0 and dw0 == (0 | 4 << 8 | 0x01 << 16), \
-        f"AER dw0 {dw0:#x}: want error (0), transient internal error (04h), log 01h"
-    entry = d.get_log_page(0x01, 64)
-    sqid, cid = struct.unpack_from("<HH", entry, 8)
-    assert (sqid, cid) == (1, 0xFFFF), f"error log entry: SQID {sqid}, CID {cid:#x}"
+    _sq_fetch_error_event(raw, d, aer, "the SQ that cannot be fetched")
     # deleted and created again on good memory, the queue works
     assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
     st, _, _ = raw.admin(sqe(0x01, prp1=sq.bus, cdw10=1 | (depth - 1) << 16,
@@ -636,13 +653,7 @@ def test_sq_fetch_error(env, d):
     cmd.cid = 0x77
     raw.poke(sq, 0, bytes(cmd))
     raw.doorbell(1, False, 1)
-    deadline = d.time_ns() + 100_000_000
-    while True:
-        _, _, sqid, cid, ph, status = nr.cqe_unpack(raw.peek(cq, 0, 16))
-        if ph == 1:
-            break
-        assert d.time_ns() < deadline, "no completion on the re-created queue"
-        raw.bar_read32(0x1C)
+    sqid, cid, status = _first_cqe(raw, d, cq)
     assert (sqid, cid, status) == (1, 0x77, 0), (sqid, cid, hex(status))
     assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
     assert raw.admin(sqe(0x04, cdw10=1))[0] == 0
@@ -694,14 +705,7 @@ def test_cpl_faults(env, d):
     raw.poke(sq, 0, bytes(cmd))
     assert d.cpl_fault("poison", 1, sq.bus) == 1
     raw.doorbell(1, False, 1)
-    raw.wait(0, 1, 10_000_000)
-    ev = [c for c in raw.completions if c[0] == aer]
-    assert ev, f"no event for the poisoned SQ fetch: {raw.completions}"
-    _, st, dw0 = ev[0]
-    assert st == 0 and dw0 == (0 | 4 << 8 | 0x01 << 16), \
-        f"AER dw0 {dw0:#x}: want error (0), transient internal error (04h), log 01h"
-    sqid, cid = struct.unpack_from("<HH", d.get_log_page(0x01, 64), 8)
-    assert (sqid, cid) == (1, 0xFFFF), f"error log entry: SQID {sqid}, CID {cid:#x}"
+    _sq_fetch_error_event(raw, d, aer, "the poisoned SQ fetch")
     assert nr.cqe_unpack(raw.peek(cq, 0, 16))[4] == 0, "the poisoned SQE was executed"
     # deleted and created again, the queue works: the read of the second range verifies
     assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
@@ -709,13 +713,7 @@ def test_cpl_faults(env, d):
     cmd.cid = 0x56
     raw.poke(sq, 0, bytes(cmd))
     raw.doorbell(1, False, 1)
-    deadline = d.time_ns() + 100_000_000
-    while True:
-        _, _, sqid, cid, ph, status = nr.cqe_unpack(raw.peek(cq, 0, 16))
-        if ph == 1:
-            break
-        assert d.time_ns() < deadline, "no completion on the re-created queue"
-        raw.bar_read32(0x1C)
+    sqid, cid, status = _first_cqe(raw, d, cq)
     assert (sqid, cid, status) == (1, 0x56, 0), (sqid, cid, hex(status))
     assert raw.peek(data, 0, n * LBA) == pattern(SEED | 5, base + n, n)
     assert raw.admin(sqe(0x00, cdw10=1))[0] == 0
