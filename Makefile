@@ -13,7 +13,7 @@ export WAVES SEED
 VERILATOR_CMD = $${VERILATOR:-$$(setup/verilator.sh)}
 
 .DEFAULT_GOAL := help
-.PHONY: help deps sim profile test test-full lint synth wave clean lock bench
+.PHONY: help deps sim profile test test-full lint synth wave clean lock bench linux
 
 help: ## list the targets
 	@echo "ssdlab make targets:"
@@ -38,6 +38,13 @@ PARAMS  ?= n_channels=2
 bench: deps ## the main job: review suite on the default persona: make bench [PERSONA= SUITE= PROFILE= PARAMS= ARGS=]
 	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) bench --persona $(or $(PERSONA),default) \
 	    --suite $(SUITE) --profile $(PROFILE) $(foreach p,$(PARAMS),--param $(p)) $(ARGS)
+
+# make linux: a VM's stock Linux on the drive (QEMU vfio-user; the first run builds QEMU, about
+# 20 min). SCRIPT= runs a guest script, ACCEPTANCE=1 sw/linux/acceptance.sh; else a shell.
+linux: deps ## stock Linux (nvme, nvme-cli, fio) on the simulated drive: make linux [PERSONA= SCRIPT= ACCEPTANCE=1 ARGS=]
+	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) linux --persona $(or $(PERSONA),default) \
+	    $(if $(SCRIPT),--script $(SCRIPT)) $(if $(ACCEPTANCE),--acceptance) \
+	    $(or $(ARGS),--channels 2)
 
 test: deps ## smoke tier (CI): make test [T=tests/nand] [SEED=n] [WAVES=1] [JOBS=n]
 	VERILATOR=$(VERILATOR_CMD) $(PYTHON) -m pytest -m smoke -n $(JOBS) --durations=25 $(T)

@@ -29,7 +29,12 @@
  *   SB_WAIT        run until an event or until simulated time `data` ps (0: no deadline).
  *                  size = event mask (SB_EV_*). Reply: size = the event that stopped it (0: the
  *                  deadline), addr = the interrupt's vector (SB_EV_MSI), or the host address
- *                  of the DMA write.
+ *                  of the DMA write. With SB_EV_HOST the wait also ends as soon as the
+ *                  host's next request is on the socket (the harness looks every 1024
+ *                  cycles, and at once when the wait starts): a host that serves someone
+ *                  else (sim/vm_bridge: a virtual machine) lets the drive run while nothing
+ *                  happens and gets it back within about a millisecond of wall time when
+ *                  its client speaks. The reply comes first, then the request is served.
  *   SB_ADVANCE     run `data` ps. Reply: time.
  *   SB_INFO        Reply: data = cycles simulated, addr = interrupts sent (MSI and MSI-X),
  *                  size = DMA writes seen; name = "key=value ..." statistics (TLPs, bytes,
@@ -117,7 +122,7 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 5u
+#define SB_VERSION 6u
 #define SB_ALIVE_MS 2000u
 
 enum sb_type {
@@ -167,6 +172,7 @@ enum sb_type {
 enum sb_event {
     SB_EV_MSI       = 1u << 0,  /* the device sent an MSI or MSI-X; addr = vector */
     SB_EV_DMA_WRITE = 1u << 1,  /* the device wrote host RAM; addr = first byte written */
+    SB_EV_HOST      = 1u << 2,  /* the host's next request is waiting (SB_WAIT above) */
 };
 
 enum sb_status {

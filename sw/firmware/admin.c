@@ -71,10 +71,32 @@ static void eui64(uint8_t *p)
 #define IDC(f) (page + NVME_ID_CTRL_##f##_OFFSET)
 #define IDNS(f) (page + NVME_ID_NS_##f##_OFFSET)
 
+#define PCI_VID 0x1D1D          /* the PCIe function's vendor ID (soc/ssdlab_soc.py NVME_PCIE) */
+
+/* SUBNQN for a controller without a UUID (NVMe 1.4 section 7.9): "nqn.2014-08.org.nvmexpress:"
+ * then VID and SSVID as 4 hex digits each, SN (20) and MN (40) as in their fields; UTF-8, NUL
+ * padded. Required from NVMe 1.2.1 on (Linux says "missing or invalid SUBNQN field" without
+ * it). Called after SN and MN are in the page. */
+static void subnqn(uint8_t *p)
+{
+    static const char prefix[] = "nqn.2014-08.org.nvmexpress:";
+    static const char hex[] = "0123456789abcdef";
+    unsigned n = 0;
+    for (const char *c = prefix; *c; c++)
+        p[n++] = (uint8_t)*c;
+    uint32_t ids = (uint32_t)PCI_VID << 16 | PCI_VID;            /* VID, SSVID */
+    for (int i = 7; i >= 0; i--)
+        p[n++] = (uint8_t)hex[ids >> (4 * i) & 0xF];
+    for (unsigned i = 0; i < 20; i++)
+        p[n++] = *(IDC(SN) + i);
+    for (unsigned i = 0; i < 40; i++)
+        p[n++] = *(IDC(MN) + i);
+}
+
 static void id_controller(void)
 {
-    put_le(IDC(VID), 2, 0x1D1D);
-    put_le(IDC(SSVID), 2, 0x1D1D);
+    put_le(IDC(VID), 2, PCI_VID);
+    put_le(IDC(SSVID), 2, PCI_VID);
     put_str(IDC(SN), 20, "SSDLAB0001");
     put_str(IDC(MN), 40, "ssdlab NVMe controller");
     put_str(IDC(FR), 8, fw_revision());
@@ -99,6 +121,7 @@ static void id_controller(void)
     *IDC(VWC) = 1;                             /* present */
     *IDC(NVSCC) = 1;
     put_le(IDC(PSD0_MP), 2, 2500);             /* 25 W */
+    subnqn(IDC(SUBNQN));
 }
 
 static void id_namespace(void)

@@ -12,6 +12,7 @@
     ssdlab board build --board B [--persona P] [--lint]            a card's Verilog/TCL/XDC
     ssdlab board load|flash --board B                              program the card
     ssdlab board synth [--board B ...] [--channels N --ways N]     Yosys counts vs the part
+    ssdlab linux [--persona P] [--script FILE | --acceptance]      stock Linux on the drive
 
 The work is in sw/ssdlab/flows/<flow>.py; the Makefile's targets call these commands.
 """
@@ -351,7 +352,63 @@ def board_synth_cmd(boards, channels, ways, persona, yosys_opts, hierarchical):
     click.echo(table(reports))
 
 
+@click.command("linux")
+@click.option("--persona", default="default", show_default=True)
+@click.option("--channels", type=click.IntRange(1, 32), help="Override the persona's channels.")
+@click.option("--script", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Run this shell script in the guest (its exit status is this command's); "
+                   "without it, a shell on this terminal.")
+@click.option("--acceptance", is_flag=True,
+              help="sw/linux/acceptance.sh: nvme-cli, fio, ext4, a power cycle, checksums.")
+@click.option("--power-cut", is_flag=True,
+              help="With --acceptance: cut the drive's power between the boots instead of a "
+                   "clean power cycle.")
+@click.option("--guest-ram-mib", type=click.IntRange(256, 2048), default=512, show_default=True,
+              help="The guest's RAM (the harness's host RAM file; under q35's 2.75 GiB hole).")
+@click.option("--timeout-min", type=click.IntRange(1), default=60, show_default=True,
+              help="Wall-time limit per boot.")
+def linux_cmd(persona, channels, script, acceptance, power_cut, guest_ram_mib, timeout_min):
+    """A virtual machine's stock Linux (Debian's kernel and nvme driver, nvme-cli, fio,
+    e2fsprogs) on the simulated drive through QEMU's vfio-user-pci (sw/ssdlab/flows/linux.py,
+    sim/vm_bridge/README.md)."""
+    from spec.persona import PersonaError
+    from sw.ssdlab.flows.linux import run_acceptance, run_linux
+    if script and acceptance:
+        raise click.BadParameter("give --script or --acceptance, not both",
+                                 param_hint="--script")
+    if power_cut and not acceptance:
+        raise click.BadParameter("only with --acceptance", param_hint="--power-cut")
+    try:
+        if acceptance:
+            first, second = run_acceptance(persona, guest_ram_mib, channels, power_cut,
+                                           timeout_min * 60)
+            runs = [r for r in (first, second) if r]
+            for i, r in enumerate(runs, 1):
+                click.echo(f"linux: phase {i}: exit {r.exit_status}, {r.wall_s:.0f} s of wall "
+                           "time; drive: " + _server_figures(r.server_log))
+            failed = sum(1 for r in runs for line in r.console.splitlines()
+                         if line.startswith("FAIL "))
+            ok = second is not None and all(r.exit_status == 0 for r in runs)
+            click.echo(f"linux: acceptance {'passed' if ok else 'FAILED'} "
+                       f"({failed} failed checks)")
+            sys.exit(0 if ok else 1)
+        r = run_linux(persona, str(script) if script else None, guest_ram_mib, channels,
+                      timeout_min * 60)
+        if script:
+            click.echo(f"linux: script exit {r.exit_status}, {r.wall_s:.0f} s of wall time; "
+                       "drive: " + _server_figures(r.server_log))
+            sys.exit(1 if r.exit_status is None else r.exit_status)
+    except (PersonaError, ValueError, RuntimeError) as e:
+        raise click.ClickException(str(e)) from None
+
+
+def _server_figures(server_log):
+    """The vfio-user server's closing line (simulated time, MMIO, interrupts)."""
+    lines = [x for x in server_log.splitlines() if " us simulated" in x]
+    return lines[-1].split(": ", 1)[-1] if lines else "(no figures: the server did not finish)"
+
+
 def register(main):
     """Add the flows to the `ssdlab` command line."""
-    for cmd in (elaborate_cmd, lint_cmd, synth_cmd, sim_group, board_group):
+    for cmd in (elaborate_cmd, lint_cmd, synth_cmd, sim_group, board_group, linux_cmd):
         main.add_command(cmd)

@@ -323,6 +323,11 @@ static void t_identify(void)
     CHECK(le(p + 280, 8) == (uint64_t)F.user_units * 4096, "tnvmcap");
     CHECK(!memcmp(p + 24, "ssdlab NVMe controller  ", 24), "mn");
     CHECK(!memcmp(p + 64, "1234abcd", 8), "fr from git hash");
+    /* SUBNQN (NVMe 1.4 7.9): prefix, VID SSVID, SN, MN, NUL padded */
+    static const char nqn[] = "nqn.2014-08.org.nvmexpress:1d1d1d1dSSDLAB0001          "
+                              "ssdlab NVMe controller                  ";
+    CHECK(!memcmp(p + 768, nqn, sizeof nqn - 1) && p[768 + sizeof nqn - 1] == 0 &&
+          p[1023] == 0, "subnqn '%.*s'", (int)sizeof nqn, (const char *)p + 768);
     c = id_cmd(0, 1);
     CHECK(c.status == 0 && le(p, 8) == F.ns_lbas && le(p + 8, 8) == F.ns_lbas, "nsze");
     CHECK(p[130] == 9 && p[25] == 0 && (p[33] & 7) == 1, "lbads / nlbaf / dlfeat");
