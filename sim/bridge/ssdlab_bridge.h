@@ -40,7 +40,8 @@
  *                  size = DMA writes seen; name = "key=value ..." statistics (TLPs, bytes,
  *                  wall seconds, ff_skipped=<cycles the fast-forward jumped over>, msix=0|1:
  *                  MSI-X Enable, fw_instret=<the firmware's instructions retired: the CPU's
- *                  minstret; -1 for a build without it>).
+ *                  minstret; -1 for a build without it>, dma_refused=<device accesses
+ *                  outside the DMA windows>).
  *   SB_CFG_READ    configuration space dword at offset `addr` (size 4). Reply: data. The
  *                  bridge models only the MSI-X capability at SB_CFG_MSIX_CAP (below); other
  *                  offsets, or a drive built without MSI-X, get SB_ERR_ARG.
@@ -100,6 +101,15 @@
  *                  data 0 or above 255: SB_ERR_ARG. The harness logs each read it hits on
  *                  stderr; armed reads stay armed through SB_RESET.
  *
+ *   SB_DMA_WINDOW  the host memory the device may reach, as an IOMMU would allow it:
+ *                  size = SB_DMA_WINDOW_ADD: bytes [addr, addr + data) of host RAM (the
+ *                  first one ends "all of host RAM"); SB_DMA_WINDOW_REMOVE: the window that
+ *                  starts at addr; SB_DMA_WINDOW_ALL: none, all of host RAM again (what a
+ *                  host that never sends this gets). A device write outside them is dropped,
+ *                  a read answered Unsupported Request, each counted (SB_INFO dma_refused).
+ *                  sim/vm_bridge names the guest memory QEMU maps. Reply: data = the windows
+ *                  now; a window past host RAM, an unknown one to remove: SB_ERR_ARG.
+ *
  * Keepalive (harness -> host, not a reply): while a request keeps the simulation running
  * (WAIT, ADVANCE, an MMIO read, a RESET) the harness sends SB_ALIVE every SB_ALIVE_MS of wall
  * time: time_ps = the simulated time so far, data = cycles. The host skips them while it
@@ -122,7 +132,7 @@
 
 #include <stdint.h>
 
-#define SB_VERSION 6u
+#define SB_VERSION 7u
 #define SB_ALIVE_MS 2000u
 
 enum sb_type {
@@ -141,7 +151,13 @@ enum sb_type {
     SB_BAKE       = 13,
     SB_FAULT      = 14,
     SB_PRECYCLE   = 15,
+    SB_DMA_WINDOW = 16,
 };
+
+/* SB_DMA_WINDOW's size. */
+#define SB_DMA_WINDOW_ALL    0u
+#define SB_DMA_WINDOW_ADD    1u
+#define SB_DMA_WINDOW_REMOVE 2u
 
 /* SB_FAULT's size: the fault injected. */
 #define SB_FAULT_BAD_BLOCK  1u

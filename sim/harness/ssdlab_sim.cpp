@@ -485,6 +485,19 @@ class Drive {
     uint64_t cycles = 0, n_msi = 0, n_dma_wr = 0, n_dma_rd = 0, n_read_ur = 0, n_mmio = 0;
     std::vector<uint64_t> irq_count = std::vector<uint64_t>(SB_IRQ_VECTORS);
     uint64_t bytes_to_host = 0, bytes_from_host = 0, n_malformed = 0;
+    // SB_DMA_WINDOW: the host memory the host let the device reach ([start, end) each), once
+    // a host has named any; before that all of host RAM. A device access outside them is
+    // refused (a write dropped, a read answered UR, as an IOMMU would) and counted.
+    std::vector<std::pair<uint64_t, uint64_t>> dma_windows;
+    bool dma_windowed = false;
+    uint64_t n_dma_refused = 0;
+    bool dma_allowed(uint64_t a, uint64_t n) const {
+        if (a + n > ram_bytes || a + n < a) return false;
+        if (!dma_windowed) return true;
+        for (auto &w : dma_windows)
+            if (a >= w.first && a + n <= w.second) return true;
+        return false;
+    }
     PcieLinkPacer to_host, from_host;       // the link, one pacer per direction
     unsigned cpl_fault_left[3] = {0, 0, 0};     // reads armed (SB_FAULT_CPL_*), by CPL_POISON
     uint64_t cpl_fault_page[3] = {0, 0, 0};     // / CPL_DROP; their 4 KiB page, 0: any read
@@ -580,6 +593,10 @@ class Drive {
             }
             if (data) {
                 if (d.size() != hdr + len) { n_malformed++; return; }
+                if (dma_windowed && !dma_allowed(addr, 4ull * len)) {
+                    n_dma_refused++;            // outside what the host mapped: dropped
+                    return;
+                }
                 for (unsigned k = 0; k < len; k++) {
                     uint32_t w = bswap32(d[hdr + k]);
                     unsigned be = k == 0 ? first_be : (k == len - 1 ? last_be : 0xF);
@@ -649,9 +666,11 @@ class Drive {
             return;
         }
         if (r.fault == CPL_POISON && !r.logged) cpl_fault_log(r);
-        if (r.addr + r.bytes > ram_bytes) {
-            // beyond host RAM: Unsupported Request, as a root complex (or its IOMMU) answers
-            // a read of memory that is not there; no data, byte count 0 (cocotbext-pcie's)
+        if (!dma_allowed(r.addr, r.bytes)) {
+            // beyond host RAM or outside the host's DMA windows: Unsupported Request, as a
+            // root complex (or its IOMMU) answers a read of memory that is not there or not
+            // mapped; no data, byte count 0 (cocotbext-pcie's)
+            if (r.addr + r.bytes <= ram_bytes) n_dma_refused++;
             Tlp t;
             t.dw.push_back(0x0Au << 24);
             t.dw.push_back((uint32_t(ROOT_ID) << 16) | (1u << 13));
@@ -948,7 +967,8 @@ int main(int argc, char **argv) {
                          "wall_s=%.3f ff_skipped=%llu dma_rd=%llu to_host_B=%llu "
                          "from_host_B=%llu mmio=%llu malformed=%llu nand_rules=%u "
                          "nand_timing=%u link_to_ns=%llu link_from_ns=%llu msix=%d "
-                         "fw_instret=%lld nand_bits_read=%lld nand_bit_errors=%lld", wall,
+                         "fw_instret=%lld nand_bits_read=%lld nand_bit_errors=%lld "
+                         "dma_refused=%llu", wall,
                          (unsigned long long)(drive.ff_skipped + drive.ff_checked),
                          (unsigned long long)drive.n_dma_rd,
                          (unsigned long long)drive.bytes_to_host,
@@ -959,7 +979,7 @@ int main(int argc, char **argv) {
                          (unsigned long long)(drive.to_host.busy_fs / 1000000),
                          (unsigned long long)(drive.from_host.busy_fs / 1000000),
                          int(drive.msix_enabled()), drive.fw_instret(), bits_read,
-                         bit_errors);
+                         bit_errors, (unsigned long long)drive.n_dma_refused);
                 break;
             }
             case SB_QUIT:
@@ -1012,6 +1032,26 @@ int main(int argc, char **argv) {
                 if (m.data < 1 || m.data > 1000000000ull) { r.status = SB_ERR_ARG; break; }
                 r.data = uint64_t(nand_die_fast_bake(double(m.data) / 1000.0));
                 break;
+            case SB_DMA_WINDOW:
+                if (m.size == SB_DMA_WINDOW_ALL) {
+                    drive.dma_windows.clear();
+                    drive.dma_windowed = false;
+                } else if (m.size == SB_DMA_WINDOW_ADD && m.data && m.addr + m.data > m.addr &&
+                           m.addr + m.data <= opt.ram_bytes) {
+                    drive.dma_windows.emplace_back(m.addr, m.addr + m.data);
+                    drive.dma_windowed = true;
+                } else if (m.size == SB_DMA_WINDOW_REMOVE) {
+                    auto &w = drive.dma_windows;
+                    auto it = std::find_if(w.begin(), w.end(),
+                                           [&](auto &x) { return x.first == m.addr; });
+                    if (it == w.end()) { r.status = SB_ERR_ARG; break; }
+                    w.erase(it);
+                    drive.dma_windowed = true;
+                } else {
+                    r.status = SB_ERR_ARG;
+                }
+                r.data = drive.dma_windows.size();
+                break;
             case SB_PRECYCLE:
                 if (m.data < 1 || m.data > 10000000ull) { r.status = SB_ERR_ARG; break; }
                 r.data = uint64_t(nand_die_fast_precycle((long long)m.data));
@@ -1033,11 +1073,12 @@ int main(int argc, char **argv) {
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
     fprintf(stderr, "ssdlab_sim: %llu cycles (%.3f ms simulated) in %.1f s wall: %.0f cycles/s; "
             "NAND rule violations %u, timing violations %u, malformed TLPs %llu, device reads "
-            "beyond host RAM (UR) %llu; fast-forward %s: %llu cycles %s in %llu windows (%.1f %%)\n",
+            "beyond host RAM (UR) %llu, outside the host's DMA windows (refused) %llu; fast-forward %s: %llu cycles %s in %llu windows (%.1f %%)\n",
             (unsigned long long)drive.cycles, drive.time_ps() / 1e9, wall,
             wall > 0 ? drive.cycles / wall : 0.0, drive.rule_violations(),
             drive.timing_violations(), (unsigned long long)drive.n_malformed,
-            (unsigned long long)drive.n_read_ur, !opt.fast_forward ? "off" : opt.ff_check ? "checked" : "on",
+            (unsigned long long)drive.n_read_ur, (unsigned long long)drive.n_dma_refused,
+            !opt.fast_forward ? "off" : opt.ff_check ? "checked" : "on",
             (unsigned long long)(drive.ff_skipped + drive.ff_checked),
             opt.ff_check ? "checked" : "skipped", (unsigned long long)drive.ff_windows,
             drive.cycles ? 100.0 * (drive.ff_skipped + drive.ff_checked) / drive.cycles : 0.0);

@@ -73,6 +73,10 @@ struct server {
     bool     verbose;
     /* counts */
     uint64_t mmio_reads, mmio_writes, irqs, irqs_lost, slices, dma_regions;
+    uint64_t refused;               /* client requests libvfio-user refused (logged errors) */
+    uint64_t windows[64];           /* guest addresses of the DMA windows given the harness */
+    unsigned n_windows;
+    bool     in_trigger;
     int      fatal;                 /* set by a callback: the main loop stops with it */
 };
 
@@ -134,11 +138,15 @@ static void recv_msg(struct server *s, struct sb_msg *m)
 static void deliver_irq(struct server *s, unsigned vector)
 {
     s->irqs++;
-    if (vector >= s->msix_vectors || vfu_irq_trigger(s->vfu, vector) < 0) {
+    s->in_trigger = true;           /* its "no fd" log is a lost interrupt, not a refusal */
+    int rc = vector < s->msix_vectors ? vfu_irq_trigger(s->vfu, vector) : -1;
+    s->in_trigger = false;
+    if (rc < 0) {
         /* the guest has not set this vector up (MSI-X off, or the vector unused): a lost
          * message, as on a bus where the function sends one its host has not enabled */
         s->irqs_lost++;
-        note(s, "MSI-X vector %u not delivered (%s)", vector, strerror(errno));
+        fprintf(stderr, "%s: MSI-X vector %u at %.3f us simulated not delivered: the guest has "
+                "not enabled it\n", prog, vector, (double)s->time_ps / 1e6);
     }
 }
 
@@ -200,6 +208,15 @@ static void mmio_write(struct server *s, uint32_t off, unsigned size, uint64_t v
         fail("MMIO write of BAR0+0x%x (%u bytes): harness status %u", off, size, st);
 }
 
+/* The harness's DMA windows (SB_DMA_WINDOW): the drive reaches only the guest memory QEMU
+ * mapped; an access elsewhere is refused there and counted (SB_INFO dma_refused). */
+static void dma_window(struct server *s, uint32_t op, uint64_t addr, uint64_t len)
+{
+    struct sb_msg m = {.type = SB_DMA_WINDOW, .size = op, .addr = addr, .data = len};
+    if (call(s, &m) != SB_OK)
+        fail("the harness refused DMA window %u 0x%" PRIx64 "+0x%" PRIx64, op, addr, len);
+}
+
 static uint32_t cfg_read(struct server *s, uint32_t off)
 {
     struct sb_msg m = {.type = SB_CFG_READ, .size = 4, .addr = off};
@@ -257,6 +274,7 @@ static void connect_harness(struct server *s, const char *path)
     s->msix_vectors = ((cap >> 16) & 0x7ffu) + 1;
     s->msix_table = cfg_read(s, SB_CFG_MSIX_CAP + 4);
     s->msix_pba = cfg_read(s, SB_CFG_MSIX_CAP + 8);
+    dma_window(s, SB_DMA_WINDOW_ALL, 0, 0);     /* none of an earlier server's */
     if ((s->msix_table & 7u) || (s->msix_pba & 7u))
         fail("the drive's MSI-X table or PBA is not in BAR0");
     program_msix(s);
@@ -356,13 +374,27 @@ static void dma_register(vfu_ctx_t *ctx, vfu_dma_info_t *info)
                 "share=on -machine q35,memory-backend=ram\n", prog, iova, s->ram_path,
                 s->ram_bytes >> 20, s->ram_path);
         s->fatal = 1;
+        return;
     }
+    if (len > s->ram_bytes - iova)
+        len = s->ram_bytes - iova;
+    if (s->n_windows == sizeof s->windows / sizeof s->windows[0])
+        fail("more than %u guest memory regions mapped", s->n_windows);
+    dma_window(s, SB_DMA_WINDOW_ADD, iova, len);
+    s->windows[s->n_windows++] = iova;
 }
 
 static void dma_unregister(vfu_ctx_t *ctx, vfu_dma_info_t *info)
 {
-    (void)ctx;
-    (void)info;     /* nothing kept per region: the drive addresses the file directly */
+    struct server *s = server_of(ctx);
+    uint64_t iova = (uint64_t)(uintptr_t)info->iova.iov_base;
+    for (unsigned i = 0; i < s->n_windows; i++) {
+        if (s->windows[i] != iova)
+            continue;
+        dma_window(s, SB_DMA_WINDOW_REMOVE, iova, 0);
+        s->windows[i] = s->windows[--s->n_windows];
+        return;
+    }
 }
 
 /* A function-level or system reset from the guest: the drive's power cycle (SB_RESET), its
@@ -382,9 +414,13 @@ static int device_reset(vfu_ctx_t *ctx, vfu_reset_type_t type)
     return 0;
 }
 
+/* libvfio-user's messages. At LOG_ERR and worse they are requests it refused (a malformed
+ * message, an access outside a region, ...): counted, and the device keeps serving. */
 static void log_message(vfu_ctx_t *ctx, int level, const char *msg)
 {
-    (void)ctx;
+    struct server *s = server_of(ctx);
+    if (level <= LOG_ERR && !s->in_trigger)
+        s->refused++;
     fprintf(stderr, "%s: libvfio-user (%d): %s\n", prog, level, msg);
 }
 
@@ -447,8 +483,9 @@ static void print_stats(struct server *s)
         return;
     fprintf(stderr, "%s: %.3f us simulated, %" PRIu64 " cycles; guest MMIO %" PRIu64
             " reads, %" PRIu64 " writes; interrupts %" PRIu64 " (%" PRIu64 " not delivered); "
-            "%" PRIu64 " slices; harness: %.*s\n", prog, (double)s->time_ps / 1e6, m.data,
-            s->mmio_reads, s->mmio_writes, s->irqs, s->irqs_lost, s->slices,
+            "%" PRIu64 " slices; %" PRIu64 " client requests refused; harness: %.*s\n", prog,
+            (double)s->time_ps / 1e6, m.data, s->mmio_reads, s->mmio_writes, s->irqs,
+            s->irqs_lost, s->slices, s->refused,
             (int)sizeof m.name, m.name);
 }
 
@@ -557,6 +594,7 @@ int main(int argc, char **argv)
         return 1;
     print_stats(&s);
     vfu_destroy_ctx(s.vfu);
+    dma_window(&s, SB_DMA_WINDOW_ALL, 0, 0);    /* all of host RAM again, for the next host */
     unlink(s.vfu_path);         /* libvfio-user leaves it */
     return 0;
 }

@@ -22,7 +22,7 @@ PARAMS = {"n_channels": 2}      # test_drive's build
 SB_MSG = struct.Struct("<IIIIQQQ320s")
 SB_HELLO, SB_WAIT, SB_INFO = 1, 4, 6
 SB_ALIVE = 12
-SB_VERSION = 6
+SB_VERSION = 7
 SB_EV_MSI, SB_EV_HOST = 1, 4
 
 
