@@ -40,7 +40,7 @@ bench: deps ## the main job: review suite on the default persona: make bench [PE
 	    --suite $(SUITE) --profile $(PROFILE) $(foreach p,$(PARAMS),--param $(p)) $(ARGS)
 
 # make linux: a VM's stock Linux on the drive (QEMU vfio-user; the first run builds QEMU, about
-# 20 min). SCRIPT= runs a guest script, ACCEPTANCE=1 sw/linux/acceptance.sh; else a shell.
+# 3 min). SCRIPT= runs a guest script, ACCEPTANCE=1 sw/linux/acceptance.sh; else a shell.
 linux: deps ## stock Linux (nvme, nvme-cli, fio) on the simulated drive: make linux [PERSONA= SCRIPT= ACCEPTANCE=1 ARGS=]
 	VERILATOR=$(VERILATOR_CMD) $(SSDLAB) linux --persona $(or $(PERSONA),default) \
 	    $(if $(SCRIPT),--script $(SCRIPT)) $(if $(ACCEPTANCE),--acceptance) \

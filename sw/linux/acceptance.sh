@@ -25,8 +25,10 @@ fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 # check NAME CMD...: CMD must succeed; its output is kept in $OUT (and shown on failure).
 check() {
     name=$1; shift
-    if "$@" >$OUT 2>&1; then pass "$name"; return 0; fi
-    fail "$name" "'$*' exited $?"; sed 's/^/    /' $OUT; return 1
+    "$@" >$OUT 2>&1
+    rc=$?
+    if [ $rc = 0 ]; then pass "$name"; return 0; fi
+    fail "$name" "'$*' exited $rc"; sed 's/^/    /' $OUT; return 1
 }
 
 # expect NAME PATTERN CMD...: CMD's output (whatever its exit status) must match PATTERN

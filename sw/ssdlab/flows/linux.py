@@ -11,7 +11,8 @@ Four processes (sim/vm_bridge/README.md):
 
 The tools come from the project's set-up, cached per user: QEMU >= 10.1 with the vfio-user
 client (setup/qemu.sh), libvfio-user (setup/libvfio_user.sh), the guest image
-(setup/linux_guest.sh: Debian's linux-image, busybox, nvme-cli, fio, e2fsprogs). A script
+(setup/linux_guest.sh: Debian's linux-image, busybox, nvme-cli, fio, e2fsprogs), qboot as its
+firmware (setup/qboot.sh: SeaBIOS's own NVMe driver would touch the drive first). A script
 given with --script runs in the guest (through QEMU's fw_cfg) and its exit status is this
 command's; without one the guest gives a shell on this terminal.
 """
@@ -57,6 +58,7 @@ class Tools:
     qemu: str
     server: str
     guest: Path
+    bios: str       # qboot (setup/qboot.sh says why not SeaBIOS)
 
 
 def tools(log=sys.stderr):
@@ -69,7 +71,7 @@ def tools(log=sys.stderr):
     if r.returncode != 0:
         raise RuntimeError("building sim/vm_bridge (the vfio-user server) failed")
     guest = Path(_setup("linux_guest.sh"))
-    return Tools(qemu, str(out / "ssdlab_vfio_user"), guest)
+    return Tools(qemu, str(out / "ssdlab_vfio_user"), guest, _setup("qboot.sh"))
 
 
 def qemu_args(t, ram_path, ram_mib, vfu_socket, script=None, interactive=False):
@@ -79,6 +81,7 @@ def qemu_args(t, ram_path, ram_mib, vfu_socket, script=None, interactive=False):
     # paravirtual one may hang the guest: seen on this project's 2-core machines)
     accel = ["-accel", os.environ.get("SSDLAB_QEMU_ACCEL", "tcg")]
     args = [t.qemu, "-machine", "q35,memory-backend=ram", *accel, "-cpu", "max", "-smp", "2",
+            "-bios", t.bios,
             "-m", f"{ram_mib}M",
             "-object", f"memory-backend-file,id=ram,size={ram_mib}M,mem-path={ram_path},"
                        "share=on",

@@ -312,8 +312,10 @@ def test_emulated_nand_must_fit_the_board_dram(tmp_path):
         generate(big, tmp_path / "big", firmware=False, quiet=True)
 
 
-@pytest.mark.smoke
-@pytest.mark.parametrize("name", ["xilinx_ac701", "xilinx_kcu105"])
+# The 7-series card in the smoke tier; the UltraScale one (the same channels, its PHY the
+# other ONFI PHY: about two minutes) in the full tier, to keep the smoke tier in its budget.
+@pytest.mark.parametrize("name", [pytest.param("xilinx_ac701", marks=pytest.mark.smoke),
+                                  pytest.param("xilinx_kcu105", marks=pytest.mark.full)])
 def test_board_nvddr2(name, tmp_path):
     """An NV-DDR2 persona on a board with an ONFI PHY: the channels carry both engines and
     go to the PHY as its engine-side interface (both phases, DQS capture) and its DQS delay
