@@ -53,3 +53,20 @@ apt_machine_suite() {
     s=$( . /etc/os-release 2>/dev/null; echo "${VERSION_CODENAME:-}" )
     echo "${s:-stable}"
 }
+
+# ensure_packages PKG...: the Debian packages a build needs, installed when missing (as root,
+# with the machine's own apt); otherwise dies naming them and the command that installs them.
+ensure_packages() {
+    local missing p
+    missing=$(for p in "$@"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
+              | grep -q 'install ok installed' || echo "$p"; done)
+    [ -n "$missing" ] || return 0
+    if [ "$(id -u)" = 0 ]; then
+        log "installing build dependencies: $(echo $missing)"
+        apt-get update -qq >&2 || true
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
+            || die "apt-get install failed for: $(echo $missing)"
+    else
+        die "missing packages: $(echo $missing); run: sudo apt-get install $(echo $missing)"
+    fi
+}

@@ -27,6 +27,7 @@ what=bin
 
 log() { echo "fio.sh: $*" >&2; }
 die() { echo "fio.sh: error: $*" >&2; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/apt_private.sh"   # ensure_packages
 
 # tree_ok PREFIX -> true when PREFIX holds a runnable fio and its configured source tree
 tree_ok() {
@@ -70,18 +71,7 @@ cached_build && exit 0
 # job files use on a real card — io_uring is built in, libaio needs libaio-dev) plus what
 # apt-get source uses.
 BUILD_DEPS="gcc make pkg-config zlib1g-dev libaio-dev dpkg-dev debian-archive-keyring"
-missing=$(for p in $BUILD_DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
-          | grep -q 'install ok installed' || echo "$p"; done)
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        log "installing build dependencies: $(echo $missing)"
-        apt-get update -qq >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
-            || die "apt-get install failed for: $(echo $missing)"
-    else
-        die "missing packages: $(echo $missing); run: sudo apt-get install $(echo $missing)"
-    fi
-fi
+ensure_packages $BUILD_DEPS
 
 # The machine's own Debian mirror, read from its apt configuration (deb822 or one-line form).
 mirror=$( { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}';

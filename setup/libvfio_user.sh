@@ -74,18 +74,7 @@ QEMU_SOURCE_HINT+=" into a prefix and set LIBVFIO_USER=<prefix>"
 # what apt-get source uses.
 BUILD_DEPS="gcc meson ninja-build pkgconf libjson-c-dev libcmocka-dev dpkg-dev
             debian-archive-keyring"
-missing=$(for p in $BUILD_DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
-          | grep -q 'install ok installed' || echo "$p"; done)
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        log "installing build dependencies: $(echo $missing)"
-        apt-get update -qq >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
-            || die "apt-get install failed for: $(echo $missing)"
-    else
-        die "missing packages: $(echo $missing); run: sudo apt-get install $(echo $missing)"
-    fi
-fi
+ensure_packages $BUILD_DEPS
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/ssdlab-libvfio-user.XXXXXX")
 trap 'rm -rf "$work"' EXIT

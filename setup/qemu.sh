@@ -86,18 +86,7 @@ cached_build && exit 0
 # apt-get source uses.
 BUILD_DEPS="gcc make pkgconf ninja-build libglib2.0-dev zlib1g-dev python3 python3-venv
             gcc-i686-linux-gnu dpkg-dev debian-archive-keyring"
-missing=$(for p in $BUILD_DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
-          | grep -q 'install ok installed' || echo "$p"; done)
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        log "installing build dependencies: $(echo $missing)"
-        apt-get update -qq >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
-            || die "apt-get install failed for: $(echo $missing)"
-    else
-        die "missing packages: $(echo $missing); run: sudo apt-get install $(echo $missing)"
-    fi
-fi
+ensure_packages $BUILD_DEPS
 
 # pip, to fetch the meson wheel below: Debian's Python's, else the project virtualenv's
 # (setup/python.sh creates it before anything builds QEMU).

@@ -16,6 +16,7 @@ JOBS=${JOBS:-$(nproc)}
 
 log() { echo "verilator.sh: $*" >&2; }
 die() { echo "verilator.sh: error: $*" >&2; exit 1; }
+. "$(cd "$(dirname "$0")" && pwd)/apt_private.sh"   # ensure_packages
 
 # version_ok BINARY -> true when BINARY reports a version >= MIN_VERSION
 version_ok() {
@@ -55,18 +56,7 @@ cached_build && exit 0
 # Build dependencies of Verilator (from its Debian control file) plus what apt-get source uses.
 BUILD_DEPS="autoconf bison flex help2man libfl-dev perl python3 zlib1g-dev g++ make dpkg-dev
             debian-archive-keyring"
-missing=$(for p in $BUILD_DEPS; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null \
-          | grep -q 'install ok installed' || echo "$p"; done)
-if [ -n "$missing" ]; then
-    if [ "$(id -u)" = 0 ]; then
-        log "installing build dependencies: $(echo $missing)"
-        apt-get update -qq >&2 || true
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
-            || die "apt-get install failed for: $(echo $missing)"
-    else
-        die "missing packages: $(echo $missing); run: sudo apt-get install $(echo $missing)"
-    fi
-fi
+ensure_packages $BUILD_DEPS
 
 # The machine's own Debian mirror, read from its apt configuration (deb822 or one-line form).
 mirror=$( { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}';
