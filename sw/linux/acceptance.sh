@@ -151,7 +151,8 @@ phase2() {
     check "e2fsck" e2fsck -fn $NS
 }
 
-echo "ssdlab acceptance: phase $phase"
+echo "ssdlab acceptance: phase $phase; kernel $(uname -r) ($(uname -v)); $(nvme version);" \
+     "$(fio --version); $(mke2fs -V 2>&1 | head -n1)"
 wait_for_namespace || exit 1
 if [ "$phase" = 2 ]; then phase2; else phase1; fi
 dmesg_clean

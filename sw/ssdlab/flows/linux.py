@@ -124,6 +124,10 @@ class LinuxSession:
         self.boots = 0
 
     def __enter__(self):
+        version = subprocess.run([self.tools.qemu, "--version"], stdout=subprocess.PIPE,
+                                 text=True).stdout.splitlines()[0]
+        print(f"linux: {version}; guest {self.tools.guest.name}; drive {self.cfg.persona}, "
+              f"{self.cfg.n_channels} channels x {self.cfg.n_ways} ways", file=self.log)
         self.drive.start()
         return self
 
