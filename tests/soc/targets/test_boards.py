@@ -125,8 +125,8 @@ def test_board_onfi_pins(generated, name):
 
 @pytest.mark.smoke
 def test_pcie_function_one_source():
-    """NVME_PCIE is what the simulation's host model presents and what the firmware's
-    Identify Controller reports as VID/SSVID."""
+    """NVME_PCIE is what the simulation's host model presents, what the firmware's
+    Identify Controller reports as VID/SSVID and what the vfio-user server presents."""
     import inspect
 
     from pcie_tb import NVME_CLASS_CODE, NvmeBridgeDevice
@@ -137,8 +137,14 @@ def test_pcie_function_one_source():
         assert defaults[k] == NVME_PCIE[k], k
     admin = (REPO / "sw" / "firmware" / "admin.c").read_text()
     vid = f"0x{NVME_PCIE['vendor_id']:04X}"
-    assert re.search(rf"put_le\(IDC\(VID\), 2, {vid}\);", admin)
-    assert re.search(rf"put_le\(IDC\(SSVID\), 2, {vid}\);", admin)
+    assert re.search(rf"#define PCI_VID {vid}\b", admin)
+    assert re.search(r"put_le\(IDC\(VID\), 2, PCI_VID\);", admin)
+    assert re.search(r"put_le\(IDC\(SSVID\), 2, PCI_VID\);", admin)
+    # the vfio-user server presents the same function to a virtual machine
+    server = (REPO / "sim" / "vm_bridge" / "vfio_user_server.c").read_text()
+    for name, key in (("DRIVE_VENDOR_ID", "vendor_id"), ("DRIVE_DEVICE_ID", "device_id"),
+                      ("DRIVE_BAR0_BYTES", "bar0_size")):
+        assert re.search(rf"#define {name} +0x{NVME_PCIE[key]:X}u\b", server, re.I), name
 
 
 @pytest.mark.smoke
