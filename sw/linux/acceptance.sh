@@ -152,7 +152,7 @@ phase2() {
 }
 
 echo "ssdlab acceptance: phase $phase; kernel $(uname -r) ($(uname -v)); $(nvme version);" \
-     "$(fio --version); $(mke2fs -V 2>&1 | head -n1)"
+     "$(fio --version); $(e2fsck -V 2>&1 | head -n1)"
 wait_for_namespace || exit 1
 if [ "$phase" = 2 ]; then phase2; else phase1; fi
 dmesg_clean
