@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 
-__all__ = ["GuestRun", "LinuxSession", "run_linux", "run_acceptance", "tools",
+__all__ = ["GuestRun", "LinuxSession", "run_linux", "run_acceptance", "tools", "build_server",
            "ACCEPTANCE_SCRIPT"]
 
 ACCEPTANCE_SCRIPT = ROOT / "sw" / "linux" / "acceptance.sh"
@@ -61,17 +61,24 @@ class Tools:
     bios: str       # qboot (setup/qboot.sh says why not SeaBIOS)
 
 
-def tools(log=sys.stderr):
-    """Find or build QEMU, the vfio-user server and the guest image."""
-    qemu = _setup("qemu.sh")
+def build_server(log=sys.stderr):
+    """The vfio-user server (sim/vm_bridge), built against the project's libvfio-user
+    (setup/libvfio_user.sh); its path."""
     vfu = _setup("libvfio_user.sh")
     out = ROOT / "build" / "vm_bridge"
     r = subprocess.run(["make", "-s", "-C", str(ROOT / "sim" / "vm_bridge"),
                         f"LIBVFIO_USER={vfu}", f"BUILD={out}"], stdout=log, stderr=log)
     if r.returncode != 0:
         raise RuntimeError("building sim/vm_bridge (the vfio-user server) failed")
+    return out / "ssdlab_vfio_user"
+
+
+def tools(log=sys.stderr):
+    """Find or build QEMU, the vfio-user server and the guest image."""
+    qemu = _setup("qemu.sh")
+    server = build_server(log)
     guest = Path(_setup("linux_guest.sh"))
-    return Tools(qemu, str(out / "ssdlab_vfio_user"), guest, _setup("qboot.sh"))
+    return Tools(qemu, str(server), guest, _setup("qboot.sh"))
 
 
 def qemu_args(t, ram_path, ram_mib, vfu_socket, script=None, interactive=False):

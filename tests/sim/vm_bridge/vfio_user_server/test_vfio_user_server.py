@@ -21,11 +21,9 @@ import socket
 import struct
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[4]
 PERSONA = "default"
 PARAMS = {"n_channels": 2}      # test_drive's build
 
@@ -101,14 +99,9 @@ class Client:
 
 @pytest.fixture(scope="module")
 def server_binary():
-    """setup/libvfio_user.sh (the project's libvfio-user, from QEMU's Debian source) and the
-    server built against it."""
-    vfu = subprocess.run([str(ROOT / "setup" / "libvfio_user.sh")], stdout=subprocess.PIPE,
-                         text=True, check=True).stdout.strip()
-    out = ROOT / "build" / "vm_bridge"
-    subprocess.run(["make", "-s", "-C", str(ROOT / "sim" / "vm_bridge"),
-                    f"LIBVFIO_USER={vfu}", f"BUILD={out}"], check=True)
-    return out / "ssdlab_vfio_user"
+    """The server, built against the project's libvfio-user (from QEMU's Debian source)."""
+    from sw.ssdlab.flows.linux import build_server
+    return build_server()
 
 
 @pytest.fixture(scope="module")
