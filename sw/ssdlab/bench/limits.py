@@ -12,10 +12,15 @@ the SDR registers of `onfi_mode` otherwise. It is applied to what the firmware's
 
 - reads: one array READ per I/O of up to a plane page (the FTL reads whole 4 KiB units from
   one plane, sequential units of a page riding in one READ), so an I/O smaller than a page
-  moves only its own units over the bus but still costs a whole tR;
+  moves only its own units over the bus but still costs a whole tR; where the build's
+  hardware read path merges plane pages (SocConfig `hw_read`, `hw_read_multi_plane`), an
+  I/O of several plane pages reads up to `planes` of them under one tR (each plane's
+  data-out its own bus phase);
 - writes: the FTL gathers writes into multi-plane PROGRAMs of full pages (every plane of a
   die, one tPROG), whatever the host's I/O size; the limit is before write amplification
-  (GC moves and map checkpoints share the same programs).
+  (GC moves and map checkpoints share the same programs);
+- LUNs: each LUN of a target is a die with its own array time, on the target's bus (the bus
+  carries one die's phases at a time).
 
 A build of two part types (SocConfig part2 on part2_targets: intel-750-400g) is summed
 target by target, each die with its own page and array times (`die_cfg`), as
@@ -26,12 +31,16 @@ corner the build's dies run: config.json `page_timing`, `nand_timing`): a sequen
 programs every type in turn and reads hit them evenly, so a die's pages per second are the
 page count over the summed busy times.
 
-Spare bytes are not moved: the FTL's reads and programs name the data area only (column 0
-and `page_bytes`, or whole units: sw/firmware/ftl.c; the spare is read only at boot, for the
-factory bad-block marks), and the back end has no ECC whose parity would ride in the spare.
-So the bus carries page data only, and the limit counts it so. `persona.flash_limits()` moves
-page + spare per page (a real controller's ECC parity lives there): for the same build it is
-lower by up to page / (page + spare).
+Spare bytes are moved only as ECC parity. Without ECC the FTL's reads and programs name the
+data area only (column 0 and `page_bytes`, or whole units: sw/firmware/ftl.c; the spare is
+read only at boot, for the factory bad-block marks), so the bus carries page data only.
+`persona.flash_limits()` moves page + spare per page (a real controller's ECC parity lives
+there): for the same build it is lower by up to page / (page + spare). A build with the
+persona's BCH code on every channel (SocConfig `ecc`, rtl/nand/nand_ecc.py) moves each
+codeword's parity room after its data (`bus_length`), and its decoder takes `(data_bytes +
+room) + 3` cycles for an error-free codeword (rtl/nand/README.md, bch_decoder: one byte a
+clock, 2t more for a codeword with errors): a channel's reads are bound by the slower of the
+two.
 
 Between the two, the flash data movers: every byte read from the flash is written into the
 buffer memory through one port of `BUFFER_PORT_BITS` (soc/nand_flash.py) a clock, every byte
@@ -49,8 +58,8 @@ from spec.nand_geometry import PARTS, NandArrayTiming
 from spec.onfi_timing import engine_registers, nvddr2_engine_registers
 from spec.persona.limits import analytic_limits, analytic_limits_nvddr2
 
-__all__ = ["bus_of", "array_ns", "die_cfg", "flash_limit_mb_s", "mover_limit_mb_s",
-           "point_limit"]
+__all__ = ["bus_of", "array_ns", "die_cfg", "ecc_bus_bytes", "ecc_decoder_mb_s",
+           "flash_limit_mb_s", "mover_limit_mb_s", "point_limit"]
 
 
 def mover_limit_mb_s(cfg):
@@ -103,14 +112,35 @@ def die_cfg(cfg, channel, way):
     return cfg
 
 
+def ecc_bus_bytes(cfg, length):
+    """Bytes on a channel's bus for `length` data bytes on the build `cfg`: whole codewords,
+    each followed by its parity room where the build has ECC (nand_ecc's rule)."""
+    if not cfg.get("ecc"):
+        return length
+    from rtl.nand.nand_ecc import bus_length
+    from spec.bch import BchCode
+    return bus_length(BchCode(**cfg["ecc"]), length)
+
+
+def ecc_decoder_mb_s(cfg):
+    """One channel's BCH decoder in MB/s of data for error-free codewords (None without ECC):
+    a codeword of data_bytes per (data_bytes + room) + 3 engine clocks."""
+    if not cfg.get("ecc"):
+        return None
+    from spec.bch import BchCode
+    code = BchCode(**cfg["ecc"])
+    return code.data_bytes * cfg["sys_clk_freq"] / (code.data_bytes + code.room + 3) / 1e6
+
+
 def flash_limit_mb_s(cfg, kind, bs, slc=False):
     """The flash's limit in MB/s (10^6 B/s of user data) for I/Os of bs bytes, kind "read"
-    or "write", on the drive of `cfg` (a SocConfig dict, config.json): page data only over
-    the bus (no spare), on the interface and mode `bus_of(cfg)` names. A build of two part
-    types (part2) is summed target by target: on a channel the bus carries one die's phases
-    at a time (the channel's bus bound is its dies' data over their summed bus times) and
-    each die is bound by its own bus phases plus array time, as persona.flash_limits() does
-    (spec/persona/limits.py); with one part type this is `analytic_limits` x n_ways.
+    or "write", on the drive of `cfg` (a SocConfig dict, config.json): page data (and ECC
+    parity where the build has ECC) over the bus, on the interface and mode `bus_of(cfg)`
+    names. A build of two part types (part2) is summed target by target: on a channel the
+    bus carries one die's phases at a time (the channel's bus bound is its dies' data over
+    their summed bus times) and each die (each LUN of a target) is bound by its own bus
+    phases plus array time, as persona.flash_limits() does (spec/persona/limits.py); with one
+    part type this is `analytic_limits` x n_ways x luns.
     slc: the dies at their pseudo-SLC array times (writes into an SLC cache)."""
     clk_mhz = cfg["sys_clk_freq"] / 1e6
     period = 1000.0 / clk_mhz
@@ -121,6 +151,7 @@ def flash_limit_mb_s(cfg, kind, bs, slc=False):
         regs = engine_registers(cfg["onfi_mode"], clk_mhz, width=16)
         model = analytic_limits
     op = "read" if kind == "read" else "program"
+    luns = cfg.get("luns", 1)
     total = 0.0
     for channel in range(cfg["n_channels"]):
         user = bus_ns = array_bound = 0.0
@@ -129,18 +160,28 @@ def flash_limit_mb_s(cfg, kind, bs, slc=False):
             page = d["page_bytes"]
             if kind == "read":
                 moved = min(page, -(-bs // UNIT) * UNIT)    # whole units, at most one page
-                data = min(bs, page)
+                planes = 1
+                if cfg.get("hw_read") and cfg.get("hw_read_multi_plane"):
+                    planes = max(1, min(cfg["planes"], bs // page))
+                data = planes * min(bs, page)
+                bus_bytes = ecc_bus_bytes(cfg, moved)
             else:
-                moved = data = cfg["planes"] * page         # a multi-plane program of pages
+                planes = 1                                  # one op of every plane's page
+                moved = data = cfg["planes"] * page
+                bus_bytes = ecc_bus_bytes(cfg, moved)
             t_r, t_prog = array_ns(d, slc)
-            lim = model(regs, 1, moved, t_r, t_prog, period_ns=period,
+            lim = model(regs, 1, bus_bytes, t_r, t_prog, period_ns=period,
                         column_cycles=PARTS[d["part"]].geometry.column_cycles,
                         row_cycles=cfg["row_cycles"])
-            _, bus_pages, array_pages, _ = lim[op]
-            user += data
-            bus_ns += 1e9 / bus_pages
-            array_bound += data * array_pages
-        total += min(user * 1e9 / bus_ns, array_bound)
+            _, bus_pages, _, _ = lim[op]
+            op_bus_ns = planes * 1e9 / bus_pages            # each plane's bus phases
+            op_ns = op_bus_ns + (t_r if kind == "read" else t_prog)
+            user += luns * data
+            bus_ns += luns * op_bus_ns
+            array_bound += luns * data * 1e9 / op_ns
+        bound = min(user * 1e9 / bus_ns, array_bound)
+        decoder = ecc_decoder_mb_s(cfg) if kind == "read" else None
+        total += bound if decoder is None else min(bound, decoder * 1e6)
     return total / 1e6
 
 

@@ -157,3 +157,52 @@ def test_slc_cache_write_limit():
     assert "slc_mb_s" not in point_limit(evo, None, "randread", 4096)
     plain = soc_config("default", {"n_channels": 2}).as_dict()
     assert "slc_mb_s" not in point_limit(plain, None, "randwrite", 4096)
+
+
+def test_luns_are_dies_of_their_own():
+    """Each LUN of a target is a die with its own array time on the target's bus: where the
+    array binds (4 KiB reads: a whole tR each; writes), two LUNs per target double the limit;
+    the channel's bus bound (128 KiB reads) does not move."""
+    one = drive_config("crucial-m500-960", {"n_channels": 2, "n_ways": 1}).as_dict()
+    assert one["luns"] == 2
+    single = {**one, "luns": 1}
+    for kind, bs in (("read", 4096), ("write", 131072)):
+        assert flash_limit_mb_s(one, kind, bs) == pytest.approx(
+            2 * flash_limit_mb_s(single, kind, bs)), kind
+    bus = 2 * bus_of(one)["mt_s"]
+    assert flash_limit_mb_s(single, "read", 131072) < 0.8 * bus      # one die: tR binds
+    assert 0.97 * bus < flash_limit_mb_s(one, "read", 131072) <= bus
+
+
+def test_multi_plane_reads_share_a_tr():
+    """The hardware read path reads up to `planes` plane pages of one I/O under one tR: a
+    128 KiB read on a one-die target is array-bound at twice the plane-by-plane limit on a
+    2-plane part; a page-sized read and a plane-by-plane build are not."""
+    cfg = drive_config("crucial-m500-960", {"n_channels": 2, "n_ways": 1}).as_dict()
+    cfg = {**cfg, "luns": 1}
+    assert cfg["planes"] == 2 and cfg["hw_read"] and cfg["hw_read_multi_plane"]
+    by_plane = {**cfg, "hw_read_multi_plane": False}
+    page = cfg["page_bytes"]
+    assert flash_limit_mb_s(cfg, "read", page) == flash_limit_mb_s(by_plane, "read", page)
+    r_mp, r_p = (flash_limit_mb_s(c, "read", 131072) for c in (cfg, by_plane))
+    t_r, _ = array_ns(cfg)
+    assert r_p == pytest.approx(2 * page * 1e9 / (t_r + page * 8) / 1e6, rel=0.02)
+    assert r_mp == pytest.approx(2 * 2 * page * 1e9 / (t_r + 2 * page * 8) / 1e6, rel=0.02)
+
+
+def test_ecc_parity_rides_on_the_bus():
+    """With the persona's BCH code (1 KiB codewords, 56 parity bytes) a channel moves 1,080
+    bytes per 1,024 of data: the bus-bound 128 KiB read and write limits fall by that ratio,
+    and the decoder (1,083 clocks per error-free codeword) is a bound of its own, just above
+    the bus."""
+    from sw.ssdlab.bench.limits import ecc_bus_bytes, ecc_decoder_mb_s
+    plain = drive_config("default", {"n_channels": 2}).as_dict()
+    ecc = drive_config("default", {"n_channels": 2, "ecc": "persona"}).as_dict()
+    assert ecc["ecc"] and not plain["ecc"]
+    assert ecc_bus_bytes(ecc, 16384) == 16 * 1080 and ecc_bus_bytes(plain, 16384) == 16384
+    assert ecc_decoder_mb_s(plain) is None
+    assert ecc_decoder_mb_s(ecc) == pytest.approx(1024 * 125 / 1083)
+    for kind in ("read", "write"):
+        p, e = (flash_limit_mb_s(c, kind, 131072) for c in (plain, ecc))
+        assert e == pytest.approx(p * 1024 / 1080, rel=0.01), kind
+    assert flash_limit_mb_s(ecc, "read", 131072) <= 2 * ecc_decoder_mb_s(ecc)
