@@ -822,11 +822,17 @@ class SsdlabSoC(SoCCore):
                              & ~self.pcie_fixes.reads_pending),
             self.ff_wake_at.eq(fw_wait.wake_at),
             self.ff_flash_busy.eq(self.flash.busy),
-            # the back end's busy ticks: from the uptime the fast-forward advances, so that
-            # the cycles it skips count towards a busy timeout
-            self.flash.busy_now.eq(self.timer0.uptime_cycles[BUSY_TICK_BITS:
-                                                             BUSY_TICK_BITS + BUSY_NOW_BITS]),
         ]
+        # The back end's busy ticks: from the uptime the fast-forward advances, so that the
+        # cycles it skips count towards a busy timeout. Registered: the harness writes the
+        # uptime between evaluations (a public read-write variable), so Verilator evaluates
+        # every combinational block reading it at every evaluation, and each channel's die
+        # scheduler reads `busy_now` in its one next-state block (simulation speed, issue 19).
+        # A register reads it only at the clock. After a jump it lags for one cycle, which
+        # no scheduler can see: nothing starts a busy wait in the first cycle after a quiet
+        # window, and a timeout that expired inside a jump is late by that jump anyway.
+        self.sync += self.flash.busy_now.eq(
+            self.timer0.uptime_cycles[BUSY_TICK_BITS:BUSY_TICK_BITS + BUSY_NOW_BITS])
 
     def do_finalize(self):
         SoCCore.do_finalize(self)
