@@ -122,14 +122,16 @@ def ecc_bus_bytes(cfg, length):
     return bus_length(BchCode(**cfg["ecc"]), length)
 
 
-def ecc_decoder_mb_s(cfg):
-    """One channel's BCH decoder in MB/s of data for error-free codewords (None without ECC):
-    a codeword of data_bytes per (data_bytes + room) + 3 engine clocks."""
+def ecc_decoder_mb_s(cfg, errors=False):
+    """One channel's BCH decoder in MB/s of data (None without ECC): a codeword of data_bytes
+    per (data_bytes + room) + 3 engine clocks when it is error-free, 2t clocks more
+    (Berlekamp-Massey) when `errors` (every codeword has some: a worn die)."""
     if not cfg.get("ecc"):
         return None
     from spec.bch import BchCode
     code = BchCode(**cfg["ecc"])
-    return code.data_bytes * cfg["sys_clk_freq"] / (code.data_bytes + code.room + 3) / 1e6
+    cycles = code.data_bytes + code.room + 3 + (2 * code.t if errors else 0)
+    return code.data_bytes * cfg["sys_clk_freq"] / cycles / 1e6
 
 
 def flash_limit_mb_s(cfg, kind, bs, slc=False):

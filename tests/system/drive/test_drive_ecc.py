@@ -58,6 +58,44 @@ def test_drive_ecc(drive):
 
 
 @pytest.mark.full
+def test_drive_ecc_read_rate():
+    """The channels' read throughput with the ECC against the analytic limit (issue 24), on a
+    drive of this build of its own (the module's keeps its workloads): 4 MiB written in
+    128 KiB order, a shutdown and power cycle (the write buffer goes to flash, so every read
+    comes from the dies through the decoder), then 160 sequential 128 KiB reads at QD 32.
+    At a raw bit error rate of 2e-4 nearly every codeword has errors, so each takes the
+    decoder's (1,024 + 56) + 2t + 3 = 1,147 clocks: 111.6 MB/s a channel at 125 MHz, below
+    the bus's 1,080 bytes a codeword (sw/ssdlab/bench/limits.py). The rate must reach 90 %
+    of that bound and never pass it; every read right, every one corrected."""
+    from sw.ssdlab.bench.limits import ecc_decoder_mb_s, flash_limit_mb_s
+    from sw.ssdlab.flows.sim import drive_config
+
+    from .test_drive_luns import SCALE, open_drive as start
+    cfg = drive_config("crucial-m500-960", ECC_PARAMS, **SCALE).as_dict()
+    region = 4 << 11                                    # 4 MiB of 512 B LBAs
+    for env in start(ECC_PARAMS):
+        d = env.d
+        w = d.bench(write=True, io_blocks=256, qd=8, n_ios=region // 256, lba_count=region)
+        d = env.power_cycle()
+        before = d.ftl_log()
+        r = d.bench(write=False, io_blocks=256, qd=32, n_ios=160, lba_count=region)
+        log = d.ftl_log()
+    mb_s = r["bytes"] / r["elapsed_ns"] * 1e3
+    decoder = cfg["n_channels"] * ecc_decoder_mb_s(cfg, errors=True)
+    flash = flash_limit_mb_s(cfg, "read", 131072)        # error-free codewords
+    corrected = log["ecc_corrected_reads"] - before["ecc_corrected_reads"]
+    print(f"ECC read rate: {cfg['persona']}, {cfg['n_channels']} ch x {cfg['n_ways']} way x "
+          f"{cfg['luns']} LUNs, BCH t = {cfg['ecc']['t']} on {cfg['ecc']['data_bytes']} + "
+          f"{cfg['ecc']['parity_bytes']} B: 160 x 128 KiB sequential reads QD 32 after a power "
+          f"cycle: {mb_s:.1f} MB/s; decoder bound with errors {decoder:.1f} MB/s "
+          f"({100 * mb_s / decoder:.1f} %), error-free limit {flash:.1f} MB/s; "
+          f"{corrected} reads corrected, p50 {r['lat_p50_ns']} ns")
+    assert w["errors"] == r["errors"] == 0, (w, r)
+    assert 0.9 * decoder <= mb_s <= decoder * 1.001, (mb_s, decoder)
+    assert corrected >= 1 and log["ecc_failed_reads"] == before["ecc_failed_reads"], log
+
+
+@pytest.mark.full
 def test_drive_read_retry(drive):
     """Read retry on the drive: 4 MiB written, read back at QD 1 (4 KiB random reads), then
     a year's retention bake (SB_BAKE: `ssdlab drive bake 8760`) and the same reads again:

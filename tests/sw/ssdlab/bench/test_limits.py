@@ -202,6 +202,7 @@ def test_ecc_parity_rides_on_the_bus():
     assert ecc_bus_bytes(ecc, 16384) == 16 * 1080 and ecc_bus_bytes(plain, 16384) == 16384
     assert ecc_decoder_mb_s(plain) is None
     assert ecc_decoder_mb_s(ecc) == pytest.approx(1024 * 125 / 1083)
+    assert ecc_decoder_mb_s(ecc, errors=True) == pytest.approx(1024 * 125 / 1147)  # 111.6
     for kind in ("read", "write"):
         p, e = (flash_limit_mb_s(c, kind, 131072) for c in (plain, ecc))
         assert e == pytest.approx(p * 1024 / 1080, rel=0.01), kind
