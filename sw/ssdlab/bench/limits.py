@@ -166,11 +166,10 @@ def flash_limit_mb_s(cfg, kind, bs, slc=False):
                 if cfg.get("hw_read") and cfg.get("hw_read_multi_plane"):
                     planes = max(1, min(cfg["planes"], bs // page))
                 data = planes * min(bs, page)
-                bus_bytes = ecc_bus_bytes(cfg, moved)
             else:
                 planes = 1                                  # one op of every plane's page
                 moved = data = cfg["planes"] * page
-                bus_bytes = ecc_bus_bytes(cfg, moved)
+            bus_bytes = ecc_bus_bytes(cfg, moved)
             t_r, t_prog = array_ns(d, slc)
             lim = model(regs, 1, bus_bytes, t_r, t_prog, period_ns=period,
                         column_cycles=PARTS[d["part"]].geometry.column_cycles,
