@@ -402,8 +402,12 @@ class NvmeController(LiteXModule):
                 NextState("ENABLED")
             )
         )
-        # Controller reset: stop fetching, drain, forget.
+        # Controller reset: stop fetching, drain, forget. CSTS.RDY stays 1 (ctrl_ready: the
+        # reset not done yet) until the drain is over: a host reclaims the queues' and the
+        # commands' memory once RDY reads 0, so no DMA may follow it (a read in flight still
+        # moves its data while it drains; its completion is dropped).
         fsm.act("RST_SQ",
+            regs.ctrl_ready.eq(1),
             drop.eq(1),
             fw_sq.ready.eq(1),
             fw_cq.ready.eq(1),
@@ -418,6 +422,7 @@ class NvmeController(LiteXModule):
             )
         )
         fsm.act("RST_DRAIN",
+            regs.ctrl_ready.eq(1),
             drop.eq(1),
             fw_sq.ready.eq(1),
             fw_cq.ready.eq(1),
@@ -427,6 +432,7 @@ class NvmeController(LiteXModule):
             )
         )
         fsm.act("RST_CQ",
+            regs.ctrl_ready.eq(1),
             drop.eq(1),
             fw_sq.ready.eq(1),
             fw_cq.ready.eq(1),

@@ -322,6 +322,51 @@ def test_init_reset_shutdown(env, d, request):  # noqa: F811
     assert d.read(base, 8 * n) == got
 
 
+@pytest.mark.smoke
+def test_init_reset_reads_in_flight(env, d, request):  # noqa: F811
+    """Controller reset (CC.EN 1 -> 0, 7.3.1) with reads in flight on the hardware read path
+    (rtl/ftl): once CSTS.RDY reads 0 the drive writes nothing more to host memory, neither a
+    completion into the abandoned CQ nor read data into the commands' buffers, while the
+    simulation runs on for 2 ms (a host frees that memory then: a late DMA would corrupt
+    it). 48 4 KiB reads over 1 MiB, rung together; the reset comes after the first few
+    completions, so most are in flight. Then the controller comes up again and the data
+    reads back."""
+    rng = rng_for(request)
+    raw = Raw(d)
+    base, n_units = 40000, 256                      # 1 MiB of 4 KiB units
+    data = rng.randbytes(n_units * PAGE)
+    d.write(base, data)
+    d.flush()
+    own = OwnPair(raw, OWN, sq_entries=64, cq_entries=64)
+    n = 48
+    buf = raw.dma(n * PAGE)
+    raw.poke(buf, 0, bytes(n * PAGE))
+    for k in range(n):
+        own.put(ns.sqe_read(base + 8 * rng.randrange(n_units), 8, prp1=buf.bus + PAGE * k))
+    own.ring()
+    wait_for(d, raw, lambda: len(own.peek_new()) >= 4, "the first completions")
+    before = len(own.peek_new())
+    cc = rm.REGS["CC"].offset
+    raw.bar_write32(cc, reg(raw, "CC") & ~1)        # CC.EN 0
+    wait_for(d, raw, lambda: field(raw, "CSTS", "RDY") == 0, "CSTS.RDY 0 after CC.EN 0")
+    at_reset = len(own.peek_new())
+    cq, bufs = raw.peek(own.cq, 0, 16 * 64), raw.peek(buf, 0, n * PAGE)
+    t0 = d.time_ns()
+    while d.time_ns() < t0 + 2_000_000:
+        raw.bar_read32(0x1C)                        # a CSTS read: simulated time passes
+    late_cq = raw.peek(own.cq, 0, 16 * 64) != cq
+    late_data = [k for k in range(n) if raw.peek(buf, PAGE * k, PAGE) != bufs[PAGE * k:
+                                                                           PAGE * (k + 1)]]
+    print(f"reset with reads in flight: {before} of {n} completed when CC.EN went 0, "
+          f"{at_reset} when CSTS.RDY read 0; after RDY 0: CQ written {late_cq}, read buffers "
+          f"written {len(late_data)}")
+    assert before < n // 2, before                  # the reset met reads in flight
+    assert not late_cq and not late_data, (late_cq, late_data)
+    env.abandon()
+    d = reopen(env)
+    assert d.read(base, 8 * n_units) == data
+
+
 # --- 8. queue mechanics ------------------------------------------------------------------------
 
 @pytest.mark.smoke
