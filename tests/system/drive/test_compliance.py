@@ -352,8 +352,7 @@ def test_init_reset_reads_in_flight(env, d, request):  # noqa: F811
     at_reset = len(own.peek_new())
     cq, bufs = raw.peek(own.cq, 0, 16 * 64), raw.peek(buf, 0, n * PAGE)
     t0 = d.time_ns()
-    while d.time_ns() < t0 + 2_000_000:
-        raw.bar_read32(0x1C)                        # a CSTS read: simulated time passes
+    wait_for(d, raw, lambda: d.time_ns() >= t0 + 2_000_000, "2 ms after CSTS.RDY 0")
     late_cq = raw.peek(own.cq, 0, 16 * 64) != cq
     late_data = [k for k in range(n) if raw.peek(buf, PAGE * k, PAGE) != bufs[PAGE * k:
                                                                            PAGE * (k + 1)]]
