@@ -1045,8 +1045,7 @@ int main(int argc, char **argv) {
                     auto it = std::find_if(w.begin(), w.end(),
                                            [&](auto &x) { return x.first == m.addr; });
                     if (it == w.end()) { r.status = SB_ERR_ARG; break; }
-                    w.erase(it);
-                    drive.dma_windowed = true;
+                    w.erase(it);            // still windowed: none left allows nothing
                 } else {
                     r.status = SB_ERR_ARG;
                 }
