@@ -215,7 +215,7 @@ void ftl_rebuild(void)
     for (uint32_t b = 0; F.stripe && b < F.n_dies * F.nblk; b++)
         if (F.die[b / F.nblk].dead && F.blk[b].valid && F.blk[b].state == BLK_BAD) {
             F.blk[b].state = BLK_RETIRING;
-            F.retire_pending = true;
+            F.retire_pending = F.rebuild_pending = true;
         }
 }
 

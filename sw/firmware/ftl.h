@@ -149,6 +149,7 @@ struct ftl {
     bool     ready;             /* flash up, system area found: the FTL may touch flash */
     bool     quiesced;          /* shut down: no background GC until the host writes */
     bool     retire_pending;
+    bool     rebuild_pending;   /* a failed die has blocks of units to move off (parity) */
     bool     refresh_pending;   /* a block has `refresh` set, or one is being refreshed */
     int32_t  rf_blk;            /* the block being refreshed (die x nblk + block; BLK_VICTIM,
                                  * moved a page per refresh_poll), -1: none */

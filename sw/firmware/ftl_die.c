@@ -96,6 +96,7 @@ static void die_fail(uint32_t die)
             continue;
         if (parity_die(die)) {
             blk_retire(die, k);     /* its units stay mapped: rebuilt, then moved */
+            F.rebuild_pending = true;
             continue;
         }
         uint32_t per_blk = F.ppb * F.pu_units, first = bidx(die, k) * per_blk;

@@ -188,24 +188,31 @@ void retire_poll(void)
 
 /* The background rebuild of a failed die under die parity: one of its blocks a call, its
  * units rebuilt from their stripes (read_unit_sync) and moved to the other dies, so the
- * host waits for a block's move at most; GC looks for room after each. */
+ * host waits for a block's move at most; GC looks for room after each. The scan of every
+ * block runs only while a failed die has some to move (F.rebuild_pending): it runs before
+ * every write, and on the soft core a scan of 72 dies' blocks took longer than the write. */
 void die_rebuild_poll(void)
 {
     /* read-only (the spare could not cover the die): no room to move its data to, which
      * stays where it is, rebuilt from parity on every read */
-    if (F.in_gc || F.in_ckpt || !F.stripe || ftl_read_only())
+    if (F.in_gc || F.in_ckpt || !F.rebuild_pending || ftl_read_only())
         return;
+    bool left = false;
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
         struct blk_info *bi = &F.blk[b];
-        if (bi->state != BLK_RETIRING || !F.die[b / F.nblk].dead || !bi->valid ||
-            bi->inflight)
+        if (bi->state != BLK_RETIRING || !F.die[b / F.nblk].dead || !bi->valid)
             continue;
+        if (bi->inflight) {
+            left = true;        /* programs still in flight to it: a later call */
+            continue;
+        }
         gc_relocate(b / F.nblk, b % F.nblk);
         bi->state = BLK_BAD;
         jnl_append_bad(b);
         F.gc_wanted = true;
         return;
     }
+    F.rebuild_pending = left;
 }
 
 /* The next marked block to refresh, once it is full and nothing is in flight to it: held as

@@ -1608,6 +1608,9 @@ static void t_parity_diefail(void)
     CHECK(F.stripe == 4, "stripe %u", F.stripe);
     parity_fill(2);
     CHECK(vendor(16) > 0, "GC moved no unit");
+    /* die_rebuild_poll's scan of every block runs before each write only while a failed
+     * die has blocks to move: none yet */
+    CHECK(!F.rebuild_pending, "a rebuild pending with every die in service");
     const uint32_t dead = 1;
     uint32_t n_units = (uint32_t)(F.ns_lbas >> F.spu_shift), on;
     free(units_on_die(n_units, dead, &on));
@@ -1629,6 +1632,7 @@ static void t_parity_diefail(void)
     for (uint32_t u = 0; u < n_units; u++)
         on += F.l2p[u] < F.raw_units && F.l2p[u] / F.upb / F.nblk == dead;
     CHECK(on == 0, "%u units still on the failed die", on);
+    CHECK(!F.rebuild_pending, "the rebuild still pending with the die's blocks moved off");
     for (uint64_t i = 0; i < F.ns_lbas / 8; i++)
         wr(rnd() % (F.ns_lbas / 8) * 8, 8, i + 91, 8, 0);
     drain();
