@@ -138,6 +138,7 @@ void ftl_init_geometry(void)
     F.n_grp = n > MAX_GROUPS ? MAX_GROUPS : n;
     F.grp = fw_alloc(F.n_grp * sizeof(struct grp));
     F.grp_lpn = fw_alloc(F.n_grp * F.pu_units * 4);
+    F.wb_old = fw_alloc(F.n_grp * F.pu_units * 4);
     for (uint32_t g = 0; g < F.n_grp; g++)
         F.grp[g].state = GRP_FREE;
     F.filling = F.n_grp;
@@ -426,6 +427,15 @@ static void wb_settle(uint32_t lpn)
     }
 }
 
+/* lpn now in write-buffer slot wb; the slot keeps the unit's copy on flash before it (a
+ * live checkpoint saves that, ftl_ckpt.c l2p_word) */
+static void wb_map(uint32_t lpn, uint32_t wb)
+{
+    uint32_t old = F.l2p[lpn];
+    F.wb_old[wb] = map_in_wb(old) ? F.wb_old[old & ~MAP_WB] : old;
+    ftl_map_set(lpn, MAP_WB | wb);
+}
+
 /* A whole unit from buffer byte address src (host data or a GC stage). */
 void ftl_write_unit_from(uint32_t lpn, uint32_t src)
 {
@@ -438,7 +448,7 @@ void ftl_write_unit_from(uint32_t lpn, uint32_t src)
     }
     uint32_t wb = ftl_wb_alloc(lpn);
     copy_start(slot_addr(grp_slot(wb)), src, UNIT_BYTES);
-    ftl_map_set(lpn, MAP_WB | wb);
+    wb_map(lpn, wb);
     wb_maybe_submit();
 }
 
@@ -488,7 +498,7 @@ static void write_partial(uint32_t lpn, uint32_t off, uint32_t bytes, uint32_t s
             copy_start(dst, slot_addr(grp_slot(old & ~MAP_WB)), UNIT_BYTES);
         else if (!read_unit_sync(old, grp_slot(wb)))
             C.media_errors++;
-        ftl_map_set(lpn, MAP_WB | wb);
+        wb_map(lpn, wb);
     }
     if (zero)
         fill_start(dst + off, 0, bytes);

@@ -109,6 +109,7 @@ struct ftl {
     struct die_info *die;       /* n_dies */
     struct grp *grp;            /* n_grp */
     uint32_t *grp_lpn;          /* n_grp * pu_units */
+    uint32_t *wb_old;           /* ... the unit's copy on flash before it (what a checkpoint saves) */
     uint32_t n_grp, filling;    /* filling: group being filled, or n_grp */
     uint32_t rr_die;            /* striping cursor */
     uint32_t seq_next;
@@ -298,6 +299,7 @@ bool sys_area_move(void);
 enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
 enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);
+void ckpt_save_live(void);                      /* the journal's area full: beside the write buffer */
 void ckpt_prepare(void);                        /* erase the next checkpoint's area ahead */
 void ftl_format(bool erase_all);
 uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */
@@ -309,7 +311,7 @@ void counters_get(const volatile uint32_t *w);
 
 /* ftl_journal.c */
 void jnl_init_geometry(void);
-void jnl_reset(uint32_t area, uint32_t ckpt_pages);
+void jnl_reset(uint32_t area, uint32_t ckpt_pages, uint32_t kept_from);
 void jnl_append(uint32_t lpn, uint32_t v);      /* a map change that is on flash */
 void jnl_append_bad(uint32_t b);                /* a block gone bad for good */
 void jnl_append_erase(uint32_t b, bool slc, bool band);    /* a block erased for writing */

@@ -5,7 +5,7 @@
 
 #define CKPT_MAGIC   0x43445353u        /* "SSDC" */
 #define CKPT_END     0x45445353u        /* "SSDE": the trailer, the last words written */
-#define CKPT_VERSION 4u
+#define CKPT_VERSION 5u
 #define HDR_WORDS    96u          /* ftl.c CKPT_HDR_WORDS */
 #define FLAG_BAD     1u
 #define FLAG_SLC     2u      /* erased in SLC mode (its data is read as SLC) */
@@ -26,21 +26,26 @@ struct stream {
     uint32_t pages;             /* pages of the whole stream */
     uint32_t batch, staged;     /* pages per batch, pages staged (save) / fetched (load) */
     uint32_t word, sum_a, sum_b;
+    uint32_t base;              /* the stage's first slot */
     volatile uint32_t *p;       /* current page in the buffer window */
     bool ok, erase;
 };
 
 
-static volatile uint32_t *stage_page(uint32_t k)
+static volatile uint32_t *stage_page(const struct stream *s, uint32_t k)
 {
-    return (volatile uint32_t *)(hal_buf() + slot_addr(F.grp_base + k * F.pu_units));
+    return (volatile uint32_t *)(hal_buf() + slot_addr(s->base + k * F.pu_units));
 }
 
-static void stream_open(struct stream *s, uint32_t area, uint32_t words)
+/* Staged in the write buffer's groups (flushed), or, with `live` (the write buffer in use),
+ * a page at a time in the journal's stage. */
+static void stream_open(struct stream *s, uint32_t area, uint32_t words, bool live)
 {
     uint32_t pw = page_words(), batch = F.n_grp < MAX_BATCH ? F.n_grp : MAX_BATCH;
-    *s = (struct stream){ .area = area, .pages = (words + pw - 1) / pw, .batch = batch,
-                          .ok = true, .p = stage_page(0) };
+    *s = (struct stream){ .area = area, .pages = (words + pw - 1) / pw,
+                          .batch = live ? 1 : batch, .ok = true,
+                          .base = live ? F.jstage : F.grp_base };
+    s->p = stage_page(s, 0);
 }
 
 /* A whole multi-plane page `page` of system area `area` (checkpoints, journal pages) from or
@@ -139,14 +144,14 @@ static void program_staged(struct stream *s)
         s->erase = false;
     }
     for (uint32_t k = 0; k < s->staged; k++) {
-        sys_area_op(&ops[k], FLASH_PROGRAM, s->area, s->page++, F.grp_base + k * F.pu_units);
+        sys_area_op(&ops[k], FLASH_PROGRAM, s->area, s->page++, s->base + k * F.pu_units);
     }
     C.ckpt_units_written += s->staged * F.pu_units;
     flash_sync_batch(ops, cpl, s->staged);
     for (uint32_t i = 0; i < s->staged; i++)
         s->ok = s->ok && !(cpl[i].fail || cpl[i].error);
     s->staged = 0;
-    s->p = stage_page(0);
+    s->p = stage_page(s, 0);
 }
 
 static void sum(struct stream *s, uint32_t w)
@@ -168,7 +173,7 @@ static inline void put(struct stream *s, uint32_t w)
         if (++s->staged == s->batch)
             program_staged(s);
         else
-            s->p = stage_page(s->staged);
+            s->p = stage_page(s, s->staged);
     }
 }
 
@@ -187,7 +192,7 @@ static void fetch(struct stream *s)
     static struct hal_flash_cpl cpl[MAX_BATCH];
     uint32_t n = s->pages - s->page < s->batch ? s->pages - s->page : s->batch;
     for (uint32_t k = 0; k < n; k++) {
-        sys_area_op(&ops[k], FLASH_READ, s->area, s->page++, F.grp_base + k * F.pu_units);
+        sys_area_op(&ops[k], FLASH_READ, s->area, s->page++, s->base + k * F.pu_units);
     }
     flash_sync_batch(ops, cpl, n);
     for (uint32_t k = 0; k < n; k++)
@@ -195,7 +200,7 @@ static void fetch(struct stream *s)
     s->ok = s->ok && n > 0;
     s->staged = 0;
     s->word = 0;
-    s->p = stage_page(0);
+    s->p = stage_page(s, 0);
 }
 
 static inline uint32_t get(struct stream *s)
@@ -205,7 +210,7 @@ static inline uint32_t get(struct stream *s)
         if (++s->staged == s->batch)
             fetch(s);
         else
-            s->p = stage_page(s->staged);
+            s->p = stage_page(s, s->staged);
     }
     return s->p[s->word++];
 }
@@ -245,26 +250,53 @@ static void update_power_on(void)
     boot_cycles = now - (now - boot_cycles) % (G.id.clk_hz ? G.id.clk_hz : 1);
 }
 
+/* A map word as the checkpoint holds it: a unit still in the write buffer is saved as its
+ * copy on flash before the write (F.wb_old), the value the durable map held for it until
+ * the journal holds the new copy (emptied blocks are erased through releases, ftl.c). */
+static uint32_t l2p_word(uint32_t l)
+{
+    uint32_t w = F.l2p[l];
+    return map_in_wb(w) ? F.wb_old[w & ~MAP_WB] : w;
+}
+
 /* Write the whole state into the other area, in one pass: header, body, then the trailer
  * (magic, sequence number, checksum of everything before it). A save cut short by a power
- * loss has no trailer, and the previous area stays valid. The write buffer is flushed first,
- * so every map entry names a flash unit (or none). */
-void ckpt_save(bool clean)
+ * loss has no trailer, and the previous area stays valid.
+ *
+ * Two kinds. A full save (shutdown, format, boot, a failed journal page) flushes the write
+ * buffer first, so every map entry names a flash unit, and then frees every emptied block.
+ * A live save (ckpt_save_live: the journal's area is full, in the middle of host writes)
+ * leaves the write buffer as it is (l2p_word) and is staged a page at a time in the
+ * journal's slots: the host waits for the checkpoint's own pages only, not for the programs
+ * of a whole write buffer. What its waits for those pages journal meanwhile (programs of
+ * groups completing) is kept for the new area's journal; what was journaled before it
+ * started is in its body. The release protocol is left to run as it was. */
+static void ckpt_write(bool clean, bool live)
 {
     if (!F.ready)
         return;
     bool was = F.in_ckpt;
     uint64_t t0 = hal_cycles();
     F.in_ckpt = true;
-    ftl_flush_sync();
+    /* the system die failed (ftl_die.c): the areas move first, through the write buffer's
+     * slots, so that save is a full one */
+    if (F.die[F.sys_die].dead)
+        live = false;
+    if (!live)
+        ftl_flush_sync();
+    /* what is journaled from here on (flash completions during this function's waits, map
+     * entries only) is kept for the new area's journal: replayed over the body, in order */
+    uint32_t kept_from = J.n;
+    while (jnl_busy())          /* the journal's page in flight reads its stage */
+        flash_poll_wait();
     while (F.area_erasing)      /* the next area erased ahead, not yet done */
         flash_poll_wait();
-    /* the system die failed (ftl_die.c): the areas move first; the buffer is flushed, so
-     * the directory's rewrite may use its slots */
     if (F.die[F.sys_die].dead && !sys_area_move())
         fw_panic("checkpoint: the system areas' die failed and no live die can take them");
     update_power_on();
     C.ckpt_saves++;
+    if (live)
+        C.ckpt_live_saves++;
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     /* the erase counts of the area's own blocks are part of the body: count them first */
@@ -272,7 +304,7 @@ void ckpt_save(bool clean)
         F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
     uint32_t h[HDR_WORDS];
     struct stream s;
-    stream_open(&s, area, HDR_WORDS + body + 3);
+    stream_open(&s, area, HDR_WORDS + body + 3, live);
     if (!F.area_ready[area])
         erase_area(&s);
     F.area_ready[0] = F.area_ready[1] = false;
@@ -281,13 +313,15 @@ void ckpt_save(bool clean)
         sum(&s, h[i]);
         put(&s, h[i]);
     }
-    for (uint32_t l = 0; l < F.user_units; l++) {
-        uint32_t w = F.l2p[l];
+    /* the block table first: the journal's erase entries count up from it, so an erase
+     * journaled while the map's pages are written must not be in it already */
+    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
+        uint32_t w = blk_word(b);
         sum(&s, w);
         put(&s, w);
     }
-    for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
-        uint32_t w = blk_word(b);
+    for (uint32_t l = 0; l < F.user_units; l++) {
+        uint32_t w = l2p_word(l);
         sum(&s, w);
         put(&s, w);
     }
@@ -306,8 +340,19 @@ void ckpt_save(bool clean)
     F.ckpt_seq = seq;
     F.dirty = false;
     F.in_use = !clean;          /* a shutdown's checkpoint: the next write marks the drive */
-    jnl_reset(area, s.pages);
-    blk_release_pending(true);
+    jnl_reset(area, s.pages, live ? kept_from : J.n);
+    if (!live)
+        blk_release_pending(true);
+}
+
+void ckpt_save(bool clean)
+{
+    ckpt_write(clean, false);
+}
+
+void ckpt_save_live(void)
+{
+    ckpt_write(false, true);
 }
 
 uint32_t ckpt_pages(void)
@@ -324,7 +369,7 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
 {
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     struct stream s;
-    stream_open(&s, area, apply ? HDR_WORDS + body + 3 : HDR_WORDS);
+    stream_open(&s, area, apply ? HDR_WORDS + body + 3 : HDR_WORDS, false);
     fetch(&s);
     *ours = true;
     if (!s.ok) {
@@ -349,11 +394,6 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
     *seq_out = h[2];
     if (!apply)
         return true;
-    for (uint32_t l = 0; l < F.user_units; l++) {
-        uint32_t w = get(&s);
-        sum(&s, w);
-        F.l2p[l] = w;
-    }
     for (uint32_t b = 0; b < F.n_dies * F.nblk; b++) {
         uint32_t w = get(&s);
         sum(&s, w);
@@ -362,6 +402,11 @@ static bool load_area(uint32_t area, uint32_t *seq_out, bool apply, bool *ours)
         F.blk[b].band = (w >> 24 & FLAG_BAND) != 0;
         if (F.blk[b].state != BLK_SYS)
             F.blk[b].state = (w >> 24 & FLAG_BAD) ? BLK_BAD : BLK_FREE;
+    }
+    for (uint32_t l = 0; l < F.user_units; l++) {
+        uint32_t w = get(&s);
+        sum(&s, w);
+        F.l2p[l] = w;
     }
     uint32_t check = sum_value(&s);
     uint32_t end = get(&s), seq = get(&s), got = get(&s);

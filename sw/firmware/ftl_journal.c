@@ -9,7 +9,8 @@
  * writes with the volatile write cache off and Flush complete once the commit holding their
  * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
  * moved units (ftl_release_start, ftl.c). A whole checkpoint is written only when the area's
- * journal pages run out (or a journal program fails, or at shutdown and format).
+ * journal pages run out (a live one, beside the write buffer: ftl_ckpt.c), or a journal
+ * program fails, or at shutdown and format.
  *
  * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
  * entry count, the SMART / FTL counters (so power cycles and unsafe shutdowns counted at a
@@ -64,12 +65,22 @@ void jnl_init_geometry(void)
 
 /* A checkpoint was written into `area`, taking its first `ckpt_pages` pages: the journal
  * starts after them, empty (the checkpoint holds every map change so far). */
-void jnl_reset(uint32_t area, uint32_t ckpt_pages)
+void jnl_reset(uint32_t area, uint32_t ckpt_pages, uint32_t kept_from)
 {
     J.area = area;
     J.first = J.next = ckpt_pages;
     J.pages = F.area_blocks * F.ppb;
-    J.n = 0;
+    /* entries appended while a live checkpoint was written, from kept_from on: the body may
+     * predate them; they go into the new area's journal (ckpt_save_live) */
+    for (uint32_t i = kept_from; i < J.n; i++) {
+        /* an erase counts up from the body's count: it must not be in the body already (no
+         * block is allocated inside the checkpoint's waits) */
+        if (J.ent[2 * i] == JNL_ERASE)
+            fw_panic("a block erased while a live checkpoint was written");
+        J.ent[2 * (i - kept_from)] = J.ent[2 * i];
+        J.ent[2 * (i - kept_from) + 1] = J.ent[2 * i + 1];
+    }
+    J.n -= kept_from;
     J.done = J.issued;
     J.failed = false;
 }
@@ -116,9 +127,16 @@ static uint32_t commit_page(void)
     /* one stage: the previous page's program must have read it */
     while (J.done != J.issued && !J.failed)
         flash_poll_wait();
-    if (J.failed || J.next >= J.pages) {
+    if (J.failed) {
         ckpt_save(false);       /* resets the journal: every entry is in the checkpoint */
         return J.issued;
+    }
+    if (J.next >= J.pages) {
+        /* resets the journal: the entries so far are in the checkpoint, those its own
+         * waits add are kept, and this loop's caller commits them to the new area */
+        ckpt_save_live();
+        if (!J.n)
+            return J.issued;
     }
     /* three quarters of the area used: the next checkpoint's area is erased ahead */
     if ((J.next - J.first) * 4 >= (J.pages - J.first) * 3)

@@ -136,6 +136,8 @@ struct fw_counters {
                                                  * R/B# stuck busy past the timeout) */
     uint64_t sys_moves;                         /* the system areas moved off a failed
                                                  * die (sys_area_move) */
+    uint64_t ckpt_live_saves;                   /* checkpoints written beside the write
+                                                 * buffer (the journal's area full) */
 };
 extern struct fw_counters C;
 

@@ -236,6 +236,7 @@ static uint32_t build_vendor(void)
     put_le(p + 400, 8, C.parity_failed);
     put_le(p + 408, 8, C.flash_timeouts);
     put_le(p + 416, 8, C.sys_moves);
+    put_le(p + 424, 8, C.ckpt_live_saves);
     return 512;
 }
 

@@ -632,7 +632,8 @@ class Drive:
                     "release_waits", "stall_gc_cycles", "ecc_corrected_reads",
                     "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
                     "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies",
-                    "parity_rebuilt", "parity_failed", "flash_timeouts", "sys_moves")
+                    "parity_rebuilt", "parity_failed", "flash_timeouts", "sys_moves",
+                    "ckpt_live_saves")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

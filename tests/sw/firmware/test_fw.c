@@ -2860,6 +2860,15 @@ static bool pc_release_commit(const struct hal_flash_op *op)
     return op->op == FLASH_PROGRAM && F.rel_state == REL_COMMIT;
 }
 
+/* A page of a checkpoint written beside the write buffer (the journal's area full,
+ * ckpt_save_live): a cut after it finds the new area torn, the old one with its journal. */
+static uint64_t pc_live0;        /* live checkpoints before the round */
+
+static bool pc_live_ckpt(const struct hal_flash_op *op)
+{
+    return op->op == FLASH_PROGRAM && F.in_ckpt && C.ckpt_live_saves > pc_live0;
+}
+
 static void powercut(uint32_t cuts)
 {
     struct mock_cfg c = cfg_default();
@@ -2884,7 +2893,7 @@ static void powercut(uint32_t cuts)
     pc_check();
     static jmp_buf env;
     static uint64_t kinds[5], in_ckpt, in_gc, sys, boot_cuts, newer, durable_recs, idle;
-    static uint64_t in_release, release_aimed;
+    static uint64_t in_release, release_aimed, ckpt_aimed, in_live_ckpt;
     static uint64_t seq_lba;
     uint32_t window = 1200;
     for (uint32_t k = 0; k < cuts; k++) {
@@ -2894,19 +2903,25 @@ static void powercut(uint32_t cuts)
         pc_flash_mark = UINT64_MAX;
         pc_shn = false;
         uint64_t ev0 = mock_events();
-        /* a third of the cuts aimed at the window after a release's commit is issued */
-        bool aim = rnd() % 3 == 0;
+        /* a third of the cuts aimed at the window after a release's commit is issued, a
+         * sixth at a live checkpoint's pages, in turn */
+        bool aim = k % 3 == 0, aim_ckpt = k % 6 == 1;
+        pc_live0 = C.ckpt_live_saves;
         if (!setjmp(env)) {
             if (aim)
                 mock_cut_after_push(pc_release_commit, rnd() % 24, &env);
+            else if (aim_ckpt)
+                mock_cut_after_push(pc_live_ckpt, rnd() % 4, &env);
             else
                 mock_cut_at(ev0 + 1 + rnd() % window, &env);
-            pc_round(aim ? 2000 : 300, &seq_lba, aim);
+            pc_round(aim || aim_ckpt ? 2000 : 300, &seq_lba, aim);
             mock_cut_at(0, NULL);
             idle++;
         } else {
             kinds[mock_cut_info.kind]++;
             in_ckpt += F.in_ckpt;
+            in_live_ckpt += F.in_ckpt && C.ckpt_live_saves > pc_live0;
+            ckpt_aimed += aim_ckpt;
             in_gc += F.in_gc;
             in_release += F.rel_state != REL_IDLE;
             release_aimed += aim;
@@ -2961,20 +2976,23 @@ static void powercut(uint32_t cuts)
               (unsigned long long)mock_stats.violations);
     }
     printf("powercut: %u cuts (%llu mid-program, %llu mid-erase, %llu mid-read, %llu before a "
-           "completion, %llu with nothing in flight; %llu in a checkpoint, %llu in GC, %llu "
+           "completion, %llu with nothing in flight; %llu in a checkpoint (%llu in a live "
+           "one, %llu aimed there), %llu in GC, %llu "
            "during a release of GC's blocks (%llu aimed after its commit), %llu on the system "
            "area, %llu again during the boot), %llu durable writes checked, %llu LBAs kept "
            "newer data, 0 lost; last boot %u cycles, %u journal pages replayed\n",
            cuts, (unsigned long long)kinds[MOCK_CUT_PROGRAM],
            (unsigned long long)kinds[MOCK_CUT_ERASE], (unsigned long long)kinds[MOCK_CUT_READ],
            (unsigned long long)kinds[MOCK_CUT_CPL], (unsigned long long)idle,
-           (unsigned long long)in_ckpt, (unsigned long long)in_gc,
+           (unsigned long long)in_ckpt, (unsigned long long)in_live_ckpt,
+           (unsigned long long)ckpt_aimed, (unsigned long long)in_gc,
            (unsigned long long)in_release, (unsigned long long)release_aimed,
            (unsigned long long)sys,
            (unsigned long long)boot_cuts, (unsigned long long)durable_recs,
            (unsigned long long)newer, F.boot_cycles, F.jnl_replayed);
-    CHECK(kinds[MOCK_CUT_PROGRAM] && kinds[MOCK_CUT_CPL] && durable_recs && release_aimed,
-          "the campaign never cut a program, a completion or after a release's commit");
+    CHECK(kinds[MOCK_CUT_PROGRAM] && kinds[MOCK_CUT_CPL] && durable_recs && release_aimed &&
+          in_live_ckpt, "the campaign never cut a program, a completion, after a release's "
+          "commit or in a live checkpoint");
     free(pc_base);
     free(pc_dur);
 }
