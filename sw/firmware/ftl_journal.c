@@ -135,7 +135,7 @@ static uint32_t commit_page(void)
         /* resets the journal: the entries so far are in the checkpoint, those its own
          * waits add are kept, and this loop's caller commits them to the new area */
         ckpt_save_live();
-        if (!J.n)
+        if (!J.n || J.next >= J.pages)      /* nothing kept, or the save failed: a retry */
             return J.issued;
     }
     /* three quarters of the area used: the next checkpoint's area is erased ahead */
