@@ -64,7 +64,8 @@ void jnl_init_geometry(void)
 }
 
 /* A checkpoint was written into `area`, taking its first `ckpt_pages` pages: the journal
- * starts after them, empty (the checkpoint holds every map change so far). */
+ * starts after them, holding only the list's entries from kept_from on (the checkpoint holds
+ * every map change before; a full checkpoint passes J.n: none kept). */
 void jnl_reset(uint32_t area, uint32_t ckpt_pages, uint32_t kept_from)
 {
     J.area = area;
