@@ -866,12 +866,17 @@ int main(int argc, char **argv) {
     int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un sa{};
     sa.sun_family = AF_UNIX;
-    if (opt.socket_path.size() >= sizeof sa.sun_path) {
-        fprintf(stderr, "ssdlab_sim: socket path too long: %s\n", opt.socket_path.c_str());
+    // bound and listening under a temporary name, then renamed: a host that finds the socket's
+    // path can connect at once (between bind and listen a connect is refused)
+    const std::string bind_path = opt.socket_path + ".new";
+    if (bind_path.size() >= sizeof sa.sun_path) {
+        fprintf(stderr, "ssdlab_sim: socket path too long (at most %zu characters): %s\n",
+                sizeof sa.sun_path - 5, opt.socket_path.c_str());
         return 2;
     }
-    strcpy(sa.sun_path, opt.socket_path.c_str());
+    strcpy(sa.sun_path, bind_path.c_str());
     unlink(opt.socket_path.c_str());
+    unlink(bind_path.c_str());
     struct sigaction sa_stop {};
     sa_stop.sa_handler = on_signal;          // no SA_RESTART: a blocked read or accept returns
     sigaction(SIGINT, &sa_stop, nullptr);
@@ -884,7 +889,8 @@ int main(int argc, char **argv) {
     if (opt.boot_us) drive.run_cycles(drive.ns_to_cycles(opt.boot_us * 1000));
     // the socket appears once the boot has run: a host that finds it gets its HELLO answered
     // at once (during the boot no keepalive could reach it)
-    if (bind(lfd, (sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0) {
+    if (bind(lfd, (sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0 ||
+        rename(bind_path.c_str(), opt.socket_path.c_str()) != 0) {
         fprintf(stderr, "ssdlab_sim: socket %s: %s\n", opt.socket_path.c_str(), strerror(errno));
         return 1;
     }
