@@ -32,6 +32,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <string>
+#include <unordered_map>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -80,6 +81,7 @@ struct Options {
     bool ff_check = false;                  // clock through every window instead, and check it
     uint64_t ff_settle = 1024;              // quiet this many cycles before a window opens
     uint64_t ff_margin = 2;                 // stop this many cycles before the next event
+    std::string fw_profile_path;            // the firmware's cycle profile, written at exit
 };
 
 constexpr uint64_t BAR0_BASE = 0xF7000000ull;
@@ -134,6 +136,18 @@ class Drive {
         top->m_msi_ready = 1;
         if (opt.fast_forward) find_counters();
         instret = find_var("CsrPlugin_minstret");
+        if (!opt.fw_profile_path.empty()) {
+            for (auto [want, to] : {std::pair{"execute_to_memory_PC", &profile_pc},
+                                    std::pair{"memory_to_writeBack_PC", &profile_wb_pc}}) {
+                std::vector<Counter> pc = find_var(want);
+                if (pc.size() != 1 || instret.size() != 1) {
+                    fprintf(stderr, "ssdlab_sim: --fw-profile: the model has %zu public '%s' "
+                            "(one expected: rebuild the drive)\n", pc.size(), want);
+                    exit(2);
+                }
+                *to = pc[0];
+            }
+        }
         reset(100);
     }
     ~Drive() {
@@ -175,6 +189,7 @@ class Drive {
         if (tracing()) trace->dump(ctx->time());
 #endif
         cycles++;
+        if (profiling) profile_cycle();
         // quiet since how long: a TLP into the device and a die evaluation (a pin the
         // controller changed, or a die's output edge) restart the count; the engines react
         // to them, or pause inside an ONFI op, for less than ff_settle cycles
@@ -369,8 +384,10 @@ class Drive {
     // FF_COUNTERS: ssdlab_soc.nvme_irq_now
     static constexpr const char *FF_COUNTERS[] = {"timer0_uptime_cycles", "CsrPlugin_mcycle",
                                                   "nvme_irq_now"};
-    // STAT_COUNTERS: VexRiscv.CsrPlugin_minstret
-    // (read only, for SB_INFO's fw_instret: the firmware's instructions retired)
+    // STAT_COUNTERS: VexRiscv.CsrPlugin_minstret VexRiscv.execute_to_memory_PC
+    // STAT_COUNTERS: VexRiscv.memory_to_writeBack_PC
+    // (read only: SB_INFO's fw_instret, the firmware's instructions retired; --fw-profile's
+    // PCs)
     struct Counter { std::string name; void *data; unsigned bytes, bits; };
     std::vector<Counter> counters;
     std::vector<Counter> instret;           // the CPU's minstret (none: an older build)
@@ -414,6 +431,60 @@ class Drive {
     uint64_t counter_value(size_t i) const { return read_counter(counters[i]); }
 
   public:
+    // --fw-profile: from the first host connection on (written at each SB_INFO, at each
+    // disconnect and at exit), every clocked cycle counts once for the PC in the CPU's
+    // memory stage (the instruction a bus wait stalls there, or the last one that passed
+    // during a fetch bubble), so a function's count is the cycles it held the CPU; and each
+    // instruction retired counts for its PC. A fast-forward jump (the CPU stalled in the
+    // firmware's wait) counts apart.
+    bool profiling = false;
+    Counter profile_pc{}, profile_wb_pc{};
+    struct PcCount { uint64_t cycles = 0, retired = 0; };
+    std::unordered_map<uint32_t, PcCount> profile;
+    uint64_t profile_last_instret = 0;
+    uint32_t profile_last_wb = 0;
+
+    // minstret counts the instruction the write-back stage held before this clock edge:
+    // that one retired, at the PC the stage had then
+    void profile_cycle() {
+        profile[uint32_t(read_counter(profile_pc))].cycles++;
+        uint64_t n = read_counter(instret[0]);
+        if (n > profile_last_instret)       // (a CPU reset clears minstret)
+            profile[profile_last_wb].retired += n - profile_last_instret;
+        profile_last_instret = n;
+        profile_last_wb = uint32_t(read_counter(profile_wb_pc));
+    }
+    uint64_t profile_skipped = 0, profile_from = 0;
+    long long profile_instret0 = 0;
+
+    void profile_start() {
+        if (opt.fw_profile_path.empty() || profiling) return;
+        profiling = true;
+        profile_from = cycles;
+        profile_instret0 = fw_instret();
+        profile_last_instret = uint64_t(profile_instret0);
+        profile_last_wb = uint32_t(read_counter(profile_wb_pc));
+    }
+
+    bool profile_write() const {
+        if (!profiling) return true;
+        // the whole profile since the first connection, replaced at once (a reader never
+        // sees half a file)
+        std::string tmp = opt.fw_profile_path + ".new";
+        FILE *f = fopen(tmp.c_str(), "w");
+        if (!f) return false;
+        std::vector<std::pair<uint32_t, PcCount>> rows(profile.begin(), profile.end());
+        std::sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.first < b.first; });
+        fprintf(f, "# ssdlab_sim fw-profile: cycles %llu skipped %llu instret %lld "
+                "period_ps %llu\n# pc clocked_cycles instructions_retired\n",
+                (unsigned long long)(cycles - profile_from), (unsigned long long)profile_skipped,
+                fw_instret() - profile_instret0, (unsigned long long)opt.period_ps);
+        for (auto &r : rows)
+            fprintf(f, "%08x %llu %llu\n", r.first, (unsigned long long)r.second.cycles,
+                    (unsigned long long)r.second.retired);
+        return fclose(f) == 0 && rename(tmp.c_str(), opt.fw_profile_path.c_str()) == 0;
+    }
+
     // The firmware's instructions retired (VexRiscv minstret), -1 when the build has none.
     long long fw_instret() const {
         return instret.size() == 1 ? (long long)read_counter(instret[0]) : -1;
@@ -437,6 +508,7 @@ class Drive {
         for (size_t i = 0; i < counters.size(); i++) counter_add(i, k);
         ff_skipped += k;
         ff_windows++;
+        if (profiling) profile_skipped += k;
     }
 
     // --fast-forward-check: the window must be really quiet, cycle by cycle.
@@ -764,7 +836,7 @@ void usage() {
             "                  [--link-header-on-wire 0|1] [--link-dllp-bytes N]\n"
             "                  [--link-ack-every N] [--link-fc-every N]\n"
             "                  [--fast-forward 0|1] [--fast-forward-check]\n"
-            "                  [--ff-settle N] [--ff-margin N]\n");
+            "                  [--ff-settle N] [--ff-margin N] [--fw-profile FILE]\n");
 }
 
 bool parse(int argc, char **argv, Options &o) {
@@ -826,6 +898,7 @@ bool parse(int argc, char **argv, Options &o) {
         else if (a == "--fast-forward-check") o.ff_check = o.fast_forward = true;
         else if (a == "--ff-settle") o.ff_settle = num("--ff-settle");
         else if (a == "--ff-margin") o.ff_margin = num("--ff-margin");
+        else if (a == "--fw-profile") o.fw_profile_path = val("--fw-profile");
         else if (a == "-h" || a == "--help") { usage(); exit(0); }
         else if (a.rfind("+verilator", 0) == 0) continue;
         else { fprintf(stderr, "ssdlab_sim: unknown option '%s'\n", a.c_str()); usage(); return false; }
@@ -903,6 +976,7 @@ int main(int argc, char **argv) {
     while (!quit && !stop_requested) {
         int cfd = accept(lfd, nullptr, nullptr);
         if (cfd < 0) { if (errno == EINTR) continue; perror("ssdlab_sim: accept"); break; }
+        drive.profile_start();
         sb_msg m;
         while (!stop_requested && read_full(cfd, &m, sizeof m)) {
             drive.alive_fd = cfd;
@@ -962,6 +1036,9 @@ int main(int argc, char **argv) {
                 drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
                 break;
             case SB_INFO: {
+                if (!drive.profile_write())     // a snapshot the host's window starts or ends at
+                    fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n",
+                            opt.fw_profile_path.c_str(), strerror(errno));
                 double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                             wall0).count();
                 r.data = drive.cycles;
@@ -1073,6 +1150,9 @@ int main(int argc, char **argv) {
             if (!write_full(cfd, &r, sizeof r) || quit) break;
         }
         close(cfd);
+        if (!drive.profile_write())         // a host's window ends at its disconnect
+            fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", opt.fw_profile_path.c_str(),
+                    strerror(errno));
         if (opt.once) break;
     }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -1087,6 +1167,9 @@ int main(int argc, char **argv) {
             (unsigned long long)(drive.ff_skipped + drive.ff_checked),
             opt.ff_check ? "checked" : "skipped", (unsigned long long)drive.ff_windows,
             drive.cycles ? 100.0 * (drive.ff_skipped + drive.ff_checked) / drive.cycles : 0.0);
+    if (!drive.profile_write())
+        fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", opt.fw_profile_path.c_str(),
+                strerror(errno));
     close(lfd);
     unlink(opt.socket_path.c_str());
     munmap(ram, opt.ram_bytes);

@@ -233,13 +233,41 @@ def sim_wearout_cmd(persona, steps, fill_mib, bake_hours, bench_ios, seed, out):
     click.echo(f"report: {out}/wearout.md, wearout.json, wearout.png")
 
 
+def _scaled_drive(f):
+    """The options of a drive built to measure it (persona, topology overrides, scale, HDL
+    parameters), as `scaled_cfg` takes them."""
+    for opt in reversed([
+            click.option("--persona", default="default", show_default=True),
+            click.option("--channels", type=click.IntRange(1, 18),
+                         help="Override the persona's channels."),
+            click.option("--ways", type=click.IntRange(1, 8),
+                         help="Override the ways per channel."),
+            click.option("--blocks-per-plane", type=click.IntRange(min=1), default=16,
+                         show_default=True),
+            click.option("--pages-per-block", type=click.IntRange(min=1), default=16,
+                         show_default=True),
+            _PARAM]):
+        f = opt(f)
+    return f
+
+
+def _scaled_cfg(persona, channels, ways, blocks_per_plane, pages_per_block, params):
+    from spec.persona import PersonaError
+    from sw.ssdlab.flows.sim import drive_config
+    p = _params(params)
+    if channels:
+        p["n_channels"] = channels
+    if ways:
+        p["n_ways"] = ways
+    try:
+        return drive_config(persona, p or None, blocks_per_plane=blocks_per_plane,
+                            pages_per_block=pages_per_block)
+    except (PersonaError, ValueError, TypeError) as e:
+        raise click.ClickException(str(e)) from None
+
+
 @sim_group.command("profile")
-@click.option("--persona", default="default", show_default=True)
-@click.option("--channels", type=click.IntRange(1, 18), help="Override the persona's channels.")
-@click.option("--ways", type=click.IntRange(1, 8), help="Override the ways per channel.")
-@click.option("--blocks-per-plane", type=click.IntRange(min=1), default=16, show_default=True)
-@click.option("--pages-per-block", type=click.IntRange(min=1), default=16, show_default=True)
-@_PARAM
+@_scaled_drive
 @click.option("--fill-kib", type=click.IntRange(min=128), default=1024, show_default=True,
               help="Sequential fill (128 KiB writes, QD 8), a multiple of 128; the reads' "
                    "region.")
@@ -260,25 +288,47 @@ def sim_profile_cmd(persona, channels, ways, blocks_per_plane, pages_per_block, 
     Verilated module, die models, harness, host; cycles, simulated time and I/Os per second."""
     import json
 
-    from spec.persona import PersonaError
-    from sw.ssdlab.flows.sim import build_drive, drive_config
+    from sw.ssdlab.flows.sim import build_drive
     from sw.ssdlab.flows.sim_profile import format_report, profile
-    p = _params(params)
-    if channels:
-        p["n_channels"] = channels
-    if ways:
-        p["n_ways"] = ways
     if fill_kib % 128:
         raise click.BadParameter(f"{fill_kib} is not a multiple of 128", param_hint="--fill-kib")
-    try:
-        cfg = drive_config(persona, p or None, blocks_per_plane=blocks_per_plane,
-                           pages_per_block=pages_per_block)
-    except (PersonaError, ValueError, TypeError) as e:
-        raise click.ClickException(str(e)) from None
+    cfg = _scaled_cfg(persona, channels, ways, blocks_per_plane, pages_per_block, params)
     build = build_drive(cfg, profile=True)
     r = profile(build, out_dir=out, use_perf=not no_perf, binary=binary, fill_kib=fill_kib,
                 write_ios=write_ios, read_ios=read_ios)
     click.echo(json.dumps(r, indent=2) if as_json else format_report(r))
+
+
+@sim_group.command("fw-profile")
+@_scaled_drive
+@click.option("--workload", type=click.Choice(["randwrite", "randread", "seqwrite", "seqread"]),
+              default="randwrite", show_default=True)
+@click.option("--qd", type=click.IntRange(1, 1023), default=32, show_default=True)
+@click.option("--ios", type=click.IntRange(min=1), default=1000, show_default=True)
+@click.option("--io-kib", type=click.IntRange(min=4), default=4, show_default=True)
+@click.option("--region-mib", type=click.IntRange(min=1), default=8, show_default=True,
+              help="The LBAs the I/Os go to, filled first (128 KiB writes, QD 8).")
+@click.option("--no-fill", is_flag=True, help="Skip the fill.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--top", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Functions and source lines listed.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="fw_profile.txt, the harness's PC counts (default <build>/fw_profile).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def sim_fw_profile_cmd(persona, channels, ways, blocks_per_plane, pages_per_block, params,
+                       workload, qd, ios, io_kib, region_mib, no_fill, seed, top, out, as_json):
+    """Where the firmware's CPU cycles go on one workload: each clocked cycle counted for the
+    function (and source line) in the soft CPU's memory stage, instructions retired beside,
+    per I/O; the time the CPU stalled in its wait apart."""
+    import json
+
+    from sw.ssdlab.flows.fw_profile import format_report, profile_window
+    from sw.ssdlab.flows.sim import build_drive
+    cfg = _scaled_cfg(persona, channels, ways, blocks_per_plane, pages_per_block, params)
+    build = build_drive(cfg)
+    r = profile_window(build, workload, qd=qd, n_ios=ios, io_kib=io_kib, region_mib=region_mib,
+                       fill=not no_fill, seed=seed, out_dir=out)
+    click.echo(json.dumps(r, indent=2) if as_json else format_report(r, top=top))
 
 
 # Boards ---------------------------------------------------------------------------------------
