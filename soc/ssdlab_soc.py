@@ -696,7 +696,7 @@ class SsdlabSoC(SoCCore):
         SoCCore.__init__(self, platform, cfg.sys_clk_freq,
                          cpu_type="vexriscv", cpu_variant="standard",
                          integrated_rom_size=128 * 1024, integrated_rom_init=list(rom_init),
-                         integrated_sram_size=8 * 1024,
+                         integrated_sram_size=8 * 1024, bus_bursting=True,
                          integrated_main_ram_size=cfg.main_ram_size,
                          uart_name=uart_name, with_timer=True, timer_uptime=True,
                          # The firmware's WAIT (soc/fw_wait.py) stalls a load for as long as
