@@ -244,13 +244,18 @@ uint32_t ftl_wb_alloc(uint32_t lpn)
 {
     uint64_t t0 = F.filling == F.n_grp ? hal_cycles() : 0;
     while (F.filling == F.n_grp) {
-        for (uint32_t g = 0; g < F.n_grp; g++) {
+        /* round robin from the group after the last one taken: programs complete about in
+         * the order they were submitted, so the first one looked at is free as a rule (a
+         * scan from group 0 cost a look at every busy group, each a load on the soft core) */
+        uint32_t g = F.grp_scan < F.n_grp ? F.grp_scan : 0;
+        for (uint32_t k = 0; k < F.n_grp; k++, g = g + 1 == F.n_grp ? 0 : g + 1) {
             if (F.grp[g].state == GRP_FREE) {
                 /* its units fit the die the stripe goes to next */
                 F.grp[g] = (struct grp){ .state = GRP_FILLING, .upp = F.die[F.rr_die].upp };
                 for (uint32_t i = 0; i < F.pu_units; i++)
                     F.grp_lpn[g * F.pu_units + i] = MAP_NONE;
                 F.filling = g;
+                F.grp_scan = g + 1 == F.n_grp ? 0 : g + 1;
                 break;
             }
         }

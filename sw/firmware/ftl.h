@@ -111,6 +111,7 @@ struct ftl {
     uint32_t *grp_lpn;          /* n_grp * pu_units */
     uint32_t *wb_old;           /* ... the unit's copy on flash before it (what a checkpoint saves) */
     uint32_t n_grp, filling;    /* filling: group being filled, or n_grp */
+    uint32_t grp_scan;          /* ftl_wb_alloc's next group to look at (round robin) */
     uint32_t rr_die;            /* striping cursor */
     uint32_t seq_next;
     uint32_t n_requeue;         /* groups waiting to be programmed again */
