@@ -2,22 +2,22 @@
 """Where the firmware's cycles go: the harness's --fw-profile (sim/harness/ssdlab_sim.cpp) counts
 every clocked cycle for the PC in the soft CPU's memory stage, so a function's count is the
 cycles it held the CPU (its instructions, its loads' bus waits, the fetch bubbles after it).
-Here those PCs become functions (the firmware ELF's symbols), over one workload's window: the
+Here those PCs become source lines and the functions they were written in (the firmware ELF's
+line information, inlined code included), over one workload's window: the
 harness rewrites its profile whenever the host asks for its statistics (SB_INFO, Drive.stats),
 so the snapshot before a workload subtracted from the one after it is that workload's.
 
 `ssdlab sim fw-profile` runs it on a built drive; profile_window() and format_report() serve
 probes of their own."""
 
-import bisect
 import shutil
 import subprocess
 from pathlib import Path
 
-__all__ = ["read_profile", "subtract", "symbols", "by_function", "by_line", "profile_window",
+__all__ = ["read_profile", "subtract", "source_lines", "by_function", "profile_window",
            "format_report", "WORKLOADS"]
 
-NM = "riscv64-unknown-elf-nm"
+ADDR2LINE = "riscv64-unknown-elf-addr2line"
 WORKLOADS = {                        # name: (write, random)
     "randwrite": (True, True), "randread": (False, True),
     "seqwrite": (True, False), "seqread": (False, False),
@@ -55,56 +55,35 @@ def subtract(later, earlier):
     return head, pcs
 
 
-def symbols(elf):
-    """[(address, size, name)] of the ELF's code symbols, sorted by address."""
-    nm = shutil.which(NM)
-    if nm is None:
-        raise FileNotFoundError(f"{NM} not found: the firmware's toolchain (make deps) reads "
-                                "the ELF's symbols")
-    out = subprocess.run([nm, "--defined-only", "-S", "-n", str(elf)], check=True,
-                         capture_output=True, text=True).stdout
-    syms = []
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 4 and f[2] in "tTwW":
-            syms.append((int(f[0], 16), int(f[1], 16), f[3]))
-    return syms
-
-
-def by_function(pcs, syms):
-    """{function: (clocked cycles, instructions retired)}: each PC to the symbol whose
-    [address, address + size) holds it, else '[pc 0x...]' (code outside every sized
-    symbol)."""
-    starts = [s[0] for s in syms]
-    out = {}
-    for pc, n in pcs.items():
-        i = bisect.bisect_right(starts, pc) - 1
-        if i >= 0 and pc < syms[i][0] + max(syms[i][1], 4):
-            name = syms[i][2]
-        else:
-            name = f"[pc {pc:#010x}]"
-        c, r = out.get(name, (0, 0))
-        out[name] = (c + n[0], r + n[1])
-    return out
-
-
-def by_line(pcs, elf, top=30):
-    """[((cycles, instructions), function, file:line)] of the `top` source lines holding the
-    most cycles
-    (riscv64-unknown-elf-addr2line over every PC; inlined code counts for the line it came
-    from)."""
-    a2l = shutil.which(NM.replace("-nm", "-addr2line"))
+def source_lines(pcs, elf):
+    """{(function, file:line): (clocked cycles, instructions retired)}: each PC to the source
+    line it was compiled from and the function that line is in (addr2line's innermost frame:
+    code inlined into a caller, as the link-time optimiser does, counts for the function it
+    was written in). PCs without line information count as '[no line info]'."""
+    a2l = shutil.which(ADDR2LINE)
     if a2l is None:
-        raise FileNotFoundError("riscv64-unknown-elf-addr2line not found (make deps)")
+        raise FileNotFoundError(f"{ADDR2LINE} not found: the firmware's toolchain (make deps) "
+                                "reads the ELF's line information")
     order = sorted(pcs)
-    out = subprocess.run([a2l, "-e", str(elf), "-f", "-s", *[f"{pc:#x}" for pc in order]],
-                         check=True, capture_output=True, text=True).stdout.splitlines()
+    out = subprocess.run([a2l, "-e", str(elf), "-f", "-s"], check=True, capture_output=True,
+                         text=True, input="".join(f"{pc:#x}\n" for pc in order)).stdout
     lines = {}
-    for pc, func, where in zip(order, out[::2], out[1::2], strict=True):
-        key = (func, where.split(" ")[0])
+    for pc, func, where in zip(order, out.splitlines()[::2], out.splitlines()[1::2],
+                               strict=True):
+        key = ("[no line info]", "??") if func == "??" else (func, where.split(" ")[0])
         c, r = lines.get(key, (0, 0))
         lines[key] = (c + pcs[pc][0], r + pcs[pc][1])
-    return sorted(((n, f, w) for (f, w), n in lines.items()), reverse=True)[:top]
+    return lines
+
+
+def by_function(lines):
+    """{function: (clocked cycles, instructions retired)} of source_lines()' result, the
+    function holding the most cycles first."""
+    out = {}
+    for (func, _), (c, r) in lines.items():
+        c0, r0 = out.get(func, (0, 0))
+        out[func] = (c0 + c, r0 + r)
+    return dict(sorted(out.items(), key=lambda kv: -kv[1][0]))
 
 
 def profile_window(build_dir, workload="randwrite", qd=32, n_ios=1000, io_kib=4,
@@ -143,15 +122,15 @@ def profile_window(build_dir, workload="randwrite", qd=32, n_ios=1000, io_kib=4,
             after = read_profile(path)
             log1 = d.ftl_log()
     head, pcs = subtract(after, before)
-    funcs = by_function(pcs, symbols(build_dir / "firmware" / "firmware.elf"))
+    lines = source_lines(pcs, build_dir / "firmware" / "firmware.elf")
     return {"build": build_dir.name, "workload": workload, "qd": qd, "io_kib": io_kib,
             "n_ios": r["ios"], "errors": r["errors"], "elapsed_ns": r["elapsed_ns"],
             "lat_p50_ns": r["lat_p50_ns"], "lat_p99_ns": r["lat_p99_ns"],
             "region_mib": region * lba_size / 2**20, "fill": fill, **head,
             "ftl": {k: log1[k] - log0[k] for k in log1
                     if isinstance(log1[k], int) and log1[k] != log0.get(k, log1[k])},
-            "functions": dict(sorted(funcs.items(), key=lambda kv: -kv[1][0])),
-            "lines": by_line(pcs, build_dir / "firmware" / "firmware.elf"),
+            "functions": by_function(lines),
+            "lines": sorted(((n, f, w) for (f, w), n in lines.items()), reverse=True),
             "profile": str(path)}
 
 

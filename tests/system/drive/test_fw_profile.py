@@ -4,7 +4,7 @@ test_drive.py (default persona, 2 channels): over a window of random 4 KiB write
 clocked cycle is counted for exactly one PC and every instruction retired for exactly one PC
 (the sums equal the window's cycles less the fast-forwarded ones, and the CPU's minstret
 delta), the write path's functions hold instructions, and the hardware read path's reads
-cost the firmware's request handler no instruction."""
+cost the firmware's request handler (about) no instruction."""
 
 import pytest
 
@@ -42,4 +42,7 @@ def test_hardware_path_reads(build, tmp_path):
     assert r["errors"] == 0 and r["n_ios"] == 150
     check_sums(r)
     assert r["ftl"].get("hw_reads", 0) == 150, r["ftl"]
-    assert r["functions"].get("ftl_be_request", (0, 0))[1] == 0
+    # a request the firmware handles costs its handler a few hundred instructions; a few
+    # instructions of the handler that the link-time optimiser moved into the main loop
+    # still count for its lines
+    assert r["functions"].get("ftl_be_request", (0, 0))[1] < 150 // 10, r["functions"]

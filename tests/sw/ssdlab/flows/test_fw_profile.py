@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """`ssdlab sim fw-profile`'s pure part: a --fw-profile file read, two snapshots of one run
-subtracted (and a pair that is not refused), PCs attributed to the symbol that holds them
-(none past a symbol's end). The harness side runs in tests/system/drive/test_fw_profile.py."""
+subtracted (and a pair that is not refused), source lines summed per function. The harness
+side runs in tests/system/drive/test_fw_profile.py."""
 
 import pytest
 
@@ -41,10 +41,8 @@ def test_not_a_profile(tmp_path):
 
 
 def test_by_function():
-    syms = [(0x100, 0x10, "f"), (0x110, 0x8, "g"), (0x200, 0, "h")]
-    pcs = {0x100: (5, 1), 0x10C: (7, 2), 0x110: (3, 3), 0x118: (4, 4), 0x200: (1, 1),
-           0x50: (2, 0)}
-    out = by_function(pcs, syms)
-    # 0x118 is past g's 8 bytes; h has no size: its first instruction only
-    assert out == {"f": (12, 3), "g": (3, 3), "[pc 0x00000118]": (4, 4), "h": (1, 1),
-                   "[pc 0x00000050]": (2, 0)}
+    lines = {("f", "a.c:1"): (5, 1), ("g", "b.c:9"): (3, 3), ("f", "a.c:2"): (7, 2),
+             ("[no line info]", "??"): (1, 0)}
+    out = by_function(lines)
+    assert out == {"f": (12, 3), "g": (3, 3), "[no line info]": (1, 0)}
+    assert list(out) == ["f", "g", "[no line info]"]        # most cycles first
