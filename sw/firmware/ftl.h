@@ -83,6 +83,7 @@ struct grp {
     uint8_t  state;
     uint8_t  upp;               /* units per plane page of the dies it may go to */
     uint16_t fill;              /* slots handed out */
+    uint8_t  plane, in_plane;   /* the next slot's plane and unit in it (no division) */
     uint32_t die, blk, page;
     uint32_t seq;               /* submit order (FUA / Flush wait for it) */
 };
