@@ -81,7 +81,7 @@ struct Options {
     bool ff_check = false;                  // clock through every window instead, and check it
     uint64_t ff_settle = 1024;              // quiet this many cycles before a window opens
     uint64_t ff_margin = 2;                 // stop this many cycles before the next event
-    std::string fw_profile_path;            // the firmware's cycle profile, written at exit
+    std::string fw_profile_path;            // the firmware's cycle profile (Drive::profile_write)
 };
 
 constexpr uint64_t BAR0_BASE = 0xF7000000ull;
