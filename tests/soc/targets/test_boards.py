@@ -291,7 +291,8 @@ def _riscv_gcc():
 def test_board_firmware_links_dram_init(generated, name, tmp_path):
     """The firmware built against a board's headers links liblitedram's sdram_init and BIST
     test into dram_init (with --gc-sections only what main reaches stays) when the SoC has
-    the DDR, and nothing of it otherwise."""
+    the DDR, and nothing of it otherwise. dram_init itself is not looked for: the link-time
+    optimiser inlines it into main; liblitedram, compiled apart, keeps its symbols."""
     import subprocess
     soc, out = generated(name)
     fw = tmp_path / "firmware"                      # a fresh build: make tracks no flags
@@ -303,7 +304,7 @@ def test_board_firmware_links_dram_init(generated, name, tmp_path):
     defined = {line.split()[-1] for line in syms.splitlines() if line.split()[-2] in "Tt"}
     litedram = {"sdram_init", "sdram_hw_test", "sdram_read_leveling", "sdram_leveling"}
     if get_board(name).emulated():
-        assert litedram <= defined and "dram_init" in defined
+        assert litedram <= defined
     else:
         assert not litedram & defined
 
