@@ -466,13 +466,16 @@ class Drive {
         profile_last_wb = uint32_t(read_counter(profile_wb_pc));
     }
 
-    bool profile_write() const {
-        if (!profiling) return true;
-        // the whole profile since the first connection, replaced at once (a reader never
-        // sees half a file)
+    // the whole profile since the first connection, replaced at once (a reader never sees
+    // half a file); a failure is reported, the run goes on
+    void profile_write() const {
+        if (!profiling) return;
         std::string tmp = opt.fw_profile_path + ".new";
         FILE *f = fopen(tmp.c_str(), "w");
-        if (!f) return false;
+        if (!f) {
+            fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", tmp.c_str(), strerror(errno));
+            return;
+        }
         std::vector<std::pair<uint32_t, PcCount>> rows(profile.begin(), profile.end());
         std::sort(rows.begin(), rows.end(), [](auto &a, auto &b) { return a.first < b.first; });
         fprintf(f, "# ssdlab_sim fw-profile: cycles %llu skipped %llu instret %lld "
@@ -482,7 +485,9 @@ class Drive {
         for (auto &r : rows)
             fprintf(f, "%08x %llu %llu\n", r.first, (unsigned long long)r.second.cycles,
                     (unsigned long long)r.second.retired);
-        return fclose(f) == 0 && rename(tmp.c_str(), opt.fw_profile_path.c_str()) == 0;
+        if (fclose(f) != 0 || rename(tmp.c_str(), opt.fw_profile_path.c_str()) != 0)
+            fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", opt.fw_profile_path.c_str(),
+                    strerror(errno));
     }
 
     // The firmware's instructions retired (VexRiscv minstret), -1 when the build has none.
@@ -1036,9 +1041,7 @@ int main(int argc, char **argv) {
                 drive.reset(unsigned(drive.ns_to_cycles(m.data ? m.data : 1000)));
                 break;
             case SB_INFO: {
-                if (!drive.profile_write())     // a snapshot the host's window starts or ends at
-                    fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n",
-                            opt.fw_profile_path.c_str(), strerror(errno));
+                drive.profile_write();          // a snapshot the host's window starts or ends at
                 double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                                             wall0).count();
                 r.data = drive.cycles;
@@ -1150,9 +1153,7 @@ int main(int argc, char **argv) {
             if (!write_full(cfd, &r, sizeof r) || quit) break;
         }
         close(cfd);
-        if (!drive.profile_write())         // a host's window ends at its disconnect
-            fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", opt.fw_profile_path.c_str(),
-                    strerror(errno));
+        drive.profile_write();              // a host's window ends at its disconnect
         if (opt.once) break;
     }
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -1167,9 +1168,7 @@ int main(int argc, char **argv) {
             (unsigned long long)(drive.ff_skipped + drive.ff_checked),
             opt.ff_check ? "checked" : "skipped", (unsigned long long)drive.ff_windows,
             drive.cycles ? 100.0 * (drive.ff_skipped + drive.ff_checked) / drive.cycles : 0.0);
-    if (!drive.profile_write())
-        fprintf(stderr, "ssdlab_sim: --fw-profile %s: %s\n", opt.fw_profile_path.c_str(),
-                strerror(errno));
+    drive.profile_write();
     close(lfd);
     unlink(opt.socket_path.c_str());
     munmap(ram, opt.ram_bytes);
