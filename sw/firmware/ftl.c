@@ -133,6 +133,7 @@ void ftl_init_geometry(void)
     F.p2l = fw_alloc(F.raw_units * 4);
     F.blk = fw_alloc(F.n_dies * F.nblk * sizeof(struct blk_info));
     jnl_init_geometry();
+    ckpt_init_geometry();
     uint32_t top = id->buf_slots - (fw_alloc_used_buf() + SLOT_BYTES - 1) / SLOT_BYTES;
     uint32_t n = (top - F.grp_base) / F.pu_units;
     F.n_grp = n > MAX_GROUPS ? MAX_GROUPS : n;
@@ -846,6 +847,12 @@ void ftl_poll(void)
         /* FUA, write-through and Flush: their units are mapped to flash now; they complete
          * once a journal commit holding those map entries is on flash too */
         if (q->durable && !q->committed) {
+            if (!jnl_room()) {
+                /* the journal's area is full: a live checkpoint first, beside host I/O */
+                ckpt_live_start();
+                i++;
+                continue;
+            }
             q->jnl = jnl_commit();
             q->committed = 1;
         }
@@ -902,6 +909,12 @@ static void release_poll(void)
     /* every group before rel_seq issued (the one filling at the start too) and programmed */
     if (F.rel_state == REL_GROUPS && (int32_t)(F.seq_next - F.rel_seq) >= 0 &&
         durable_upto(F.rel_seq) && !jnl_busy()) {
+        if (!jnl_room()) {
+            /* the journal's area is full: a live checkpoint first (it holds every map
+             * entry journaled before it starts), then the commit of what came after */
+            ckpt_live_start();
+            return;
+        }
         F.rel_state = REL_COMMIT;       /* before: a checkpoint inside ends the release */
         F.rel_jnl = jnl_commit();
     }
@@ -921,10 +934,12 @@ void ftl_release_pending(void)
     if (F.rel_state != REL_IDLE)
         F.rel_waits++;
     while (F.rel_state != REL_IDLE) {
+        ckpt_live_finish();             /* the release's commit needs the new area */
         if (F.rel_state == REL_COMMIT && !jnl_durable(F.rel_jnl))
             jnl_wait(F.rel_jnl);        /* a failed page: the checkpoint frees them */
-        else if (F.rel_state == REL_GROUPS && (!durable_upto(F.rel_seq) || jnl_busy()))
-            flash_poll_wait();
+        else if (F.rel_state == REL_GROUPS &&
+                 (!durable_upto(F.rel_seq) || jnl_busy() || !jnl_room()))
+            flash_poll_wait();          /* (the area's erase, before a live checkpoint) */
         ftl_submit_ready();
         release_poll();
     }

@@ -301,7 +301,13 @@ bool sys_area_move(void);
 enum ckpt_result { CKPT_OK, CKPT_BLANK, CKPT_LOST };
 enum ckpt_result ckpt_load(void);
 void ckpt_save(bool clean);
-void ckpt_save_live(void);                      /* the journal's area full: beside the write buffer */
+/* the live save (the journal's area full): written beside host I/O, a chunk per pass */
+void ckpt_init_geometry(void);
+bool ckpt_live_start(void);                     /* false: not yet (area erase, page in flight) */
+void ckpt_live_poll(void);
+void ckpt_live_finish(void);                    /* wait for the save under way */
+bool ckpt_live_busy(void);
+bool ckpt_live_has_work(void);                  /* words to stage: the main loop must not wait */
 void ckpt_prepare(void);                        /* erase the next checkpoint's area ahead */
 void ftl_format(bool erase_all);
 uint32_t ckpt_pages(void);                      /* area pages a checkpoint takes */
@@ -320,7 +326,9 @@ void jnl_append_erase(uint32_t b, bool slc, bool band);    /* a block erased for
 void jnl_append_unband(uint32_t b);             /* a block left out of its band's reopening */
 uint32_t jnl_commit(void);                      /* everything appended: its commit number */
 bool jnl_durable(uint32_t id);
-bool jnl_busy(void);                            /* a journal page is being programmed */
+bool jnl_busy(void);                            /* a journal page or a live checkpoint
+                                                 * is being programmed */
+bool jnl_room(void);                            /* a commit needs no live checkpoint first */
 void jnl_wait(uint32_t id);
 void jnl_poll(void);
 uint32_t jnl_replay(uint32_t area, uint32_t ckpt_pages, bool *erased);

@@ -122,7 +122,8 @@ static void area_erase_done(uint32_t area, uint32_t unused, bool fail)
 void ckpt_prepare(void)
 {
     uint32_t area = (F.ckpt_seq + 1) & 1;
-    if (!F.ready || F.area_erasing || F.area_ready[area])
+    /* (never the area a live save is writing: it is the next one until the save ends) */
+    if (!F.ready || F.area_erasing || F.area_ready[area] || ckpt_live_busy())
         return;
     F.area_erase_failed = false;
     F.area_erasing = F.area_blocks;
@@ -261,32 +262,21 @@ static uint32_t l2p_word(uint32_t l)
 
 /* Write the whole state into the other area, in one pass: header, body, then the trailer
  * (magic, sequence number, checksum of everything before it). A save cut short by a power
- * loss has no trailer, and the previous area stays valid.
- *
- * Two kinds. A full save (shutdown, format, boot, a failed journal page) flushes the write
- * buffer first, so every map entry names a flash unit, and then frees every emptied block.
- * A live save (ckpt_save_live: the journal's area is full, in the middle of host writes)
- * leaves the write buffer as it is (l2p_word) and is staged a page at a time in the
- * journal's slots: the host waits for the checkpoint's own pages only, not for the programs
- * of a whole write buffer. What its waits for those pages journal meanwhile (programs of
- * groups completing) is kept for the new area's journal; what was journaled before it
- * started is in its body. The release protocol is left to run as it was. */
-static void ckpt_write(bool clean, bool live)
+ * loss has no trailer, and the previous area stays valid. This is the full save (shutdown,
+ * format, boot, a failed journal page, a failed system die): it flushes the write buffer
+ * first, so every map entry names a flash unit, and then frees every emptied block. The
+ * journal's area running out in the middle of host writes starts a live save instead
+ * (ckpt_live_start, below), which the host does not wait for. */
+static void ckpt_write(bool clean)
 {
     if (!F.ready)
         return;
+    /* a live save under way completes first: its stage is the journal's, its area this one */
+    ckpt_live_finish();
     bool was = F.in_ckpt;
     uint64_t t0 = hal_cycles();
     F.in_ckpt = true;
-    /* the system die failed (ftl_die.c): the areas move first, through the write buffer's
-     * slots, so that save is a full one */
-    if (F.die[F.sys_die].dead)
-        live = false;
-    if (!live)
-        ftl_flush_sync();
-    /* what is journaled from here on (flash completions during this function's waits, map
-     * entries only) is kept for the new area's journal: replayed over the body, in order */
-    uint32_t kept_from = J.n;
+    ftl_flush_sync();
     while (jnl_busy())          /* the journal's page in flight reads its stage */
         flash_poll_wait();
     while (F.area_erasing)      /* the next area erased ahead, not yet done */
@@ -295,8 +285,6 @@ static void ckpt_write(bool clean, bool live)
         fw_panic("checkpoint: the system areas' die failed and no live die can take them");
     update_power_on();
     C.ckpt_saves++;
-    if (live)
-        C.ckpt_live_saves++;
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
     /* the erase counts of the area's own blocks are part of the body: count them first */
@@ -304,7 +292,7 @@ static void ckpt_write(bool clean, bool live)
         F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
     uint32_t h[HDR_WORDS];
     struct stream s;
-    stream_open(&s, area, HDR_WORDS + body + 3, live);
+    stream_open(&s, area, HDR_WORDS + body + 3, false);
     if (!F.area_ready[area])
         erase_area(&s);
     F.area_ready[0] = F.area_ready[1] = false;
@@ -340,19 +328,205 @@ static void ckpt_write(bool clean, bool live)
     F.ckpt_seq = seq;
     F.dirty = false;
     F.in_use = !clean;          /* a shutdown's checkpoint: the next write marks the drive */
-    jnl_reset(area, s.pages, live ? kept_from : J.n);
-    if (!live)
-        blk_release_pending(true);
+    jnl_reset(area, s.pages, J.n);
+    blk_release_pending(true);
 }
 
 void ckpt_save(bool clean)
 {
-    ckpt_write(clean, false);
+    ckpt_write(clean);
 }
 
-void ckpt_save_live(void)
+/*
+ * The live save (issue 22, item 7): the journal's area is full in the middle of host
+ * writes. The checkpoint is written beside host I/O, a chunk of words per main-loop pass,
+ * one page at a time through the journal's stage (the journal commits nothing meanwhile:
+ * its area is full), each page's program not waited for by the CPU. Host commands go on
+ * meanwhile; a FUA write, a write with the cache off or a Flush completes after it (its
+ * commit needs the new area), and only a caller that must commit at once (a write waiting
+ * for a release, a Flush, a full save) or a journal RAM list about to overflow (jnl_poll)
+ * waits for it (ckpt_live_finish).
+ *
+ * Consistency: the header and the block table are taken at the start (the block table into
+ * `live_blk`), and from then on every map change that reaches flash is journaled and kept
+ * for the new area's journal (J.ent from kept_from on), replayed over the body in order at
+ * boot. A map word streamed later than the start is either the value at the start or one a
+ * kept entry sets again, so the replay ends at the same map; an erase after the start is a
+ * kept entry counting up from the snapshot. A unit in the write buffer is saved as its copy
+ * on flash before the write (l2p_word). Emptied blocks stay with the release protocol, whose
+ * commit waits for the save (jnl_busy), so no block the body names is erased before the
+ * journal after it is on flash. A power loss before the trailer's page is programmed leaves
+ * the new area torn: the boot loads the previous checkpoint and its (full) journal.
+ */
+#define LIVE_CHUNK 256u          /* words staged per pass: some 8 K CPU cycles */
+
+static struct {
+    bool active;
+    bool page_busy;             /* the stage's page is being programmed */
+    bool fail;                  /* a page's program failed */
+    uint32_t seq, area, kept_from;
+    uint32_t next, words;       /* the stream's next word and its length */
+    uint32_t pages_pushed;
+    struct stream s;
+    uint32_t hdr[HDR_WORDS];
+} L;
+static uint32_t *live_blk;      /* the block table at the start (n_dies x nblk words) */
+
+void ckpt_init_geometry(void)
 {
-    ckpt_write(false, true);
+    memset(&L, 0, sizeof L);
+    live_blk = fw_alloc(F.n_dies * F.nblk * 4);
+}
+
+bool ckpt_live_busy(void)
+{
+    return L.active;
+}
+
+/* The pass has words to stage: the main loop must not wait for the hardware. */
+bool ckpt_live_has_work(void)
+{
+    return L.active && !L.page_busy;
+}
+
+static void live_page_done(uint32_t unused_a, uint32_t unused_b, bool fail)
+{
+    (void)unused_a;
+    (void)unused_b;
+    L.fail |= fail;
+    L.page_busy = false;
+}
+
+/* Push the staged page's program (the stage is then the die's until its completion). */
+static void live_program(void)
+{
+    struct hal_flash_op op;
+    sys_area_op(&op, FLASH_PROGRAM, L.area, L.s.page++, L.s.base);
+    op.tag = flash_tag_get(live_page_done, 0, 0);
+    C.ckpt_units_written += F.pu_units;
+    L.page_busy = true;
+    L.pages_pushed++;
+    flash_push(&op);
+}
+
+static uint32_t live_word(uint32_t i)
+{
+    uint32_t nb = F.n_dies * F.nblk;
+    if (i < HDR_WORDS)
+        return L.hdr[i];
+    i -= HDR_WORDS;
+    if (i < nb)
+        return live_blk[i];
+    return l2p_word(i - nb);
+}
+
+/* Start a live save (the journal's area is full). The next area must be erased: if it is
+ * not, its erase is started and the save waits for it (the journal's page in flight too,
+ * which reads the same stage). Returns whether the save is under way. */
+bool ckpt_live_start(void)
+{
+    if (L.active || !F.ready)
+        return L.active;
+    uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
+    if (F.die[F.sys_die].dead) {
+        ckpt_save(false);       /* the areas move first (a full save) */
+        return false;
+    }
+    if (!F.area_ready[area]) {
+        ckpt_prepare();         /* erases in flight, or a failed one started again */
+        return false;
+    }
+    if (jnl_busy())
+        return false;
+    update_power_on();
+    C.ckpt_saves++;
+    C.ckpt_live_saves++;
+    /* the erase counts of the area's own blocks are part of the body: count them first */
+    for (uint32_t k = 0; k < F.area_blocks; k++)
+        F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
+    uint32_t nb = F.n_dies * F.nblk, body = F.user_units + nb;
+    header(L.hdr, seq, false, body);
+    for (uint32_t b = 0; b < nb; b++)
+        live_blk[b] = blk_word(b);
+    L.active = true;
+    L.page_busy = L.fail = false;
+    L.seq = seq;
+    L.area = area;
+    L.kept_from = J.n;
+    L.next = 0;
+    L.words = HDR_WORDS + body;
+    L.pages_pushed = 0;
+    F.area_ready[0] = F.area_ready[1] = false;
+    stream_open(&L.s, area, HDR_WORDS + body + 3, true);
+    return true;
+}
+
+/* One step: stage up to LIVE_CHUNK words; a full page is programmed; after the trailer's
+ * page is on flash the checkpoint is the current one and the kept entries its journal. */
+void ckpt_live_poll(void)
+{
+    if (!L.active || L.page_busy)
+        return;
+    struct stream *s = &L.s;
+    if (L.next <= L.words) {
+        for (uint32_t n = 0; n < LIVE_CHUNK && L.next < L.words; n++) {
+            uint32_t w = live_word(L.next++);
+            sum(s, w);
+            s->p[s->word] = w;
+            if (++s->word == page_words()) {
+                s->word = 0;
+                s->p = stage_page(s, 0);
+                live_program();
+                return;
+            }
+        }
+        if (L.next < L.words)
+            return;
+        /* the trailer, then the rest of its page zero */
+        uint32_t check = sum_value(s), tail[3] = { CKPT_END, L.seq, check };
+        for (uint32_t k = 0; k < 3; k++) {
+            s->p[s->word] = tail[k];
+            if (++s->word == page_words()) {
+                s->word = 0;
+                live_program();
+                while (L.page_busy)     /* rare: the trailer straddles a page */
+                    flash_poll_wait();
+            }
+        }
+        while (s->word && s->word < page_words())
+            s->p[s->word++] = 0;
+        if (s->word) {
+            s->word = 0;
+            live_program();
+        }
+        L.next = L.words + 1;   /* the last page pushed: wait for it */
+        return;
+    }
+    /* the last page is on flash */
+    L.active = false;
+    if (L.fail || L.pages_pushed != s->pages) {
+        fw_puts("checkpoint: write failed, previous one kept\n");
+        return;                 /* the journal's area is still full: the next pass retries */
+    }
+    F.ckpt_seq = L.seq;
+    F.dirty = false;
+    F.in_use = true;
+    jnl_reset(L.area, s->pages, L.kept_from);
+}
+
+/* A caller that needs the new area (a commit for a FUA write, a Flush, a full save) waits
+ * for the save under way, if any. */
+void ckpt_live_finish(void)
+{
+    if (!L.active)
+        return;
+    uint64_t t0 = hal_cycles();
+    while (L.active) {
+        ckpt_live_poll();
+        if (L.active && L.page_busy)
+            flash_poll_wait();
+    }
+    stall_note(&F.stall_ckpt, t0);
 }
 
 uint32_t ckpt_pages(void)

@@ -9,7 +9,7 @@
  * writes with the volatile write cache off and Flush complete once the commit holding their
  * map entries is done (ftl.c), and GC's emptied blocks are erased once a commit covers their
  * moved units (ftl_release_start, ftl.c). A whole checkpoint is written only when the area's
- * journal pages run out (a live one, beside the write buffer: ftl_ckpt.c), or a journal
+ * journal pages run out (a live one, beside host I/O: ftl_ckpt.c), or a journal
  * program fails, or at shutdown and format.
  *
  * Page layout (words): magic, checkpoint sequence number, page index since the checkpoint,
@@ -52,12 +52,20 @@ static uint32_t checksum(const volatile uint32_t *w, uint32_t n)
     return a ^ (b << 1);
 }
 
-/* The RAM list holds a page's worth plus what one pass of flash completions can add
- * (every group's units), so an append inside a completion never has to commit. */
+/* What one pass of flash completions can append (every group's units). */
+static uint32_t pass_room(void)
+{
+    return JNL_GROUPS_MAX * F.pu_units + 64 + 2 * F.stripe;
+}
+
+/* The RAM list holds what one pass of flash completions can add on top of three pages'
+ * worth: a page committed as it fills, and what host writes journal while a live
+ * checkpoint is written (no commit then), so an append inside a completion never has to
+ * commit and a live save rarely makes a write wait (jnl_poll). */
 void jnl_init_geometry(void)
 {
     J = (struct jnl){ 0 };
-    J.max = page_cap() + JNL_GROUPS_MAX * F.pu_units + 64 + 2 * F.stripe;
+    J.max = 3 * page_cap() + pass_room();
     if (J.max > 0x7FFFFFFFu / 8)
         fw_panic("journal list too large");
     J.ent = fw_alloc(J.max * 8);
@@ -72,12 +80,9 @@ void jnl_reset(uint32_t area, uint32_t ckpt_pages, uint32_t kept_from)
     J.first = J.next = ckpt_pages;
     J.pages = F.area_blocks * F.ppb;
     /* entries appended while a live checkpoint was written, from kept_from on: the body may
-     * predate them; they go into the new area's journal (ckpt_save_live) */
+     * predate them; they go into the new area's journal (ckpt_live_start). An erase among
+     * them counts up from the block table the save took at its start. */
     for (uint32_t i = kept_from; i < J.n; i++) {
-        /* an erase counts up from the body's count: it must not be in the body already (no
-         * block is allocated inside the checkpoint's waits) */
-        if (J.ent[2 * i] == JNL_ERASE)
-            fw_panic("a block erased while a live checkpoint was written");
         J.ent[2 * (i - kept_from)] = J.ent[2 * i];
         J.ent[2 * (i - kept_from) + 1] = J.ent[2 * i + 1];
     }
@@ -125,6 +130,8 @@ static void page_done(uint32_t id, uint32_t unused, bool fail)
  * commit's number (jnl_durable). A full area, or a failed page, is a whole checkpoint. */
 static uint32_t commit_page(void)
 {
+    /* a live save under way: the journal goes on in its area once it is on flash */
+    ckpt_live_finish();
     /* one stage: the previous page's program must have read it */
     while (J.done != J.issued && !J.failed)
         flash_poll_wait();
@@ -133,9 +140,12 @@ static uint32_t commit_page(void)
         return J.issued;
     }
     if (J.next >= J.pages) {
-        /* resets the journal: the entries so far are in the checkpoint, those its own
-         * waits add are kept, and this loop's caller commits them to the new area */
-        ckpt_save_live();
+        /* a live save, waited for here: this loop's caller needs the new area. It resets
+         * the journal: the entries so far are in the checkpoint, those appended while it
+         * was written are kept, and the caller commits them to the new area */
+        while (J.next >= J.pages && !ckpt_live_start())
+            flash_poll_wait();  /* the area's erase; a failed system die: a full save */
+        ckpt_live_finish();
         if (!J.n || J.next >= J.pages)      /* nothing kept, or the save failed: a retry */
             return J.issued;
     }
@@ -181,10 +191,21 @@ bool jnl_durable(uint32_t id)
 /* A commit now would first wait for the page in flight (one stage buffer). */
 bool jnl_busy(void)
 {
-    return J.done != J.issued && !J.failed;
+    return (J.done != J.issued && !J.failed) || ckpt_live_busy();
 }
 
-/* Main loop: full pages go out as they fill; a failed page becomes a checkpoint. */
+/* A commit now goes to the journal's area (or, after a failed page, to a full checkpoint)
+ * without waiting for a live checkpoint; else the caller starts one (ckpt_live_start) and
+ * commits once it is on flash. */
+bool jnl_room(void)
+{
+    return J.failed || (!ckpt_live_busy() && J.next < J.pages);
+}
+
+/* Main loop: full pages go out as they fill, one at a time without waiting for the page in
+ * flight; a failed page becomes a checkpoint; a full area a live checkpoint, written a
+ * chunk per pass. Only a list about to overflow makes the pass wait (a commit, or the save
+ * under way). */
 void jnl_poll(void)
 {
     if (!F.ready || F.in_ckpt)
@@ -193,7 +214,17 @@ void jnl_poll(void)
         ckpt_save(false);
         return;
     }
-    while (J.n >= page_cap())
+    if (J.next >= J.pages && J.n >= page_cap())
+        ckpt_live_start();
+    ckpt_live_poll();
+    if (J.n + pass_room() > J.max) {
+        C.jnl_full_waits++;
+        jnl_commit();
+        return;
+    }
+    if (ckpt_live_busy() || J.next >= J.pages)
+        return;
+    while (J.n >= page_cap() && !jnl_busy())
         commit_page();
 }
 

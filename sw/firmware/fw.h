@@ -138,6 +138,9 @@ struct fw_counters {
                                                  * die (sys_area_move) */
     uint64_t ckpt_live_saves;                   /* checkpoints written beside the write
                                                  * buffer (the journal's area full) */
+    uint64_t jnl_full_waits;                    /* main-loop passes that waited for a
+                                                 * commit: the journal's RAM list was
+                                                 * nearly full (a live save under way) */
 };
 extern struct fw_counters C;
 

@@ -237,6 +237,7 @@ static uint32_t build_vendor(void)
     put_le(p + 408, 8, C.flash_timeouts);
     put_le(p + 416, 8, C.sys_moves);
     put_le(p + 424, 8, C.ckpt_live_saves);
+    put_le(p + 432, 8, C.jnl_full_waits);
     return 512;
 }
 

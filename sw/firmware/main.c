@@ -85,6 +85,8 @@ bool fw_init(void)
     if (!F.in_use)
         jnl_session();
     F.boot_cycles = (uint32_t)(hal_cycles() - boot_start);
+    /* the stall maxima are the host's: the boot's own checkpoint held no command */
+    F.stall_ckpt = F.stall_release = F.stall_wb = F.stall_gc = 0;
     hal_ns_size(F.ns_lbas);
     ftl_hw_read_start();
     fw_puts("ready: user units ");
@@ -156,7 +158,8 @@ int main(void)
         fw_poll();
         if (io_drain)
             hal_wait(hal_cycles() + IO_DRAIN_POLL_CYCLES);
-        else
+        else if (!ckpt_live_has_work())     /* a live checkpoint's words are staged by the
+                                             * CPU: no register write wakes it for them */
             hal_wait_idle(gc_idle_deadline(), gc_idle_hw_cycles());
     }
 }

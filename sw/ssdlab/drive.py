@@ -633,7 +633,7 @@ class Drive:
                     "ecc_failed_reads", "ecc_max_bits", "read_retries", "retry_recovered",
                     "hw_handbacks", "refreshed_blocks", "units_lost", "dead_dies",
                     "parity_rebuilt", "parity_failed", "flash_timeouts", "sys_moves",
-                    "ckpt_live_saves")
+                    "ckpt_live_saves", "jnl_full_waits")
 
     def ftl_log(self):
         """The vendor log page C0h: the FTL's counters as a dict (FTL_COUNTERS)."""

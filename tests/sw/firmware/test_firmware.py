@@ -33,7 +33,7 @@ TESTS = ["identify", "bringup_fail", "bringup_nvddr2", "flash_cb", "queues", "sq
          "die_hang", "parity_hang",
          "persona_op", "idle_gc",
          "luns", "luns_drive", "perf", "slc_static", "slc_dynamic",
-         "mixed", "powercut", "powercut_full", "spare", "release"]
+         "mixed", "powercut", "powercut_full", "spare", "release", "live_ckpt"]
 # the long power-cut campaign (1,500 cuts) is the full tier's; smoke runs 40
 FULL = {"powercut_full"}
 

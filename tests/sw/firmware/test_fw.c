@@ -2369,8 +2369,78 @@ static void t_release(void)
     free(rel_in);
 }
 
-/* Idle-time GC: after random overwrites an idle host gets free blocks back without writing,
- * and every byte stays. */
+/* A live checkpoint (the journal's area full in the middle of host writes) is written
+ * beside them: writes keep completing while its pages are programmed, the journal's RAM
+ * list does not overflow, and after a Flush and a power cycle every unit reads back. */
+static bool live_was;
+static uint64_t live_starts, live_done_during, live_done_last, live_polls;
+
+static void live_check(void)
+{
+    bool busy = ckpt_live_busy();
+    uint64_t done = io_count - inflight;
+    live_starts += busy && !live_was;
+    if (busy && live_was)
+        live_done_during += done - live_done_last;
+    live_polls += busy;
+    live_done_last = done;
+    live_was = busy;
+    CHECK(J.n <= J.max, "journal list %u of %u", J.n, J.max);
+}
+
+static void t_live_ckpt(void)
+{
+    setup(cfg_default());
+    uint64_t n = F.ns_lbas;
+    for (uint64_t l = 0; l < n; l += 64)
+        wr(l, (uint32_t)(n - l < 64 ? n - l : 64), l, 8, 0);
+    drain();
+    poll_check = live_check;
+    uint64_t live0 = vendor(424), waits0 = vendor(432), saves0 = vendor(88);
+    uint64_t writes = 3 * n / spu();
+    for (uint64_t i = 0; i < writes; i++)
+        wr((rnd() % (n / spu())) * spu(), spu(), rnd(), 8, 0);
+    drain();
+    poll_check = NULL;
+    uint64_t live = vendor(424) - live0, waits = vendor(432) - waits0;
+    printf("live_ckpt: %llu writes, %llu live checkpoints (%llu across polls, %llu "
+           "checkpoints in all), %llu writes completed while one was written (%llu polls), %llu passes waited for a "
+           "full journal list\n", (unsigned long long)writes, (unsigned long long)live,
+           (unsigned long long)live_starts, (unsigned long long)(vendor(88) - saves0), (unsigned long long)live_done_during,
+           (unsigned long long)live_polls, (unsigned long long)waits);
+    /* most run across polls with host writes completing meanwhile; the rest start and end
+     * inside one poll, where a write waits for a release of GC's blocks anyway (the mock's
+     * small geometry keeps its dies short of free blocks) and the release needs the new
+     * area */
+    CHECK(live >= 2 && live_starts * 3 >= live * 2, "%llu live checkpoints, %llu across polls",
+          (unsigned long long)live, (unsigned long long)live_starts);
+    CHECK(live_done_during >= 4 * live_starts, "only %llu writes completed during %llu live "
+          "saves", (unsigned long long)live_done_during, (unsigned long long)live_starts);
+    flush();
+    mock_power_cycle();
+    boot();
+    verify_all(64, 8);
+    CHECK(mock_stats.violations == 0, "violations");
+}
+
+/* Room to write without GC: the free blocks' units and the unwritten pages of the blocks
+ * being filled. GC's moves fill the open blocks first, so the free block count alone can
+ * stand still while idle GC gains room (it then depends on how full the open blocks were
+ * when the host stopped). */
+static uint64_t room_units(void)
+{
+    uint64_t u = 0;
+    for (uint32_t d = 0; d < F.n_dies; d++) {
+        const struct die_info *di = &F.die[d];
+        u += (uint64_t)di->n_free * di->upb;
+        if (di->active >= 0)
+            u += (uint64_t)(F.ppb - di->next_page) * di->pu;
+    }
+    return u;
+}
+
+/* Idle-time GC: after random overwrites an idle host gets room back without writing, and
+ * every byte stays. */
 static void t_idle_gc(void)
 {
     ftl_config.gc_idle_us = 0;          /* off while the drive is written */
@@ -2384,19 +2454,20 @@ static void t_idle_gc(void)
     /* the release of GC's blocks under way finishes (beside host I/O, not idle GC) */
     for (int i = 0; i < 100; i++)
         fw_poll();
-    uint64_t free0 = vendor(40), moved0 = vendor(16);
+    uint64_t free0 = vendor(40), moved0 = vendor(16), room0 = room_units();
     for (int i = 0; i < 2000; i++)
         fw_poll();
     CHECK(vendor(144) == 0 && vendor(40) == free0, "no idle GC while it is off");
     ftl_config.gc_idle_us = 1;
     for (int i = 0; i < 20000; i++)
         fw_poll();
-    uint64_t free1 = vendor(40), blocks = vendor(144);
-    printf("idle_gc: free blocks %llu -> %llu, %llu blocks reclaimed, %llu units moved\n",
-           (unsigned long long)free0, (unsigned long long)free1, (unsigned long long)blocks,
+    uint64_t free1 = vendor(40), blocks = vendor(144), room1 = room_units();
+    printf("idle_gc: free blocks %llu -> %llu, room %llu -> %llu units, %llu blocks reclaimed, "
+           "%llu units moved\n", (unsigned long long)free0, (unsigned long long)free1,
+           (unsigned long long)room0, (unsigned long long)room1, (unsigned long long)blocks,
            (unsigned long long)(vendor(16) - moved0));
-    CHECK(blocks > 0 && free1 > free0, "idle GC: free %llu -> %llu, blocks %llu",
-          (unsigned long long)free0, (unsigned long long)free1, (unsigned long long)blocks);
+    CHECK(blocks > 0 && room1 > room0, "idle GC: room %llu -> %llu units, blocks %llu",
+          (unsigned long long)room0, (unsigned long long)room1, (unsigned long long)blocks);
     /* it stops: no die below the target has a block with a page of invalid units left */
     for (int i = 0; i < 2000; i++)
         fw_poll();
@@ -2860,13 +2931,13 @@ static bool pc_release_commit(const struct hal_flash_op *op)
     return op->op == FLASH_PROGRAM && F.rel_state == REL_COMMIT;
 }
 
-/* A page of a checkpoint written beside the write buffer (the journal's area full,
- * ckpt_save_live): a cut after it finds the new area torn, the old one with its journal. */
+/* A page of a checkpoint written beside host I/O (the journal's area full, ckpt_live_start):
+ * a cut after it finds the new area torn, the old one with its journal. */
 static uint64_t pc_live0;        /* live checkpoints before the round */
 
 static bool pc_live_ckpt(const struct hal_flash_op *op)
 {
-    return op->op == FLASH_PROGRAM && F.in_ckpt && C.ckpt_live_saves > pc_live0;
+    return op->op == FLASH_PROGRAM && ckpt_live_busy() && C.ckpt_live_saves > pc_live0;
 }
 
 static void powercut(uint32_t cuts)
@@ -2919,8 +2990,8 @@ static void powercut(uint32_t cuts)
             idle++;
         } else {
             kinds[mock_cut_info.kind]++;
-            in_ckpt += F.in_ckpt;
-            in_live_ckpt += F.in_ckpt && C.ckpt_live_saves > pc_live0;
+            in_ckpt += F.in_ckpt || ckpt_live_busy();
+            in_live_ckpt += ckpt_live_busy() && C.ckpt_live_saves > pc_live0;
             ckpt_aimed += aim_ckpt;
             in_gc += F.in_gc;
             in_release += F.rel_state != REL_IDLE;
@@ -3026,6 +3097,7 @@ static const struct test tests[] = {
     { "perf", t_perf }, { "slc_static", t_slc_static }, { "slc_dynamic", t_slc_dynamic },
     { "mixed", t_mixed }, { "powercut", t_powercut }, { "powercut_full", t_powercut_full },
     { "spare", t_spare }, { "release", t_release },
+    { "live_ckpt", t_live_ckpt },
 };
 
 int main(int argc, char **argv)
