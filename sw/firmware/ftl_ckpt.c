@@ -344,8 +344,8 @@ void ckpt_save(bool clean)
  * its area is full), each page's program not waited for by the CPU. Host commands go on
  * meanwhile; a FUA write, a write with the cache off or a Flush completes after it (its
  * commit needs the new area), and only a caller that must commit at once (a write waiting
- * for a release, a Flush, a full save) or a journal RAM list about to overflow (jnl_poll)
- * waits for it (ckpt_live_finish).
+ * for a release, a Write Zeroes with FUA or the cache off, a full save) or a journal RAM
+ * list about to overflow (jnl_poll) waits for it (ckpt_live_finish).
  *
  * Consistency: the header and the block table are taken at the start (the block table into
  * `live_blk`), and from then on every map change that reaches flash is journaled and kept
@@ -514,8 +514,8 @@ void ckpt_live_poll(void)
     jnl_reset(L.area, s->pages, L.kept_from);
 }
 
-/* A caller that needs the new area (a commit for a FUA write, a Flush, a full save) waits
- * for the save under way, if any. */
+/* A caller that needs the new area at once (a commit it waits for, a full save) waits for
+ * the save under way, if any. */
 void ckpt_live_finish(void)
 {
     if (!L.active)
