@@ -267,6 +267,16 @@ static uint32_t l2p_word(uint32_t l)
  * first, so every map entry names a flash unit, and then frees every emptied block. The
  * journal's area running out in the middle of host writes starts a live save instead
  * (ckpt_live_start, below), which the host does not wait for. */
+/* What every save does first: the power-on time and the save counted, and the erase counts
+ * of the area's own blocks, which are part of the body. */
+static void save_begin(uint32_t area)
+{
+    update_power_on();
+    C.ckpt_saves++;
+    for (uint32_t k = 0; k < F.area_blocks; k++)
+        F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
+}
+
 static void ckpt_write(bool clean)
 {
     if (!F.ready)
@@ -283,13 +293,9 @@ static void ckpt_write(bool clean)
         flash_poll_wait();
     if (F.die[F.sys_die].dead && !sys_area_move())
         fw_panic("checkpoint: the system areas' die failed and no live die can take them");
-    update_power_on();
-    C.ckpt_saves++;
     uint32_t seq = F.ckpt_seq + 1, area = seq & 1;
     uint32_t body = F.user_units + F.n_dies * F.nblk;
-    /* the erase counts of the area's own blocks are part of the body: count them first */
-    for (uint32_t k = 0; k < F.area_blocks; k++)
-        F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
+    save_begin(area);
     uint32_t h[HDR_WORDS];
     struct stream s;
     stream_open(&s, area, HDR_WORDS + body + 3, false);
@@ -365,8 +371,9 @@ static struct {
     bool page_busy;             /* the stage's page is being programmed */
     bool fail;                  /* a page's program failed */
     uint32_t seq, area, kept_from;
-    uint32_t next, words;       /* the stream's next word and its length */
-    uint32_t pages_pushed;
+    uint32_t next;              /* the stream's next word */
+    uint32_t summed;            /* its words before the trailer (header and body) */
+    uint32_t words;             /* its length: the trailer and the last page's zeros too */
     struct stream s;
     uint32_t hdr[HDR_WORDS];
 } L;
@@ -405,19 +412,26 @@ static void live_program(void)
     op.tag = flash_tag_get(live_page_done, 0, 0);
     C.ckpt_units_written += F.pu_units;
     L.page_busy = true;
-    L.pages_pushed++;
     flash_push(&op);
 }
 
+/* Word i of the stream: header, block table, map, trailer (magic, sequence number, the
+ * checksum of every word before it), then zeros to the end of the last page. */
 static uint32_t live_word(uint32_t i)
 {
     uint32_t nb = F.n_dies * F.nblk;
     if (i < HDR_WORDS)
         return L.hdr[i];
-    i -= HDR_WORDS;
-    if (i < nb)
-        return live_blk[i];
-    return l2p_word(i - nb);
+    if (i < HDR_WORDS + nb)
+        return live_blk[i - HDR_WORDS];
+    if (i < L.summed)
+        return l2p_word(i - HDR_WORDS - nb);
+    switch (i - L.summed) {
+    case 0: return CKPT_END;
+    case 1: return L.seq;
+    case 2: return sum_value(&L.s);
+    default: return 0;
+    }
 }
 
 /* Start a live save (the journal's area is full). The next area must be erased: if it is
@@ -438,12 +452,8 @@ bool ckpt_live_start(void)
     }
     if (jnl_busy())
         return false;
-    update_power_on();
-    C.ckpt_saves++;
+    save_begin(area);
     C.ckpt_live_saves++;
-    /* the erase counts of the area's own blocks are part of the body: count them first */
-    for (uint32_t k = 0; k < F.area_blocks; k++)
-        F.blk[bidx(F.sys_die, F.sys_blk[area * F.area_blocks + k])].erase_count++;
     uint32_t nb = F.n_dies * F.nblk, body = F.user_units + nb;
     header(L.hdr, seq, false, body);
     for (uint32_t b = 0; b < nb; b++)
@@ -454,57 +464,36 @@ bool ckpt_live_start(void)
     L.area = area;
     L.kept_from = J.n;
     L.next = 0;
-    L.words = HDR_WORDS + body;
-    L.pages_pushed = 0;
+    L.summed = HDR_WORDS + body;
     F.area_ready[0] = F.area_ready[1] = false;
-    stream_open(&L.s, area, HDR_WORDS + body + 3, true);
+    stream_open(&L.s, area, L.summed + 3, true);
+    L.words = L.s.pages * page_words();
     return true;
 }
 
-/* One step: stage up to LIVE_CHUNK words; a full page is programmed; after the trailer's
- * page is on flash the checkpoint is the current one and the kept entries its journal. */
+/* One step: stage up to LIVE_CHUNK words; a full page is programmed; after the last page
+ * is on flash the checkpoint is the current one and the kept entries its journal. */
 void ckpt_live_poll(void)
 {
     if (!L.active || L.page_busy)
         return;
     struct stream *s = &L.s;
-    if (L.next <= L.words) {
-        for (uint32_t n = 0; n < LIVE_CHUNK && L.next < L.words; n++) {
-            uint32_t w = live_word(L.next++);
+    for (uint32_t n = 0; n < LIVE_CHUNK && L.next < L.words; n++) {
+        uint32_t w = live_word(L.next);
+        if (L.next++ < L.summed)
             sum(s, w);
-            s->p[s->word] = w;
-            if (++s->word == page_words()) {
-                s->word = 0;
-                s->p = stage_page(s, 0);
-                live_program();
-                return;
-            }
-        }
-        if (L.next < L.words)
-            return;
-        /* the trailer, then the rest of its page zero */
-        uint32_t check = sum_value(s), tail[3] = { CKPT_END, L.seq, check };
-        for (uint32_t k = 0; k < 3; k++) {
-            s->p[s->word] = tail[k];
-            if (++s->word == page_words()) {
-                s->word = 0;
-                live_program();
-                while (L.page_busy)     /* rare: the trailer straddles a page */
-                    flash_poll_wait();
-            }
-        }
-        while (s->word && s->word < page_words())
-            s->p[s->word++] = 0;
-        if (s->word) {
+        s->p[s->word] = w;
+        if (++s->word == page_words()) {
             s->word = 0;
             live_program();
+            return;
         }
-        L.next = L.words + 1;   /* the last page pushed: wait for it */
-        return;
     }
+    if (L.next < L.words)
+        return;
     /* the last page is on flash */
     L.active = false;
-    if (L.fail || L.pages_pushed != s->pages) {
+    if (L.fail) {
         fw_puts("checkpoint: write failed, previous one kept\n");
         return;                 /* the journal's area is still full: the next pass retries */
     }
